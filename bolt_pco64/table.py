@@ -1,0 +1,674 @@
+"""Loading and validation of the pco64 table (design section 1).
+
+The table has the 17 columns of the dataset card. Rows are put in *canonical
+order* (ascending lexicographic order of the 8 encoded inputs), so that a file's
+own row order never changes any result. Every invariant of the card is checked
+on load; a table that breaks one is refused with a single :class:`TableError`
+that names the file, the column and the first offending row.
+
+Where the table comes from, first match wins (see :func:`load_table`):
+
+1. the ``source`` argument (a path or a :class:`pandas.DataFrame`);
+2. the environment variable ``BOLT_PCO64_TABLE`` (a path);
+3. the measured table: ``data/pco64.parquet`` in a source checkout, or
+   ``pco64.parquet`` in :func:`data_home` (where ``bolt-pco64 fetch`` puts it);
+4. the shipped, **simulated** stand-in ``pco64_simulated.parquet``, with a
+   :class:`SimulatedTableWarning` once per process.
+
+A table file is only ever read, never written to.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from torch import Tensor
+
+__all__ = [
+    "COLUMNS",
+    "CONTEXT_COLUMN",
+    "ENV_HOME",
+    "ENV_TABLE",
+    "INPUT_COLUMNS",
+    "LIST_COLUMNS",
+    "MEASURED_FILENAME",
+    "OUTPUT_COLUMNS",
+    "STANDIN_FILENAME",
+    "ZERO_STAGES",
+    "SimulatedTableWarning",
+    "Table",
+    "TableError",
+    "TableSource",
+    "bundled_table_path",
+    "data_home",
+    "decode_inputs",
+    "encode_inputs",
+    "load_table",
+    "measured_table_paths",
+    "parse_float_list",
+]
+
+#: The 8 inputs, in the order of ``X``'s last dimension.
+INPUT_COLUMNS: tuple[str, ...] = (
+    "log2_dp_size",
+    "log2_tp_size",
+    "log2_pp_size",
+    "log2_cp_size",
+    "log2_sp_size",
+    "log2_dp_bucket_size_mb",
+    "zero_stage",
+    "log2_num_model_chunks",
+)
+#: The context column: constant over a table, not an input.
+CONTEXT_COLUMN = "log2_grad_accum_steps"
+#: The output columns of the card, in the card's order.
+OUTPUT_COLUMNS: tuple[str, ...] = (
+    "ran_successfully",
+    "throughput_mean",
+    "throughput_std",
+    "peak_mem_normalised",
+    "overall_time",
+    "all_time_steps",
+    "peak_mem",
+    "peak_mem_per_gpu",
+)
+#: All 17 columns of the card, in the card's order.
+COLUMNS: tuple[str, ...] = (*INPUT_COLUMNS, CONTEXT_COLUMN, *OUTPUT_COLUMNS)
+#: Columns that hold a list of numbers, published as a string such as "[1.0, 2.5]".
+LIST_COLUMNS: tuple[str, ...] = ("all_time_steps", "peak_mem_per_gpu")
+#: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
+ZERO_STAGES: tuple[int, ...] = (0, 2, 3)
+#: Largest log2 value an input may take (2**30 of anything is out of range).
+MAX_LOG2 = 30
+
+ENV_TABLE = "BOLT_PCO64_TABLE"
+ENV_HOME = "BOLT_PCO64_HOME"
+MEASURED_FILENAME = "pco64.parquet"
+STANDIN_FILENAME = "pco64_simulated.parquet"
+
+_FLOAT_COLUMNS = (
+    "throughput_mean",
+    "throughput_std",
+    "peak_mem_normalised",
+    "overall_time",
+    "peak_mem",
+)
+
+SourceKind = Literal["argument", "dataframe", "environment", "measured", "simulated"]
+
+
+class TableError(ValueError):
+    """A table that breaks the card's schema or invariants (or cannot be read)."""
+
+
+class SimulatedTableWarning(UserWarning):
+    """Issued (once per process) when the simulated stand-in table is served."""
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """Where a table came from.
+
+    Attributes:
+        kind: ``"argument"`` (a path passed in), ``"dataframe"`` (a DataFrame
+            passed in), ``"environment"`` (``BOLT_PCO64_TABLE``), ``"measured"``
+            (the measured table found in a checkout or the data home) or
+            ``"simulated"`` (the shipped stand-in).
+        path: The file read, or ``None`` for a DataFrame.
+        simulated: Whether the table is the simulated stand-in (by its parquet
+            metadata ``source=simulated``, whichever way it was found).
+    """
+
+    kind: SourceKind
+    path: Path | None
+    simulated: bool = False
+
+    def __str__(self) -> str:
+        where = str(self.path) if self.path is not None else "<DataFrame>"
+        label = " [SIMULATED stand-in, not measured data]" if self.simulated else ""
+        return f"{self.kind}: {where}{label}"
+
+
+# --------------------------------------------------------------------------
+# Locations
+# --------------------------------------------------------------------------
+
+
+def data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
+    """The folder where the measured table is installed by ``bolt-pco64 fetch``.
+
+    The argument wins, then the ``BOLT_PCO64_HOME`` environment variable, then
+    the platform's user data folder (``platformdirs.user_data_dir``). The folder
+    is not created here.
+    """
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("bolt_pco64", appauthor=False))
+
+
+def _checkout_data_dir() -> Path | None:
+    """``data/`` of a source checkout (one with ``pyproject.toml``), if this is one."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "data").is_dir():
+        return root / "data"
+    return None
+
+
+def bundled_table_path() -> Path:
+    """Path of the shipped simulated stand-in table (wheel or checkout)."""
+    packaged = resources.files("bolt_pco64") / "data" / STANDIN_FILENAME
+    if packaged.is_file():
+        return Path(str(packaged))
+    checkout = _checkout_data_dir()
+    if checkout is not None and (checkout / STANDIN_FILENAME).is_file():
+        return checkout / STANDIN_FILENAME
+    raise FileNotFoundError(
+        f"The shipped stand-in table {STANDIN_FILENAME!r} is missing from the "
+        "installation; reinstall bolt_pco64."
+    )
+
+
+def measured_table_paths() -> list[Path]:
+    """Places searched, in order, for the measured table (they may not exist)."""
+    paths = []
+    checkout = _checkout_data_dir()
+    if checkout is not None:
+        paths.append(checkout / MEASURED_FILENAME)
+    paths.append(data_home() / MEASURED_FILENAME)
+    return paths
+
+
+# --------------------------------------------------------------------------
+# Encoding
+# --------------------------------------------------------------------------
+
+
+def encode_inputs(frame: pd.DataFrame) -> np.ndarray:
+    """Encoded inputs of ``frame`` as an ``N x 8`` float64 array.
+
+    log2 columns are used as they are; ``zero_stage`` 0/2/3 becomes 0/1/2.
+    """
+    raw = frame.loc[:, list(INPUT_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
+    z = INPUT_COLUMNS.index("zero_stage")
+    raw[:, z] = np.searchsorted(np.asarray(ZERO_STAGES, dtype=np.float64), raw[:, z])
+    return raw
+
+
+def decode_inputs(X: Tensor | np.ndarray | Sequence[float]) -> dict[str, int]:
+    """Raw units of one encoded configuration (a length-8 vector).
+
+    Returns a dict with ``dp``, ``tp``, ``pp``, ``cp``, ``sp`` (sizes),
+    ``bucket_mb``, ``zero_stage`` (0/2/3) and ``chunks``.
+    """
+    x = [float(v) for v in (X.tolist() if hasattr(X, "tolist") else X)]
+    if len(x) != len(INPUT_COLUMNS):
+        raise ValueError(f"Expected {len(INPUT_COLUMNS)} encoded inputs, got {len(x)}.")
+    z = int(round(x[6]))
+    if not 0 <= z < len(ZERO_STAGES):
+        raise ValueError(f"Expected a ZeRO ordinal in 0..2, got {x[6]}.")
+    sizes = [2 ** int(round(v)) for v in x]
+    return {
+        "dp": sizes[0],
+        "tp": sizes[1],
+        "pp": sizes[2],
+        "cp": sizes[3],
+        "sp": sizes[4],
+        "bucket_mb": sizes[5],
+        "zero_stage": ZERO_STAGES[z],
+        "chunks": sizes[7],
+    }
+
+
+# --------------------------------------------------------------------------
+# Parsing helpers
+# --------------------------------------------------------------------------
+
+
+def parse_float_list(value: object) -> tuple[float, ...]:
+    """Parse one list cell ("[1.0, 2.5]", a list or an array) without ``eval``.
+
+    Missing cells (None/NaN) and ``"[]"`` give an empty tuple. Tokens are read
+    with :func:`float` (so ``nan`` and ``inf`` are accepted).
+
+    Raises:
+        ValueError: If the cell is not a list of numbers.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, float) and math.isnan(value):
+        return ()
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(float(v) for v in value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a list of numbers, got {type(value).__name__}")
+    text = value.strip()
+    if text == "" or text.lower() in {"nan", "none", "null"}:
+        return ()
+    if not (text.startswith("[") and text.endswith("]")):
+        raise ValueError(f"expected a list like '[1.0, 2.0]', got {value[:40]!r}")
+    inner = text[1:-1].strip()
+    if not inner:
+        return ()
+    out = []
+    for token in inner.split(","):
+        token = token.strip()
+        try:
+            out.append(float(token))
+        except ValueError:
+            raise ValueError(
+                f"expected a number in the list, got {token[:40]!r}"
+            ) from None
+    return tuple(out)
+
+
+def _fail(where: str, column: str | None, row: int | None, what: str) -> TableError:
+    parts = [f"pco64 table {where}"]
+    if column is not None:
+        parts.append(f"column {column!r}")
+    if row is not None:
+        parts.append(f"row {row}")
+    return TableError(": ".join([", ".join(parts), what]))
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _numeric(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
+    """A column as float64, refusing cells that are not numbers."""
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series.dtype):
+        raise _fail(
+            where, column, 0, f"expected numbers, got booleans ({series.dtype})"
+        )
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & ~series.isna().to_numpy()
+    if bad.any():
+        i = _first(bad)
+        raise _fail(where, column, i, f"expected a number, got {series.iloc[i]!r}")
+    return values
+
+
+def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
+        return series.to_numpy(dtype=bool)
+    truth = {"true": True, "false": False, "1": True, "0": False, "1.0": True}
+    truth["0.0"] = False
+    out = np.zeros(len(series), dtype=bool)
+    for i, v in enumerate(series.tolist()):
+        if isinstance(v, (bool, np.bool_)):
+            out[i] = bool(v)
+        elif isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1):
+            out[i] = bool(v)
+        elif isinstance(v, str) and v.strip().lower() in truth:
+            out[i] = truth[v.strip().lower()]
+        else:
+            raise _fail(where, column, i, f"expected True or False, got {v!r}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+
+def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Check every invariant of design section 1 and return a clean frame.
+
+    The returned frame has exactly the card's 17 columns (extra columns are
+    dropped), integer inputs, boolean ``ran_successfully``, float outputs and
+    the list columns parsed into tuples of floats; rows are still in file order.
+    """
+    missing = [c for c in COLUMNS if c not in raw.columns]
+    if missing:
+        raise _fail(
+            where,
+            missing[0],
+            None,
+            f"missing column(s) {missing}; expected {list(COLUMNS)}",
+        )
+    if len(raw) == 0:
+        raise _fail(where, None, None, "the table has no rows")
+    raw = raw.reset_index(drop=True)
+    ints: dict[str, np.ndarray] = {}
+    floats: dict[str, np.ndarray] = {}
+    lists: dict[str, list[tuple[float, ...]]] = {}
+
+    for column in (*INPUT_COLUMNS, CONTEXT_COLUMN):
+        values = _numeric(raw, column, where)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = _first(bad)
+            raise _fail(where, column, i, f"expected a finite integer, got {values[i]}")
+        bad = values != np.round(values)
+        if bad.any():
+            i = _first(bad)
+            raise _fail(where, column, i, f"expected an integer, got {values[i]}")
+        if column == "zero_stage":
+            bad = ~np.isin(values, ZERO_STAGES)
+            if bad.any():
+                i = _first(bad)
+                raise _fail(
+                    where,
+                    column,
+                    i,
+                    f"expected one of {list(ZERO_STAGES)}, got {values[i]:g}",
+                )
+        else:
+            bad = (values < 0) | (values > MAX_LOG2)
+            if bad.any():
+                i = _first(bad)
+                raise _fail(
+                    where,
+                    column,
+                    i,
+                    f"expected a log2 value in [0, {MAX_LOG2}], got {values[i]:g}",
+                )
+        ints[column] = values.astype(np.int64)
+
+    context = ints[CONTEXT_COLUMN]
+    bad = context != context[0]
+    if bad.any():
+        i = _first(bad)
+        raise _fail(
+            where,
+            CONTEXT_COLUMN,
+            i,
+            f"expected a constant (context, not an input), got {context[i]} after {context[0]}",
+        )
+
+    feasible = _boolean(raw, "ran_successfully", where)
+    for column in _FLOAT_COLUMNS:
+        floats[column] = _numeric(raw, column, where)
+
+    inputs = pd.DataFrame({c: ints[c] for c in INPUT_COLUMNS})
+    dup = inputs.duplicated(keep="first").to_numpy()
+    if dup.any():
+        i = _first(dup)
+        first = _first((inputs == inputs.iloc[i]).all(axis=1).to_numpy())
+        raise _fail(
+            where,
+            "(inputs)",
+            i,
+            f"duplicate configuration {inputs.iloc[i].tolist()} (same as row {first})",
+        )
+
+    def check(column: str, ok: np.ndarray, expected: str) -> None:
+        if not ok.all():
+            i = _first(~ok)
+            state = "feasible" if feasible[i] else "infeasible (OOM)"
+            value = floats[column][i]
+            raise _fail(
+                where,
+                column,
+                i,
+                f"expected {expected} for a {state} row (ran_successfully="
+                f"{bool(feasible[i])}), got {value}",
+            )
+
+    tm, ts, ot, pm, pn = (
+        floats[c]
+        for c in (
+            "throughput_mean",
+            "throughput_std",
+            "overall_time",
+            "peak_mem",
+            "peak_mem_normalised",
+        )
+    )
+    inf = ~feasible
+    check(
+        "throughput_mean",
+        np.where(feasible, np.isfinite(tm), np.isnan(tm)),
+        "finite / NaN",
+    )
+    check(
+        "throughput_std",
+        np.where(feasible, np.isfinite(ts) & (ts >= 0), np.isnan(ts)),
+        "finite >= 0 / NaN",
+    )
+    check(
+        "overall_time",
+        np.where(feasible, np.isfinite(ot), np.isnan(ot)),
+        "finite / NaN",
+    )
+    check(
+        "peak_mem", np.where(feasible, np.isfinite(pm), np.isposinf(pm)), "finite / inf"
+    )
+    check(
+        "peak_mem_normalised",
+        np.where(feasible, np.isfinite(pn) & (pn < 0), np.isfinite(pn) & (pn > 0)),
+        "a finite value < 0 / a finite positive pad",
+    )
+    if not feasible.any():
+        raise _fail(
+            where,
+            "ran_successfully",
+            None,
+            "expected at least one feasible row, got none",
+        )
+    if inf.any():
+        pad = pn[inf][0]
+        check(
+            "peak_mem_normalised",
+            np.where(inf, pn == pad, True),
+            f"the same pad {pad} as the first OOM row",
+        )
+
+    for column in LIST_COLUMNS:
+        parsed = []
+        for i, cell in enumerate(raw[column].tolist()):
+            try:
+                parsed.append(parse_float_list(cell))
+            except ValueError as err:
+                raise _fail(where, column, i, str(err)) from None
+        lists[column] = parsed
+
+    columns: dict[str, object] = {
+        **ints,
+        "ran_successfully": feasible,
+        **floats,
+        **lists,
+    }
+    frame = pd.DataFrame({c: columns[c] for c in COLUMNS})
+    for column in LIST_COLUMNS:
+        frame[column] = frame[column].astype(object)
+    return frame
+
+
+# --------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------
+
+
+def _read_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Read a parquet or CSV table (by content, then suffix) and its metadata."""
+    if not path.exists():
+        raise FileNotFoundError(f"pco64 table file not found: {path}")
+    if path.is_dir():
+        raise TableError(f"pco64 table {path}: expected a file, got a directory")
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise TableError(f"pco64 table {path}: cannot be read ({err})") from err
+    if not magic:
+        raise TableError(f"pco64 table {path}: the file is empty")
+    try:
+        if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
+            table = pq.read_table(path)
+            meta = {
+                k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                for k, v in (table.schema.metadata or {}).items()
+                if k != b"pandas"
+            }
+            return table.to_pandas(), meta
+        return pd.read_csv(path), {}
+    except (
+        pa.ArrowException,
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+        ValueError,
+        OSError,
+    ) as err:
+        raise TableError(
+            f"pco64 table {path}: unreadable ({type(err).__name__}: {err})"
+        ) from err
+
+
+_WARNED = False
+
+
+def _warn_simulated(path: Path | None) -> None:
+    global _WARNED
+    if _WARNED:
+        return
+    _WARNED = True
+    warnings.warn(
+        f"bolt_pco64 is serving the SIMULATED stand-in table ({path}): its numbers "
+        "come from an analytic model, not from the measured pco64 sweep. Run "
+        "`bolt-pco64 fetch` or pass table=... to use the measured table.",
+        SimulatedTableWarning,
+        stacklevel=3,
+    )
+
+
+class Table:
+    """A validated pco64 table in canonical order.
+
+    Attributes:
+        frame: The card's 17 columns, rows in canonical order (index ``0..N-1``);
+            inputs as int64, ``ran_successfully`` as bool, the list columns as
+            tuples of floats.
+        X: Encoded inputs, an ``N x 8``-dim float64 tensor (CPU).
+        source: Where the table came from (:class:`TableSource`).
+        metadata: The parquet file's key-value metadata (empty for CSV/DataFrame).
+    """
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        source: TableSource,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        where = str(source.path) if source.path is not None else "<DataFrame>"
+        clean = _validate(frame, where)
+        encoded = encode_inputs(clean)
+        order = np.lexsort(encoded.T[::-1])
+        self.frame: pd.DataFrame = clean.iloc[order].reset_index(drop=True)
+        self.X: Tensor = torch.from_numpy(np.ascontiguousarray(encoded[order]))
+        self.source = source
+        self.metadata: dict[str, str] = dict(metadata or {})
+
+    def __repr__(self) -> str:
+        return (
+            f"Table(rows={len(self)}, feasible={self.n_feasible}, source={self.source})"
+        )
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def is_simulated(self) -> bool:
+        """Whether this is the simulated stand-in rather than measured data."""
+        return self.source.simulated
+
+    @property
+    def feasible(self) -> Tensor:
+        """``N``-dim bool tensor: ``ran_successfully``."""
+        return torch.from_numpy(self.frame["ran_successfully"].to_numpy(dtype=bool))
+
+    @property
+    def n_feasible(self) -> int:
+        return int(self.frame["ran_successfully"].sum())
+
+    def column(self, name: str, dtype: torch.dtype = torch.double) -> Tensor:
+        """A numeric column as an ``N``-dim tensor in canonical order."""
+        if name not in self.frame.columns or name in LIST_COLUMNS:
+            raise KeyError(
+                f"Expected a numeric column of {list(c for c in COLUMNS if c not in LIST_COLUMNS)}, got {name!r}."
+            )
+        return torch.as_tensor(self.frame[name].to_numpy(dtype=np.float64), dtype=dtype)
+
+    @property
+    def bounds(self) -> Tensor:
+        """``2 x 8``-dim tensor of the per-column min/max of the encoded inputs."""
+        return torch.stack([self.X.min(dim=0).values, self.X.max(dim=0).values])
+
+    @property
+    def best_row(self) -> int:
+        """Canonical index of the best feasible row (the earliest on a tie)."""
+        tm = self.frame["throughput_mean"].to_numpy(dtype=np.float64)
+        return int(np.nanargmax(np.where(self.frame["ran_successfully"], tm, -np.inf)))
+
+    @property
+    def worst_feasible_row(self) -> int:
+        """Canonical index of the lowest feasible throughput (earliest on a tie)."""
+        tm = self.frame["throughput_mean"].to_numpy(dtype=np.float64)
+        return int(np.argmin(np.where(self.frame["ran_successfully"], tm, np.inf)))
+
+
+def _from_path(path: Path, kind: SourceKind) -> Table:
+    frame, meta = _read_file(path)
+    simulated = kind == "simulated" or meta.get("source") == "simulated"
+    table = Table(frame, TableSource(kind, path.resolve(), simulated), meta)
+    if simulated:
+        _warn_simulated(path)
+    return table
+
+
+def load_table(
+    source: str | os.PathLike[str] | pd.DataFrame | Table | None = None,
+) -> Table:
+    """Load and validate the pco64 table.
+
+    Args:
+        source: A path to a parquet file or to the raw CSV export
+            (``data_64depth-64gpus.csv``), a DataFrame with the card's columns,
+            an already loaded :class:`Table` (returned as is), or ``None`` to
+            search ``BOLT_PCO64_TABLE``, then the measured table, then the
+            shipped simulated stand-in (see the module docstring).
+
+    Returns:
+        The validated :class:`Table` in canonical order.
+
+    Raises:
+        FileNotFoundError: If a named file does not exist.
+        TableError: If the table cannot be read or breaks the schema.
+    """
+    if isinstance(source, Table):
+        return source
+    if isinstance(source, pd.DataFrame):
+        return Table(source, TableSource("dataframe", None))
+    if source is not None:
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(
+                f"Expected a path, a pandas DataFrame or None, got {type(source).__name__}."
+            )
+        return _from_path(Path(source).expanduser(), "argument")
+    env = os.environ.get(ENV_TABLE)
+    if env:
+        return _from_path(Path(env).expanduser(), "environment")
+    for path in measured_table_paths():
+        if path.is_file():
+            return _from_path(path, "measured")
+    return _from_path(bundled_table_path(), "simulated")
