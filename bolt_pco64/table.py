@@ -241,6 +241,10 @@ def decode_inputs(X: Tensor | np.ndarray | Sequence[float]) -> dict[str, int]:
 # --------------------------------------------------------------------------
 
 
+#: Reprs that wrap a number in a list cell, e.g. ``np.float64(0.5)`` (numpy >= 2).
+_NUMBER_WRAPPERS = ("np.float64(", "np.float32(", "numpy.float64(", "float(")
+
+
 def parse_float_list(value: object) -> tuple[float, ...]:
     """Parse one list cell ("[1.0, 2.5]", a list or an array) without ``eval``.
 
@@ -269,6 +273,10 @@ def parse_float_list(value: object) -> tuple[float, ...]:
     out = []
     for token in inner.split(","):
         token = token.strip()
+        for wrapper in _NUMBER_WRAPPERS:
+            if token.startswith(wrapper) and token.endswith(")"):
+                token = token[len(wrapper) : -1].strip()
+                break
         try:
             out.append(float(token))
         except ValueError:
@@ -314,9 +322,7 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
     truth["0.0"] = False
     out = np.zeros(len(series), dtype=bool)
     for i, v in enumerate(series.tolist()):
-        if isinstance(v, (bool, np.bool_)):
-            out[i] = bool(v)
-        elif isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1):
+        if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1)):
             out[i] = bool(v)
         elif isinstance(v, str) and v.strip().lower() in truth:
             out[i] = truth[v.strip().lower()]
@@ -595,7 +601,9 @@ class Table:
     @property
     def feasible(self) -> Tensor:
         """``N``-dim bool tensor: ``ran_successfully``."""
-        return torch.from_numpy(self.frame["ran_successfully"].to_numpy(dtype=bool))
+        return torch.from_numpy(
+            self.frame["ran_successfully"].to_numpy(dtype=bool, copy=True)
+        )
 
     @property
     def n_feasible(self) -> int:
@@ -607,7 +615,9 @@ class Table:
             raise KeyError(
                 f"Expected a numeric column of {list(c for c in COLUMNS if c not in LIST_COLUMNS)}, got {name!r}."
             )
-        return torch.as_tensor(self.frame[name].to_numpy(dtype=np.float64), dtype=dtype)
+        return torch.tensor(
+            self.frame[name].to_numpy(dtype=np.float64, copy=True), dtype=dtype
+        )
 
     @property
     def bounds(self) -> Tensor:

@@ -1,0 +1,302 @@
+"""The pco64 BoTorch test problem and its outcome constraint (design section 2)."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Literal
+
+import pandas as pd
+import torch
+from botorch.test_functions.base import ConstrainedBaseTestProblem
+from botorch.test_functions.synthetic import SyntheticTestFunction
+from torch import Tensor
+
+from bolt_pco64.snap import RowSnapper
+from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
+
+__all__ = ["PCO64", "PCO64OutcomeConstraint", "validate_points"]
+
+TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
+NoiseStd = float | Literal["measured"] | None
+
+
+def _frozen(values: Tensor) -> Tensor:
+    """Float64 values stored as their int64 bit pattern.
+
+    ``Module.to(dtype)`` converts floating buffers; the table's values must stay
+    exact whatever dtype the problem is moved to, so they are kept as integers
+    and viewed back as float64 when read.
+    """
+    return values.to(torch.float64).contiguous().view(torch.int64)
+
+
+def validate_points(X: object, bounds: Tensor) -> Tensor:
+    """Check candidate points and return them (as a tensor).
+
+    Args:
+        X: A ``batch_shape x 8``-dim tensor, real or integer dtype.
+        bounds: The ``2 x 8``-dim bounds of the problem.
+
+    Returns:
+        ``X`` itself.
+
+    Raises:
+        TypeError: If ``X`` is not a tensor, or is boolean or complex.
+        ValueError: If the last dimension is not 8, an entry is NaN/inf, or a
+            point lies outside the bounds; the message names the first offending
+            entry.
+    """
+    if not isinstance(X, Tensor):
+        raise TypeError(f"Expected `X` to be a torch.Tensor, got {type(X).__name__}.")
+    if X.dtype == torch.bool or X.is_complex():
+        raise TypeError(f"Expected `X` with a real or integer dtype, got {X.dtype}.")
+    d = bounds.shape[-1]
+    if X.ndim == 0 or X.shape[-1] != d:
+        raise ValueError(
+            f"Expected `X` to have shape `batch_shape x {d}`, got {tuple(X.shape)}."
+        )
+    if X.numel() == 0:
+        return X
+    if X.is_floating_point():
+        finite = torch.isfinite(X)
+        if not bool(finite.all()):
+            where = tuple(int(i) for i in (~finite).nonzero()[0])
+            raise ValueError(
+                f"Expected finite values in `X`, got {X[where].item()} at X{list(where)} "
+                f"({INPUT_COLUMNS[where[-1]]})."
+            )
+    x = X.detach().to(torch.float64)
+    lo = bounds[0].to(device=X.device, dtype=torch.float64)
+    hi = bounds[1].to(device=X.device, dtype=torch.float64)
+    outside = (x < lo) | (x > hi)
+    if bool(outside.any()):
+        where = tuple(int(i) for i in outside.nonzero()[0])
+        k = where[-1]
+        raise ValueError(
+            "Expected `X` to be within the bounds of the test problem, got "
+            f"X{list(where)} = {x[where].item():g} outside [{lo[k].item():g}, "
+            f"{hi[k].item():g}] ({INPUT_COLUMNS[k]})."
+        )
+    return X
+
+
+def _result_dtype(X: Tensor, default: torch.dtype) -> torch.dtype:
+    return X.dtype if X.is_floating_point() else default
+
+
+class PCO64OutcomeConstraint(torch.nn.Module):
+    r"""The memory constraint of pco64 as a callable module: ``c(X) <= 0`` iff feasible.
+
+    ``c(X)`` is the ``peak_mem_normalised`` of the table row each point snaps to:
+    negative for a run that fit in memory, the table's fixed positive pad for one
+    that ran out of memory. This is BoTorch's outcome-constraint convention
+    (feasible iff ``c <= 0``). The table is held as buffers, so ``.to(device)``
+    moves the lookup with the module.
+
+    Args:
+        table: A validated :class:`~bolt_pco64.table.Table`.
+    """
+
+    bounds: Tensor
+    margin_bits: Tensor
+
+    def __init__(self, table: Table) -> None:
+        super().__init__()
+        self.snapper = RowSnapper(table.X)
+        self.register_buffer("bounds", table.bounds.clone())
+        self.register_buffer(
+            "margin_bits", _frozen(table.column("peak_mem_normalised"))
+        )
+
+    def lookup(self, X: Tensor) -> Tensor:
+        """Row indices (``batch_shape``-dim long tensor) of ``batch_shape x 8`` points."""
+        validate_points(X, self.bounds)
+        return self.snapper(X)
+
+    def forward(self, X: Tensor) -> Tensor:
+        """Memory margin of the snapped rows.
+
+        Args:
+            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+
+        Returns:
+            A ``batch_shape``-dim tensor (X's dtype and device; the bounds' dtype
+            for integer ``X``): ``<= 0`` iff the configuration fits in memory.
+        """
+        rows = self.lookup(X)
+        values = self.margin_bits.view(torch.float64)[rows]
+        return values.to(_result_dtype(X, self.bounds.dtype))
+
+
+class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
+    r"""pco64: throughput of LLM training on 64 GPUs by parallelism configuration.
+
+    An 8-dimensional maximisation problem over the rows of a tabular benchmark.
+    Inputs (``X``'s last dimension, in this order): ``log2_dp_size``,
+    ``log2_tp_size``, ``log2_pp_size``, ``log2_cp_size``, ``log2_sp_size``,
+    ``log2_dp_bucket_size_mb``, ``zero_stage`` (the ordinal 0/1/2 of ZeRO stage
+    0/2/3) and ``log2_num_model_chunks``. Every input is declared continuous:
+    any real point inside ``bounds`` is accepted and snaps to the nearest table
+    row (Euclidean distance in this encoding; ties go to the earliest row in
+    canonical order). The value is that row's ``throughput_mean``, **NaN where
+    the configuration ran out of memory** -- a crash, not a bad value. The
+    memory constraint is :attr:`outcome_constraint` (``c(X) <= 0`` iff feasible);
+    :meth:`evaluate_slack_true` is ``-c(X)``, so :meth:`is_feasible` works as in
+    BoTorch.
+
+    The class attributes state the published table (card: 780 rows, best
+    0.27068 at dp 16, tp 4, pp 1, cp 1, sp 4, bucket 64 MB, ZeRO 2, 1 chunk); an
+    instance recomputes bounds, optimum and optimizer from the table it serves,
+    whatever its size.
+
+    Args:
+        noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian noise
+            with that standard deviation, as in BoTorch), or ``"measured"``:
+            each evaluation gets Gaussian noise with its own row's measured
+            ``throughput_std`` (heteroscedastic; NaN stays NaN). Noise uses the
+            global torch generator, as in BoTorch; seed it with
+            ``torch.manual_seed`` for repeatable noisy runs.
+        negate: If True, negate the objective (as in BoTorch).
+        dtype: The dtype of ``bounds``, ``optimizers`` and ``candidates()``.
+        table: A path (parquet or raw CSV), a DataFrame, a loaded
+            :class:`~bolt_pco64.table.Table`, or ``None`` for the default
+            source order (``BOLT_PCO64_TABLE``, the measured table, then the
+            simulated stand-in with a warning); see :func:`load_table`.
+    """
+
+    dim = 8
+    num_objectives = 1
+    num_constraints = 1
+    continuous_inds = list(range(8))
+    _is_minimization_by_default = False
+    _check_grad_at_opt = False
+    _bounds = [(1, 6), (0, 2), (0, 4), (0, 2), (0, 2), (6, 9), (0, 2), (0, 2)]
+    _optimal_value = 0.27068
+    _optimizers = [(4.0, 2.0, 0.0, 0.0, 2.0, 6.0, 1.0, 0.0)]
+
+    throughput_bits: Tensor
+    std_bits: Tensor
+
+    def __init__(
+        self,
+        noise_std: NoiseStd = None,
+        negate: bool = False,
+        dtype: torch.dtype = torch.double,
+        table: TableLike = None,
+    ) -> None:
+        if not (
+            noise_std is None
+            or noise_std == "measured"
+            or (
+                isinstance(noise_std, (int, float))
+                and not isinstance(noise_std, bool)
+                and math.isfinite(noise_std)
+                and noise_std >= 0
+            )
+        ):
+            raise ValueError(
+                f"Expected `noise_std` to be None, a float >= 0 or 'measured', got {noise_std!r}."
+            )
+        self.table: Table = load_table(table)
+        best = self.table.best_row
+        self._bounds = [
+            tuple(float(v) for v in col) for col in self.table.bounds.T.tolist()
+        ]
+        self._optimal_value = float(self.table.frame["throughput_mean"].iloc[best])
+        self._optimizers = [tuple(float(v) for v in self.table.X[best].tolist())]
+        self._worst_feasible_value = float(
+            self.table.frame["throughput_mean"].iloc[self.table.worst_feasible_row]
+        )
+        super().__init__(noise_std=noise_std, negate=negate, dtype=dtype)  # type: ignore[arg-type]
+        self.outcome_constraint = PCO64OutcomeConstraint(self.table)
+        self.register_buffer(
+            "throughput_bits", _frozen(self.table.column("throughput_mean"))
+        )
+        self.register_buffer("std_bits", _frozen(self.table.column("throughput_std")))
+
+    # -- lookups -------------------------------------------------------------
+
+    def candidates(self) -> Tensor:
+        """All configurations, a ``N x 8``-dim tensor in canonical order.
+
+        On the problem's dtype and device: the choices for
+        ``botorch.optim.optimize_acqf_discrete``. Row ``i`` is table row ``i``.
+        """
+        return self.outcome_constraint.snapper.rows.to(dtype=self.bounds.dtype)
+
+    def lookup(self, X: Tensor) -> Tensor:
+        """Indices of the rows that ``X`` snaps to.
+
+        Args:
+            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+
+        Returns:
+            A ``batch_shape``-dim long tensor of canonical row indices; read any
+            column with ``f.table.frame[column].to_numpy()[rows]``.
+        """
+        return self.outcome_constraint.lookup(X)
+
+    def _values(self, bits: Tensor, X: Tensor, rows: Tensor | None = None) -> Tensor:
+        """Values of a float64 column stored as ``bits`` at the rows ``X`` snaps to.
+
+        ``X`` must already be validated; ``rows`` skips the snapping if known.
+        """
+        if rows is None:
+            rows = self.outcome_constraint.snapper(X)
+        return bits.view(torch.float64)[rows].to(_result_dtype(X, self.bounds.dtype))
+
+    # -- BoTorch interface ----------------------------------------------------
+
+    def evaluate_true(self, X: Tensor) -> Tensor:
+        """Noiseless throughput of the snapped rows.
+
+        Args:
+            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+
+        Returns:
+            A ``batch_shape``-dim tensor (X's dtype and device; the problem's
+            dtype for integer ``X``): ``throughput_mean``, NaN where the row ran
+            out of memory. Always a new tensor, never a view of the table.
+        """
+        validate_points(X, self.bounds)
+        return self._evaluate_true(X)
+
+    def _evaluate_true(self, X: Tensor) -> Tensor:
+        return self._values(self.throughput_bits, X)
+
+    def forward(self, X: Tensor, noise: bool = True) -> Tensor:
+        """Throughput with observation noise (see ``noise_std``), negated if asked.
+
+        Args:
+            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+            noise: If True, add observation noise as set by ``noise_std``.
+
+        Returns:
+            A ``batch_shape``-dim tensor; NaN where the row ran out of memory.
+        """
+        if self.noise_std != "measured":
+            return super().forward(X, noise=noise)
+        rows = self.lookup(X)
+        f = self._values(self.throughput_bits, X, rows)
+        if noise:
+            f = f + self._values(self.std_bits, X, rows) * torch.randn_like(f)
+        return -f if self.negate else f
+
+    def evaluate_slack_true(self, X: Tensor) -> Tensor:
+        """Constraint slack ``-c(X)`` of ``batch_shape x 8``-dim points.
+
+        Returns:
+            A ``batch_shape x 1``-dim tensor, ``>= 0`` iff the configuration fits
+            in memory (BoTorch's slack convention).
+        """
+        validate_points(X, self.bounds)
+        return self._evaluate_slack_true(X)
+
+    def _evaluate_slack_true(self, X: Tensor) -> Tensor:
+        return -self._values(self.outcome_constraint.margin_bits, X).unsqueeze(-1)
+
+    @property
+    def is_simulated(self) -> bool:
+        """Whether the table served is the simulated stand-in."""
+        return self.table.is_simulated

@@ -1,0 +1,176 @@
+"""Nearest-row lookup ("snapping") of points onto the table's configurations.
+
+The rule (design section 2): each point snaps to the table row nearest to it by
+Euclidean distance in the encoded input space, ties going to the earliest row in
+canonical order. Distances are those of the float64 value of the point,
+``sum_k (x_k - t_k) ** 2`` evaluated in float64 -- :func:`nearest_rows_reference`
+is that rule written as a full ``n x N`` distance matrix, and
+:class:`RowSnapper` returns identical indices without ever building it:
+
+1. **Lattice fast path.** Table rows are integer points, and canonical order is
+   lexicographic order, so a mixed-radix integer key of a row is sorted exactly
+   like the rows. Each point is rounded coordinate-wise (halves round *down*)
+   and its key is found by binary search (:func:`torch.searchsorted`). When the
+   rounded point is a row, it is the nearest row: every other lattice point is
+   at least as far in every coordinate, and one that ties (a coordinate exactly
+   half-way) is later in canonical order. Points whose coordinates are within
+   ``1e-6`` of a half-way value without being on it go to the exact path, so
+   that float rounding in the reference can never disagree.
+2. **Chunked exact path.** The remaining points are processed in chunks whose
+   ``chunk x N`` distance block stays under a fixed memory budget. Squared
+   distances are computed with one matrix product (``|t|^2 - 2 x.t``); where the
+   two smallest are separated by more than a safe tolerance the argmin is
+   certain, and the few rows where they are not are recomputed with the
+   reference formula, which settles ties by canonical order.
+
+Memory is bounded by the chunk sizes, not by ``n x N``; everything runs on the
+device of ``X``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = ["RowSnapper", "nearest_rows_reference"]
+
+#: Points handled per step of the lattice fast path.
+LATTICE_CHUNK = 1 << 18
+#: Bytes allowed for one ``chunk x N`` float64 distance block of the exact path.
+DISTANCE_BLOCK_BYTES = 1 << 23
+#: Distance of a coordinate to a half-way value below which a point is "ambiguous".
+HALF_MARGIN = 1e-6
+#: Gap between the two smallest approximate squared distances that decides the
+#: argmin for certain (the product's rounding error is below 1e-10 for the
+#: coordinate ranges a table can have, see ``MAX_LOG2`` in :mod:`bolt_pco64.table`).
+GAP_TOLERANCE = 1e-6
+
+
+def nearest_rows_reference(X: Tensor, table: Tensor) -> Tensor:
+    """The snapping rule written out with the full distance matrix.
+
+    Args:
+        X: A ``n x d``-dim tensor of points.
+        table: A ``N x d``-dim tensor of table rows in canonical order.
+
+    Returns:
+        A ``n``-dim long tensor: for each point, the index of the nearest row by
+        ``sum_k (x_k - t_k) ** 2`` in float64; the earliest row on a tie.
+    """
+    x = X.to(torch.float64)
+    t = table.to(device=x.device, dtype=torch.float64)
+    d2 = (x.unsqueeze(-2) - t).square().sum(dim=-1)
+    return d2.argmin(dim=-1)
+
+
+class RowSnapper(torch.nn.Module):
+    """Maps points to the indices of their nearest table rows (see module docstring).
+
+    The table is held as int64 buffers (``.to(device)`` moves them; a dtype
+    change leaves them exact).
+
+    Args:
+        table: A ``N x d``-dim tensor of integer-valued rows, distinct and sorted
+            lexicographically ascending (canonical order).
+    """
+
+    rows: Tensor
+    keys: Tensor
+    low: Tensor
+    high: Tensor
+    radix_weights: Tensor
+
+    def __init__(self, table: Tensor) -> None:
+        super().__init__()
+        if table.ndim != 2 or table.shape[0] == 0:
+            raise ValueError(
+                f"Expected a non-empty `N x d` table, got shape {tuple(table.shape)}."
+            )
+        if not torch.equal(table, table.round()):
+            raise ValueError("Expected integer-valued table rows.")
+        rows = table.to(torch.int64)
+        low = rows.min(dim=0).values
+        high = rows.max(dim=0).values
+        radix = high - low + 1
+        weights = torch.ones_like(radix)
+        for k in range(rows.shape[1] - 2, -1, -1):
+            weights[k] = weights[k + 1] * radix[k + 1]
+        keys = ((rows - low) * weights).sum(dim=-1)
+        if not bool((keys[1:] > keys[:-1]).all()):
+            raise ValueError(
+                "Expected distinct rows in canonical (lexicographic) order."
+            )
+        self.register_buffer("rows", rows)
+        self.register_buffer("keys", keys)
+        self.register_buffer("low", low)
+        self.register_buffer("high", high)
+        self.register_buffer("radix_weights", weights)
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.rows.shape[0])
+
+    def forward(self, X: Tensor) -> Tensor:
+        """Snap points to rows.
+
+        Args:
+            X: A ``batch_shape x d``-dim tensor (any real dtype; validated by the
+                caller: finite, inside the table's bounding box).
+
+        Returns:
+            A ``batch_shape``-dim long tensor of row indices, on ``X``'s device.
+        """
+        d = self.rows.shape[1]
+        flat = X.detach().reshape(-1, d)
+        out = torch.empty(flat.shape[0], dtype=torch.int64, device=X.device)
+        for start in range(0, flat.shape[0], LATTICE_CHUNK):
+            stop = min(start + LATTICE_CHUNK, flat.shape[0])
+            out[start:stop] = self._snap_chunk(flat[start:stop].to(torch.float64))
+        return out.reshape(X.shape[:-1])
+
+    def _snap_chunk(self, x: Tensor) -> Tensor:
+        rounded = torch.ceil(x - 0.5)
+        # Keys are below 2**53 (see MAX_LOG2), so this product is exact in float64.
+        key = rounded @ self.radix_weights.to(torch.float64)
+        key -= float((self.low * self.radix_weights).sum())
+        keys = self.keys.to(torch.float64)
+        pos = torch.searchsorted(keys, key).clamp_(max=self.num_rows - 1)
+        hit = keys[pos] == key
+        off_lattice = (x != rounded).any(dim=-1)
+        check = (hit & off_lattice).nonzero().squeeze(-1)
+        if check.numel():
+            offset = (x[check] - rounded[check]).abs()
+            clear = ((offset < 0.5 - HALF_MARGIN) | (offset == 0.5)).all(dim=-1)
+            hit[check] = clear
+        if bool(hit.all()):
+            return pos
+        miss = (~hit).nonzero().squeeze(-1)
+        pos[miss] = self._nearest_exact(x[miss])
+        return pos
+
+    def _nearest_exact(self, x: Tensor) -> Tensor:
+        """Exact nearest rows of ``n x d`` float64 points, in bounded-memory chunks."""
+        n_rows = self.num_rows
+        out = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
+        if n_rows == 1 or x.shape[0] == 0:
+            return out
+        table = self.rows.to(torch.float64)
+        norms = table.square().sum(dim=-1)
+        minus_two_t = -2.0 * table.T
+        step = max(1, DISTANCE_BLOCK_BYTES // (8 * n_rows))
+        buffer = torch.empty(
+            min(step, x.shape[0]), n_rows, dtype=torch.float64, device=x.device
+        )
+        for start in range(0, x.shape[0], step):
+            block = x[start : start + step]
+            approx = buffer[: block.shape[0]]
+            torch.addmm(norms, block, minus_two_t, out=approx)
+            best, idx = approx.min(dim=-1)
+            approx.scatter_(1, idx.unsqueeze(-1), float("inf"))
+            second = approx.amin(dim=-1)
+            unsure = (second - best) <= GAP_TOLERANCE
+            if bool(unsure.any()):
+                which = unsure.nonzero().squeeze(-1)
+                idx[which] = nearest_rows_reference(block[which], table)
+            out[start : start + block.shape[0]] = idx
+        return out
