@@ -220,10 +220,10 @@ def decode_inputs(X: Tensor | np.ndarray | Sequence[float]) -> dict[str, int]:
     x = [float(v) for v in (X.tolist() if hasattr(X, "tolist") else X)]
     if len(x) != len(INPUT_COLUMNS):
         raise ValueError(f"Expected {len(INPUT_COLUMNS)} encoded inputs, got {len(x)}.")
-    z = int(round(x[6]))
+    z = round(x[6])
     if not 0 <= z < len(ZERO_STAGES):
         raise ValueError(f"Expected a ZeRO ordinal in 0..2, got {x[6]}.")
-    sizes = [2 ** int(round(v)) for v in x]
+    sizes = [2 ** round(v) for v in x]
     return {
         "dp": sizes[0],
         "tp": sizes[1],
