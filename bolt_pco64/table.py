@@ -58,6 +58,7 @@ __all__ = [
     "load_table",
     "measured_table_paths",
     "parse_float_list",
+    "read_table_file",
 ]
 
 #: The 8 inputs, in the order of ``X``'s last dimension.
@@ -322,7 +323,9 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
     truth["0.0"] = False
     out = np.zeros(len(series), dtype=bool)
     for i, v in enumerate(series.tolist()):
-        if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1)):
+        if isinstance(v, (bool, np.bool_)) or (
+            isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1)
+        ):
             out[i] = bool(v)
         elif isinstance(v, str) and v.strip().lower() in truth:
             out[i] = truth[v.strip().lower()]
@@ -505,8 +508,15 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def _read_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Read a parquet or CSV table (by content, then suffix) and its metadata."""
+def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Read a parquet or CSV table file and its key-value metadata (unvalidated).
+
+    The format is told by content (parquet's ``PAR1`` magic) or the suffix.
+
+    Raises:
+        FileNotFoundError: If ``path`` does not exist.
+        TableError: If the file is empty, a directory, or cannot be parsed.
+    """
     if not path.exists():
         raise FileNotFoundError(f"pco64 table file not found: {path}")
     if path.is_dir():
@@ -638,7 +648,7 @@ class Table:
 
 
 def _from_path(path: Path, kind: SourceKind) -> Table:
-    frame, meta = _read_file(path)
+    frame, meta = read_table_file(path)
     simulated = kind == "simulated" or meta.get("source") == "simulated"
     table = Table(frame, TableSource(kind, path.resolve(), simulated), meta)
     if simulated:

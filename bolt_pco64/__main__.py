@@ -1,0 +1,5 @@
+"""``python -m bolt_pco64``: the same as the ``bolt-pco64`` command."""
+
+from bolt_pco64.cli import main
+
+main()
