@@ -285,7 +285,7 @@ def test_unreadable_file_is_a_table_error_naming_it(
 
 
 def test_missing_file_is_file_not_found(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nope.parquet"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.parquet"):
         load_table(tmp_path / "nope.parquet")
 
 
@@ -375,7 +375,7 @@ def test_env_table_missing_file_is_file_not_found(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("BOLT_PCO64_TABLE", str(tmp_path / "gone.csv"))
-    with pytest.raises(FileNotFoundError, match="gone.csv"):
+    with pytest.raises(FileNotFoundError, match=r"gone\.csv"):
         load_table()
 
 
