@@ -78,7 +78,7 @@ def test_invalid_download_changes_nothing(tmp_path: Path) -> None:
     broken = small_frame(seed=2).drop(columns=["peak_mem"])
     with pytest.raises(TableError, match="peak_mem"):
         fetch_table(tmp_path, download=_fake_hub({"a.parquet": broken}), force=True)
-    with pytest.raises(TableError, match="unreadable|empty"):
+    with pytest.raises(TableError, match=r"unreadable|empty"):
         fetch_table(
             tmp_path, download=_fake_hub({"a.parquet": b"PAR1junk"}), force=True
         )
