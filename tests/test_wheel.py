@@ -1,0 +1,84 @@
+"""A built wheel carries the stand-in table and finds it from any working directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHECK = """
+import warnings, pathlib, bolt_pco64
+from bolt_pco64 import PCO64, SimulatedTableWarning
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    f = PCO64()
+    PCO64()
+assert [type(w.message) for w in caught] == [SimulatedTableWarning], caught
+assert pathlib.Path(bolt_pco64.__file__).is_relative_to(pathlib.Path(r"{target}"))
+assert f.table.source.kind == "simulated" and f.is_simulated
+assert pathlib.Path(f.table.source.path).is_relative_to(pathlib.Path(r"{target}"))
+print(len(f.table), f.table.n_feasible)
+"""
+
+
+@pytest.mark.slow
+def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
+    if not (ROOT / "data" / "pco64_simulated.parquet").is_file():
+        pytest.fail("data/pco64_simulated.parquet is missing from the checkout")
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    (wheel,) = dist.glob("bolt_pco64-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert "bolt_pco64/data/pco64_simulated.parquet" in zf.namelist()
+    target = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOLT_PCO64")}
+    env["PYTHONPATH"] = str(target)
+    env["BOLT_PCO64_HOME"] = str(tmp_path / "empty_home")
+    out = subprocess.run(
+        [sys.executable, "-c", CHECK.format(target=target)],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    rows, feasible = map(int, out.stdout.split())
+    assert rows > 0
+    assert 0 < feasible <= rows
