@@ -95,3 +95,23 @@ def fetch(data_home: Path | None, force: bool) -> None:
     except (FetchError, TableError, OSError) as err:
         raise CLIError(" ".join(str(err).split())) from err
     click.echo(f"measured table installed: {path}")
+
+
+@main.command()
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Parquet file to write (atomically).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the noise.")
+def generate(out: Path, seed: int) -> None:
+    """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file)."""
+    from bolt_pco64.simulate import write_simulated_table
+
+    try:
+        path = write_simulated_table(out, seed=seed)
+    except OSError as err:
+        raise CLIError(f"Expected a writable path, got {out}: {err}") from err
+    click.echo(str(path))

@@ -208,3 +208,15 @@ def test_model_terms_behave() -> None:
 def test_bad_seed() -> None:
     with pytest.raises(TypeError, match="Expected an integer seed"):
         simulate.make_simulated_table(seed=1.5)  # type: ignore[arg-type]
+
+
+def test_cli_generate(tmp_path: Path, shipped: pd.DataFrame) -> None:
+    from click.testing import CliRunner
+
+    from bolt_pco64.cli import main
+
+    out = tmp_path / "standin.parquet"
+    result = CliRunner().invoke(main, ["generate", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == str(out)
+    pd.testing.assert_frame_equal(pd.read_parquet(out), shipped)
