@@ -15,8 +15,8 @@ with bf16 mixed precision and Adam on 64 GPUs in 16 hosts of 4. The hardware
 (:class:`Hardware`) is modelled on a 4 x GH200 (96 GB HBM3) node with an
 NVLink-connected node and one 200 Gb/s NIC per GPU. Assumptions not on the
 card are marked *assumed* in the dataclass docstrings: the vocabulary (32000,
-untied output layer), the micro-batch size (2 sequences), flash attention, no
-activation recomputation.
+untied output layer), the micro-batch size (1 sequence), flash attention, no
+activation recomputation, bf16 gradient reduction.
 
 The knobs and the framework rules
 ---------------------------------
@@ -38,30 +38,36 @@ zero_stage, chunks``. The rules of the modelled Megatron/DeepSpeed-like stack
 * ZeRO 2/3 shard over the data-parallel group and may be combined with any
   pipeline/tensor/context layout.
 
-These rules leave 1908 valid configurations; the candidate set is 780 of them
-drawn without replacement by a generator seeded with :data:`CANDIDATE_SEED`
-(the card's best configuration always included), so it does not depend on the
-noise ``seed``.
+These rules leave 1908 valid configurations. The candidate set is 780 of them,
+a weighted draw without replacement seeded with :data:`CANDIDATE_SEED` (see
+:func:`candidate_configurations`: configurations that pass a naive pre-launch
+memory estimate are 10 times as likely as those that fail it, as in a sweep
+that prunes but still probes the boundary; the card's best is always in), so
+it does not depend on the noise ``seed``.
 
 Memory (per GPU, GB = 1e9 bytes)
 --------------------------------
 The *reported* peak (what ``torch.cuda.max_memory_allocated`` sees,
 :func:`reported_peaks`) of a GPU on pipeline stage ``i``:
 
-* model state under mixed-precision Adam, ``2 + 2 + 12`` bytes per parameter
-  (bf16 weights, bf16 gradients, fp32 master weights, momentum, variance),
-  each GPU holding ``1/(tp * pp)`` of the layers' parameters (Narayanan et al.
-  2021) plus the embedding (first stage) or output layer (last stage); ZeRO
-  stage 2 shards gradients and optimizer state over ``dp``, stage 3 also the
-  weights (Rajbhandari et al. 2020, eq. in section 5: ``(2 + 2 + K) Psi / Nd``
-  with K = 12); ZeRO-3 keeps two layers gathered (current + prefetch);
+* model state under mixed-precision Adam with fp32 gradient accumulation,
+  ``2 + 4 + 12`` bytes per parameter (bf16 weights, fp32 main gradients, fp32
+  master weights, momentum, variance; Megatron-LM's distributed-optimizer
+  table), each GPU holding ``1/(tp * pp)`` of the layers' parameters
+  (Narayanan et al. 2021) plus the embedding (first stage) or output layer
+  (last stage). ZeRO-0: 18 bytes; ZeRO-2: ``6 + 12 / dp`` (optimizer state
+  sharded, the gradients reduce-scattered once per step from the full fp32
+  accumulation buffer, as Megatron's distributed optimizer does); ZeRO-3:
+  ``18 / dp`` (everything sharded; Rajbhandari et al. 2020, section 5, with
+  K = 12), plus two gathered layers (current + prefetch); the optimizer-step
+  temporaries, a calibrated fraction of the fp32 optimizer state;
 * activations per layer and micro-batch ``s b h (10 / sp + 28 / tp) / cp``
   bytes: Korthikanti et al. 2022, table 2, ``sbh (10 + 24/t)`` without and
   ``34 sbh / t`` with sequence parallelism, with the MLP term rescaled from
   ``4h`` to this FFN (``4 s b f / t`` bytes: 24 -> 28) and the
   ``5 a s^2 b`` softmax term dropped (flash attention, Dao et al. 2022);
   context parallelism divides the sequence (Megatron-Core CP);
-* in-flight micro-batches of the 1F1B schedule: stage ``i`` holds
+* in-flight micro-batches (micro-batch ``b = 1``) of the 1F1B schedule: stage ``i`` holds
   ``pp - i`` micro-batches of its ``L / pp`` layers; interleaved with ``v``
   chunks it holds ``2 (pp - i - 1) + (v - 1) pp + 1`` chunk-micro-batches of
   ``L / (pp v)`` layers (Narayanan et al. 2021, Megatron's warm-up count), so
@@ -112,17 +118,18 @@ Time per step (seconds)
   (``chunks`` times as many with interleaving), a fraction ``rho_pp`` exposed;
 * data parallel: ZeRO-0 all-reduces the bf16 gradients once per step (DDP,
   ``no_sync`` on earlier micro-batches), overlapped with the last
-  micro-batch's backward; ZeRO-2/3 reduce-scatter them in every micro-batch
-  (DeepSpeed's bucketed reduction) overlapped with that micro-batch's
-  backward, then all-gather the updated weights (ZeRO-2 once per step,
-  half exposed); ZeRO-3 also all-gathers each layer's weights in forward and
+  micro-batch's backward; ZeRO-2 reduce-scatters them once per step the same
+  way and all-gathers the updated weights (half exposed); ZeRO-3 (sharded
+  gradients) reduce-scatters in every micro-batch, overlapped with that
+  micro-batch's backward, and also all-gathers each layer's weights in forward and
   backward of every micro-batch, prefetched so that only what exceeds the
   layer's compute, plus a fraction ``rho_z3``, is exposed. Gradients travel
   in buckets of ``bucket_mb``: the last bucket is never overlapped, every
   bucket pays the ring latency ``2 (n - 1) alpha`` and a launch cost -- so
   small buckets cost more with more DP ranks and large buckets leave more
   exposed at the end;
-* the Adam update over the local optimizer shard at HBM bandwidth.
+* the Adam update over the local optimizer shard at HBM bandwidth;
+* a per-micro-batch, per-chunk pipeline overhead (schedule, launch gaps).
 
 Throughput is **samples per second per GPU**:
 ``global_batch / (num_gpus * step_time)``; the card's best, 0.27068, is a
@@ -142,19 +149,25 @@ steps). All noise comes from ``numpy.random.default_rng(seed)``.
 
 Calibration
 -----------
-:func:`calibrate` fits the four free constants to the card, in this order:
+:func:`calibrate` fits the five free constants (:class:`Calibration`) to the
+card, recomputed on every generation (about a second):
 
-1. ``overhead_gb``: solved so that the card's best configuration reports a
-   74.2 GB peak;
-2. ``compute_efficiency``: bisection so that the card's best configuration's
-   throughput is 0.27068 samples/s/GPU;
-3. ``fragmentation`` and ``usable_gb``: for each fragmentation on the grid
-   :data:`FRAGMENTATION_GRID`, the usable capacity is put midway between the
-   560th and 561st smallest footprints (so exactly 560 of the 780 run); the
-   fragmentation kept is the one closest to the prior
-   :attr:`ModelConstants.fragmentation_prior` for which the largest feasible
-   reported peak is 79.3 GB (to 0.1), the card's configuration runs and is the
-   best feasible one.
+1. ``compute_efficiency``: bisection so that the card's best configuration's
+   throughput is 0.27068 samples/s/GPU (result: 0.4316 of peak on wide GEMMs);
+2. for each ``optimizer_temp_frac`` on :data:`OPTIMIZER_TEMP_GRID`, nearest
+   the prior 0.1 first: ``overhead_gb`` solved so that the card's best
+   configuration reports a 74.2 GB peak; then for each ``fragmentation`` on
+   :data:`FRAGMENTATION_GRID`, ``usable_gb`` midway between the 560th and 561st
+   smallest footprints (so exactly 560 of the 780 run); the first pair
+   (nearest the priors) is kept for which the largest feasible reported peak
+   is 79.3 GB (to 0.1), the card's configuration runs, is the best feasible
+   one and ``usable_gb <= 96``.
+
+With :data:`GENERATOR_VERSION` 1.0.0 the result is ``optimizer_temp_frac``
+0.1, ``overhead_gb`` 6.90, ``fragmentation`` 0.18, ``usable_gb`` 85.18 (the
+card's best then has a 74.2 GB peak and an 84 GB footprint; some OOM runs
+report as little as about 72.6 GB). These values are also written into the
+parquet metadata (``calibration.*``).
 
 The OOM rows follow design section 1: ``throughput_mean``,
 ``throughput_std`` and ``overall_time`` NaN, ``peak_mem`` inf,
