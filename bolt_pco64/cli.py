@@ -115,3 +115,98 @@ def generate(out: Path, seed: int) -> None:
     except OSError as err:
         raise CLIError(f"Expected a writable path, got {out}: {err}") from err
     click.echo(str(path))
+
+
+@main.command()
+@click.option(
+    "--methods",
+    default=None,
+    help="Comma-separated method names [default: random,qlognei,qlogei,ts,naive].",
+)
+@click.option(
+    "--seeds", type=click.IntRange(min=1), default=None, help="Seeds per method [20]."
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Evaluations per run, initial design included [60].",
+)
+@click.option(
+    "--n-init",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Initial design size [10].",
+)
+@click.option(
+    "--q", type=click.IntRange(min=1), default=1, show_default=True, help="Batch size."
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output directory [bench-results/full, or bench-results/quick].",
+)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="3 methods (random, qlognei, ts) x 3 seeds x 30 evaluations.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Local worker processes.",
+)
+@click.option(
+    "--dask-scheduler", default=None, help="Address of a running Dask scheduler."
+)
+@click.option(
+    "--table",
+    "table_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Benchmark on this table file instead of the default.",
+)
+@click.option(
+    "--noise",
+    default=None,
+    help="Observation noise: 'measured' or a standard deviation.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bars.")
+def bench(
+    methods: str | None,
+    seeds: int | None,
+    budget: int | None,
+    n_init: int | None,
+    q: int,
+    out: Path | None,
+    quick: bool,
+    jobs: int,
+    dask_scheduler: str | None,
+    table_path: Path | None,
+    noise: str | None,
+    no_progress: bool,
+) -> None:
+    """Compare BO methods on pco64; resumable (see bolt_pco64.bench)."""
+    from bolt_pco64.bench import run_benchmark_cli
+
+    try:
+        text = run_benchmark_cli(
+            methods=methods,
+            seeds=seeds,
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            out=out,
+            quick=quick,
+            jobs=jobs,
+            dask_scheduler=dask_scheduler,
+            table=table_path,
+            noise=noise,
+            progress=not no_progress,
+        )
+    except (ValueError, TableError, FileNotFoundError, OSError) as err:
+        raise CLIError(" ".join(str(err).split())) from err
+    click.echo(text)

@@ -1,0 +1,391 @@
+"""Bayesian-optimisation building blocks for the constrained pco64 problem.
+
+pco64 has a *crash* constraint: a configuration that runs out of memory
+returns no throughput at all. The models here follow the usual BoTorch
+treatment of such a problem:
+
+- an **objective GP** (:class:`~botorch.models.SingleTaskGP`) fitted on the
+  *feasible* observations only (an OOM run has no throughput to fit);
+- a **constraint GP** fitted on the memory margin (``peak_mem_normalised``,
+  ``<= 0`` iff feasible) of *every* observation, OOM runs included (their
+  margin is the table's fixed positive pad);
+- both with inputs normalised to the unit cube with the problem's bounds and
+  standardised outcomes.
+
+Candidates are chosen from a discrete set (the untried rows of
+``PCO64.candidates()``) by
+
+- constrained ``qLogNoisyExpectedImprovement`` / ``qLogExpectedImprovement``
+  (:func:`propose_acquisition`) through ``optimize_acqf_discrete``;
+- constrained Thompson sampling (:func:`propose_thompson`): one joint posterior
+  sample of both GPs over all choices, the best objective sample among the
+  choices whose margin sample is ``<= 0``;
+- ``qLogProbabilityOfFeasibility`` of the constraint GP while there is no
+  feasible observation yet (there is no incumbent then, and qLogNEI has nothing
+  to improve on).
+
+Randomness. Every function takes a ``seed`` or a :class:`torch.Generator`; no
+function draws from torch's global random number generator, with one
+documented exception: BoTorch's GP fitting falls back to re-sampling the
+hyperparameters from their priors (global RNG) when an optimisation attempt
+fails. :func:`fit_gp` therefore runs inside
+:func:`botorch.utils.sampling.manual_seed`, which seeds the global generator
+with the given seed and *restores its previous state* on exit. Callers that run
+several fits at once in threads of one process share that global state; the
+benchmark harness runs one fit per process (or per single-threaded Dask worker)
+for that reason.
+
+Ties (equal acquisition values) go to the earliest choice, i.e. the earliest
+row in canonical table order.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from botorch.acquisition import (
+    AcquisitionFunction,
+    qLogExpectedImprovement,
+    qLogNoisyExpectedImprovement,
+)
+from botorch.acquisition.logei import qLogProbabilityOfFeasibility
+from botorch.acquisition.objective import GenericMCObjective
+from botorch.exceptions.warnings import InputDataWarning
+from botorch.fit import fit_gpytorch_mll
+from botorch.models import ModelListGP, SingleTaskGP
+from botorch.models.transforms.input import Normalize
+from botorch.models.transforms.outcome import Standardize
+from botorch.optim import optimize_acqf_discrete
+from botorch.sampling import SobolQMCNormalSampler
+from botorch.utils.sampling import manual_seed
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch import Tensor
+
+__all__ = [
+    "FIT_OPTIONS",
+    "MC_SAMPLES",
+    "AcquisitionKind",
+    "ConstrainedModels",
+    "acquisition_function",
+    "fit_constrained_models",
+    "fit_gp",
+    "propose_acquisition",
+    "propose_thompson",
+    "safe_bounds",
+    "select_discrete",
+]
+
+AcquisitionKind = Literal["qlognei", "qlogei", "pof"]
+
+#: Default number of quasi-MC samples for the acquisition functions.
+MC_SAMPLES = 128
+#: L-BFGS-B options of the GP fits. SciPy's default ``ftol`` (2.2e-9) spends
+#: hundreds of iterations (seconds) walking irrelevant lengthscales towards
+#: infinity on this noise-free table; at ``ftol=1e-6`` a fit takes tens of
+#: iterations and reaches nearly the same marginal likelihood.
+FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 200}
+
+
+def safe_bounds(bounds: Tensor) -> Tensor:
+    """Bounds for input normalisation, with zero-width dimensions widened by 1.
+
+    Args:
+        bounds: ``2 x d``-dim tensor of lower and upper bounds.
+
+    Returns:
+        A ``2 x d``-dim tensor; where ``upper == lower`` the upper bound is
+        ``lower + 1`` (a constant column would otherwise divide by zero in
+        :class:`~botorch.models.transforms.input.Normalize`).
+    """
+    if bounds.dim() != 2 or bounds.shape[0] != 2:
+        raise ValueError(f"Expected bounds of shape 2 x d, got {tuple(bounds.shape)}.")
+    out = bounds.clone()
+    flat = out[1] <= out[0]
+    out[1, flat] = out[0, flat] + 1
+    return out
+
+
+def _check_xy(X: Tensor, Y: Tensor, name: str) -> None:
+    if X.dim() != 2:
+        raise ValueError(f"Expected X of shape n x d, got {tuple(X.shape)}.")
+    if Y.shape != X.shape[:1]:
+        raise ValueError(
+            f"Expected {name} of shape ({X.shape[0]},) to match X, got {tuple(Y.shape)}."
+        )
+    if X.shape[0] == 0:
+        raise ValueError(f"Expected at least one observation for {name}, got none.")
+    if not torch.isfinite(Y).all():
+        raise ValueError(f"Expected finite {name} values, got {Y.tolist()}.")
+
+
+def fit_gp(X: Tensor, Y: Tensor, bounds: Tensor, seed: int) -> SingleTaskGP:
+    """Fit a :class:`~botorch.models.SingleTaskGP` by maximum marginal likelihood.
+
+    Inputs are normalised to the unit cube with ``bounds`` (not with the data's
+    own range, so every model sees the same scale), the outcome is
+    standardised. The fit runs inside ``botorch.utils.sampling.manual_seed(seed)``
+    (see the module docstring): the result depends only on the data and the seed.
+
+    Args:
+        X: ``n x d``-dim tensor of training inputs.
+        Y: ``n``-dim tensor of finite training outcomes.
+        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        seed: Seed for BoTorch's fitting fallback (hyperparameter restarts).
+
+    Returns:
+        The fitted model (in eval mode), one output.
+
+    Raises:
+        ValueError: On mismatched shapes or non-finite outcomes.
+        botorch.exceptions.ModelFittingError: If every fitting attempt fails.
+    """
+    _check_xy(X, Y, "Y")
+    model = SingleTaskGP(
+        X,
+        Y.unsqueeze(-1),
+        input_transform=Normalize(d=X.shape[-1], bounds=safe_bounds(bounds)),
+        outcome_transform=Standardize(m=1),
+    )
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    with manual_seed(int(seed)), warnings.catch_warnings():
+        # A single observation or a constant outcome is legitimate here.
+        warnings.simplefilter("ignore", InputDataWarning)
+        fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
+    model.eval()
+    return model
+
+
+@dataclass
+class ConstrainedModels:
+    """The two GPs of a constrained BO step.
+
+    Attributes:
+        objective: GP of the throughput, fitted on the feasible observations
+            only; ``None`` while there is no feasible observation.
+        constraint: GP of the memory margin (``<= 0`` iff feasible), fitted on
+            every observation.
+    """
+
+    objective: SingleTaskGP | None
+    constraint: SingleTaskGP
+
+    def model_list(self) -> ModelListGP:
+        """``ModelListGP(objective, constraint)``: output 0 throughput, 1 margin."""
+        if self.objective is None:
+            raise ValueError(
+                "Expected an objective model, got None (no feasible observation yet)."
+            )
+        return ModelListGP(self.objective, self.constraint)
+
+
+def fit_constrained_models(
+    X: Tensor, y: Tensor, margin: Tensor, bounds: Tensor, seed: int
+) -> ConstrainedModels:
+    """Fit the objective GP (feasible observations) and the constraint GP (all).
+
+    Args:
+        X: ``n x d``-dim tensor of the evaluated configurations (encoded).
+        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
+        margin: ``n``-dim tensor of the memory margins (``<= 0`` iff feasible).
+        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        seed: Seed for the fits (see :func:`fit_gp`).
+
+    Returns:
+        The fitted :class:`ConstrainedModels`; ``objective`` is ``None`` when no
+        observation is feasible.
+    """
+    _check_xy(X, margin, "margin")
+    if y.shape != margin.shape:
+        raise ValueError(
+            f"Expected y of shape {tuple(margin.shape)} like margin, got {tuple(y.shape)}."
+        )
+    feasible = ~torch.isnan(y)
+    objective = None
+    if feasible.any():
+        objective = fit_gp(X[feasible], y[feasible], bounds, seed)
+    constraint = fit_gp(X, margin, bounds, seed + 1)
+    return ConstrainedModels(objective=objective, constraint=constraint)
+
+
+def _throughput(Z: Tensor, X: Tensor | None = None) -> Tensor:
+    return Z[..., 0]
+
+
+def _margin(Z: Tensor) -> Tensor:
+    return Z[..., 1]
+
+
+def _only_output(Z: Tensor) -> Tensor:
+    return Z[..., 0]
+
+
+def acquisition_function(
+    kind: AcquisitionKind,
+    models: ConstrainedModels,
+    X_observed: Tensor,
+    y: Tensor,
+    seed: int,
+    mc_samples: int = MC_SAMPLES,
+) -> AcquisitionFunction:
+    """Build a constrained acquisition function.
+
+    Args:
+        kind: ``"qlognei"`` (constrained qLogNEI, ``X_baseline`` = every
+            observation), ``"qlogei"`` (constrained qLogEI, ``best_f`` = the
+            best feasible observation) or ``"pof"``
+            (``qLogProbabilityOfFeasibility`` of the constraint GP alone).
+            ``"qlognei"``/``"qlogei"`` fall back to ``"pof"`` while
+            ``models.objective`` is ``None``.
+        models: The fitted :class:`ConstrainedModels`.
+        X_observed: ``n x d``-dim tensor of the evaluated configurations.
+        y: ``n``-dim tensor of observed throughput, NaN on OOM.
+        seed: Seed of the quasi-MC sampler.
+        mc_samples: Number of quasi-MC samples.
+
+    Returns:
+        The acquisition function (maximise it). The constraint is passed as
+        ``constraints=[margin]`` (BoTorch: satisfied where ``<= 0``).
+
+    Notes:
+        qLogNEI prunes its baseline (BoTorch's default, ``prune_baseline=True``)
+        to the points with a chance of being the best feasible one; the
+        pruning draws its samples from torch's global RNG, so it runs inside
+        ``botorch.utils.sampling.manual_seed(seed)`` (global state restored).
+    """
+    if kind not in ("qlognei", "qlogei", "pof"):
+        raise ValueError(f"Expected kind 'qlognei', 'qlogei' or 'pof', got {kind!r}.")
+    sampler = SobolQMCNormalSampler(sample_shape=torch.Size([mc_samples]), seed=seed)
+    if kind == "pof" or models.objective is None:
+        return qLogProbabilityOfFeasibility(
+            model=models.constraint, constraints=[_only_output], sampler=sampler
+        )
+    model = models.model_list()
+    objective = GenericMCObjective(_throughput)
+    if kind == "qlognei":
+        with manual_seed(int(seed)):
+            return qLogNoisyExpectedImprovement(
+                model=model,
+                X_baseline=X_observed,
+                sampler=sampler,
+                objective=objective,
+                constraints=[_margin],
+                prune_baseline=True,
+            )
+    best_f = y[~torch.isnan(y)].max()
+    return qLogExpectedImprovement(
+        model=model,
+        best_f=best_f,
+        sampler=sampler,
+        objective=objective,
+        constraints=[_margin],
+    )
+
+
+def select_discrete(acqf: AcquisitionFunction, choices: Tensor, q: int) -> Tensor:
+    """Pick ``q`` distinct choices by ``optimize_acqf_discrete`` (sequential greedy).
+
+    Args:
+        acqf: The acquisition function.
+        choices: ``m x d``-dim tensor of the allowed configurations.
+        q: Number of choices to pick, ``1 <= q <= m``.
+
+    Returns:
+        ``q``-dim long tensor of indices into ``choices`` (ties go to the
+        earliest choice).
+    """
+    if not 1 <= q <= choices.shape[0]:
+        raise ValueError(f"Expected 1 <= q <= {choices.shape[0]}, got q={q}.")
+    with torch.no_grad():
+        picked, _ = optimize_acqf_discrete(
+            acq_function=acqf, q=q, choices=choices, unique=True
+        )
+    match = (picked.unsqueeze(-2) == choices.unsqueeze(0)).all(dim=-1)
+    return match.to(torch.uint8).argmax(dim=-1)
+
+
+def propose_acquisition(
+    kind: AcquisitionKind,
+    models: ConstrainedModels,
+    X_observed: Tensor,
+    y: Tensor,
+    choices: Tensor,
+    q: int,
+    seed: int,
+    mc_samples: int = MC_SAMPLES,
+) -> Tensor:
+    """Choose ``q`` of ``choices`` by a constrained acquisition function.
+
+    See :func:`acquisition_function` for ``kind`` and the arguments.
+
+    Args:
+        choices: ``m x d``-dim tensor of the untried configurations.
+
+    Returns:
+        ``q``-dim long tensor of indices into ``choices``.
+    """
+    acqf = acquisition_function(kind, models, X_observed, y, seed, mc_samples)
+    return select_discrete(acqf, choices, q)
+
+
+def _joint_sample(model: SingleTaskGP, X: Tensor, z: Tensor) -> Tensor:
+    """``n_samples x m`` joint posterior samples of ``model`` at ``X`` (``m x d``)."""
+    with torch.no_grad():
+        mvn = model.posterior(X).distribution
+        mean = mvn.mean.reshape(-1)
+        cov = mvn.covariance_matrix.reshape(mean.shape[0], mean.shape[0])
+        L = psd_safe_cholesky(cov)
+    return mean + z @ L.transpose(-1, -2)
+
+
+def propose_thompson(
+    models: ConstrainedModels,
+    choices: Tensor,
+    q: int,
+    generator: torch.Generator,
+) -> Tensor:
+    """Constrained Thompson sampling over a discrete set.
+
+    For each of the ``q`` picks, one joint posterior sample of the objective GP
+    and one of the constraint GP are drawn over all ``choices``; the pick is
+    the choice with the highest objective sample among those whose margin
+    sample is ``<= 0`` (or, if none is, the one with the lowest margin sample).
+    Choices already picked in this batch are excluded. Without an objective
+    model (no feasible observation yet) the pick is the lowest margin sample.
+
+    Args:
+        models: The fitted :class:`ConstrainedModels`.
+        choices: ``m x d``-dim tensor of the untried configurations.
+        q: Number of picks, ``1 <= q <= m``.
+        generator: Source of the standard normal draws (nothing else is random).
+
+    Returns:
+        ``q``-dim long tensor of indices into ``choices``.
+    """
+    m = choices.shape[0]
+    if not 1 <= q <= m:
+        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    dev = choices.device
+    z_con = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)
+    z_obj = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)
+    con = _joint_sample(models.constraint, choices, z_con)
+    obj = (
+        _joint_sample(models.objective, choices, z_obj)
+        if models.objective is not None
+        else None
+    )
+    taken = torch.zeros(m, dtype=torch.bool, device=dev)
+    picks = []
+    for i in range(q):
+        ok = (con[i] <= 0) & ~taken
+        if obj is not None and ok.any():
+            score = torch.where(ok, obj[i], torch.full_like(obj[i], -torch.inf))
+        else:
+            score = torch.where(taken, torch.full_like(con[i], -torch.inf), -con[i])
+        j = int(torch.argmax(score))
+        taken[j] = True
+        picks.append(j)
+    return torch.tensor(picks, dtype=torch.long, device=dev)
