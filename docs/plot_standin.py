@@ -11,7 +11,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
+
+from bolt_pco64.simulate import Config, calibrate, reported_peaks
+from bolt_pco64.table import INPUT_COLUMNS
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "data" / "pco64_simulated.parquet"
@@ -27,23 +31,43 @@ KNOBS = [
 ]
 
 
+def _modelled_peaks(frame: pd.DataFrame) -> np.ndarray:
+    """The model's reported peak (max over GPUs, GB) of each row, OOM rows included."""
+    calibration = calibrate()
+    peaks = []
+    for row in frame[[*INPUT_COLUMNS]].itertuples(index=False):
+        dp, tp, pp, cp, sp, bucket, zero, chunks = row
+        cfg = Config(2**dp, 2**tp, 2**pp, 2**cp, 2**sp, 2**bucket, zero, 2**chunks)
+        peaks.append(float(reported_peaks(cfg, calibration).max()))
+    return np.asarray(peaks)
+
+
 def plot_throughput_vs_memory(frame: pd.DataFrame, out: Path) -> None:
-    """Throughput against reported peak memory; OOM rows as a rug at the bottom."""
+    """Throughput against peak memory by ZeRO stage; OOM rows as a strip below.
+
+    OOM rows have no throughput and ``peak_mem = inf`` in the table; the strip
+    places them at the peak the model says they would have reported, which shows
+    that no peak-memory threshold separates the runs that fit from those that
+    do not.
+    """
     ok = frame[frame["ran_successfully"]]
     oom = frame[~frame["ran_successfully"]]
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    sc = ax.scatter(
-        ok["peak_mem"],
-        ok["throughput_mean"],
-        c=ok["zero_stage"],
-        cmap="viridis",
-        s=14,
-        alpha=0.8,
-        label=f"ran ({len(ok)})",
-    )
+    oom_peaks = _modelled_peaks(oom)
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
+    colours = {0: "tab:purple", 2: "tab:green", 3: "tab:orange"}
+    for stage, colour in colours.items():
+        part = ok[ok["zero_stage"] == stage]
+        ax.scatter(
+            part["peak_mem"],
+            part["throughput_mean"],
+            s=14,
+            alpha=0.8,
+            color=colour,
+            label=f"ran, ZeRO {stage} ({len(part)})",
+        )
     best = ok.loc[ok["throughput_mean"].idxmax()]
     ax.scatter(
-        [best["peak_mem"]], [best["throughput_mean"]], marker="*", s=200, c="red"
+        [best["peak_mem"]], [best["throughput_mean"]], marker="*", s=220, c="red"
     )
     ax.annotate(
         "card's best",
@@ -52,21 +76,34 @@ def plot_throughput_vs_memory(frame: pd.DataFrame, out: Path) -> None:
         textcoords="offset points",
         color="red",
     )
-    y0 = ok["throughput_mean"].min() * 0.97
-    ax.plot(
-        [ok["peak_mem"].max() + 1.5] * len(oom),
-        [y0] * len(oom),
-        "x",
+    y0 = ok["throughput_mean"].min() * 0.55
+    jitter = np.random.default_rng(0).uniform(-0.006, 0.006, size=len(oom))
+    x_max = 125.0
+    ax.scatter(
+        np.minimum(oom_peaks, x_max),
+        y0 + jitter,
+        marker="x",
+        s=14,
         color="crimson",
-        label=f"OOM ({len(oom)}, no throughput, peak = inf)",
+        alpha=0.7,
+        label=f"OOM ({len(oom)}): no throughput; x = modelled peak (clipped at {x_max:g})",
     )
-    ax.axvline(96, color="grey", ls="--", lw=1)
-    ax.text(95.5, ax.get_ylim()[1], "96 GB", ha="right", va="top", color="grey")
-    fig.colorbar(sc, ax=ax, label="ZeRO stage")
+    ax.axhline(ok["throughput_mean"].min() * 0.8, color="lightgrey", lw=0.8)
+    ax.axvline(ok["peak_mem"].max(), color="grey", ls=":", lw=1)
+    ax.text(
+        ok["peak_mem"].max() + 0.5,
+        ax.get_ylim()[1],
+        f"largest feasible peak {ok['peak_mem'].max():.1f} GB",
+        ha="left",
+        va="top",
+        color="grey",
+        fontsize=7,
+    )
+    ax.set_xlim(right=x_max + 3)
     ax.set_xlabel("reported peak memory per GPU (GB)")
     ax.set_ylabel("throughput (samples / s / GPU)")
     ax.set_title("SIMULATED stand-in: throughput vs peak memory")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="center right", fontsize=7)
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
