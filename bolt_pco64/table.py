@@ -260,7 +260,12 @@ def parse_float_list(value: object) -> tuple[float, ...]:
     if isinstance(value, float) and math.isnan(value):
         return ()
     if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(float(v) for v in value)
+        try:
+            return tuple(float(v) for v in value)
+        except (TypeError, ValueError):  # None, nested lists, strings, complex
+            raise ValueError(
+                f"expected a list of numbers, got {str(list(value))[:40]}"
+            ) from None
     if not isinstance(value, str):
         raise ValueError(f"expected a list of numbers, got {type(value).__name__}")
     text = value.strip()
@@ -307,7 +312,11 @@ def _numeric(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
         raise _fail(
             where, column, 0, f"expected numbers, got booleans ({series.dtype})"
         )
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+    numbers = pd.to_numeric(series, errors="coerce")
+    for dtype in (series.dtype, numbers.dtype):
+        if getattr(dtype, "kind", "O") in "cmM":  # complex, timedelta, datetime
+            raise _fail(where, column, 0, f"expected real numbers, got {dtype}")
+    values = numbers.to_numpy(dtype=np.float64)
     bad = np.isnan(values) & ~series.isna().to_numpy()
     if bad.any():
         i = _first(bad)
@@ -354,6 +363,9 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
             None,
             f"missing column(s) {missing}; expected {list(COLUMNS)}",
         )
+    doubled = [c for c in COLUMNS if int((raw.columns == c).sum()) > 1]
+    if doubled:
+        raise _fail(where, doubled[0], None, "the column appears more than once")
     if len(raw) == 0:
         raise _fail(where, None, None, "the table has no rows")
     raw = raw.reset_index(drop=True)
