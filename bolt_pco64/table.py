@@ -543,6 +543,9 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
     try:
         if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
             table = pq.read_table(path)
+            # Corrupt data (e.g. invalid UTF-8 in a string column) would
+            # otherwise surface later, lazily, as a bare ArrowException.
+            table.validate(full=True)
             meta = {
                 k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
                 for k, v in (table.schema.metadata or {}).items()
