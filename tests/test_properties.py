@@ -116,7 +116,7 @@ def points_in_box(draw, low: torch.Tensor, high: torch.Tensor, max_n: int = 24):
 # -- the test problem ---------------------------------------------------------------
 
 
-@examples(40)
+@examples(20)
 @given(data=tables())
 def test_candidates_return_the_table_columns_exactly(data) -> None:
     frame, configs, tps, mems = data
@@ -134,7 +134,7 @@ def test_candidates_return_the_table_columns_exactly(data) -> None:
     _assert_same(f32(f32.candidates()), thr.float())
 
 
-@examples(40)
+@examples(20)
 @given(
     data=tables(),
     pick=st.integers(0, 10**6),
@@ -165,7 +165,7 @@ def test_points_within_half_of_a_row_snap_to_it(
     _assert_same(f(x.float()), thr[i].float())
 
 
-@examples(30)
+@examples(20)
 @given(data=tables(min_rows=2), perm_seed=st.integers(0, 2**32 - 1), st_data=st.data())
 def test_shuffling_the_table_rows_changes_nothing(data, perm_seed, st_data) -> None:
     frame, configs, tps, mems = data
@@ -185,7 +185,7 @@ def test_shuffling_the_table_rows_changes_nothing(data, perm_seed, st_data) -> N
     _assert_same(g.bounds, f.bounds)
 
 
-@examples(30)
+@examples(20)
 @given(data=tables(), st_data=st.data())
 def test_float32_and_float64_agree(data, st_data) -> None:
     frame, configs, tps, mems = data
@@ -202,7 +202,7 @@ def test_float32_and_float64_agree(data, st_data) -> None:
     _assert_same(f.evaluate_slack_true(X32), -margin[idx].float().unsqueeze(-1))
 
 
-@examples(30)
+@examples(20)
 @given(data=tables(), st_data=st.data())
 def test_results_do_not_depend_on_the_batch_shape(data, st_data) -> None:
     frame, configs, tps, mems = data
@@ -232,7 +232,7 @@ def test_results_do_not_depend_on_the_batch_shape(data, st_data) -> None:
     _assert_same(f(X.reshape(a, b, 8)[:, :0]), flat.reshape(a, b)[:, :0])
 
 
-@examples(30)
+@examples(20)
 @given(data=tables(), st_data=st.data(), noise=st.sampled_from([None, 0.1, 0.0]))
 def test_negate_flips_values_and_keeps_nan(data, st_data, noise) -> None:
     frame, configs, tps, mems = data
@@ -255,7 +255,7 @@ def test_negate_flips_values_and_keeps_nan(data, st_data, noise) -> None:
         assert bool((fx[~oom] != expected[~oom]).all())
 
 
-@examples(30)
+@examples(20)
 @given(data=tables(), st_data=st.data(), negate=st.booleans())
 def test_measured_noise_keeps_nan_at_oom_rows(data, st_data, negate) -> None:
     frame, configs, tps, mems = data
@@ -316,7 +316,7 @@ def tables_and_points(draw):
     return table, X
 
 
-@examples(60)
+@examples(50)
 @given(case=tables_and_points(), small_chunks=st.booleans())
 def test_row_snapper_equals_the_reference(case, small_chunks) -> None:
     table, X = case
