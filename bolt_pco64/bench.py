@@ -16,7 +16,8 @@ long table (:data:`RECORD_COLUMNS`):
   without noise);
 - ``gpu_hours``: cumulative simulated cost, ``overall_time x 64 GPUs / 3600``
   per feasible run. **An OOM run is charged** :data:`OOM_COST_FRACTION` (a
-  quarter) of the median feasible ``overall_time`` of the table: a crashed job
+  quarter) of the median feasible ``overall_time`` of the table (the lower
+  middle value for an even count, as ``torch.median``): a crashed job
   still pays for scheduling, start-up, model construction and the first steps
   until the allocator fails, but not for a whole measured run;
 - ``fit_seconds`` and ``acq_seconds``: the wall time of the proposal step that
@@ -185,6 +186,9 @@ class RunContext:
         step_seed: A fresh integer seed for this step (from ``generator``).
         generator: The method's random number generator for this run.
         fit_seconds: Time spent fitting models; a method adds to it.
+        state: A dict that persists across the steps of one run (the
+            built-in model methods keep their last GPs there to warm-start
+            the next fit).
     """
 
     problem: Any
@@ -198,6 +202,7 @@ class RunContext:
     step_seed: int
     generator: torch.Generator
     fit_seconds: float = 0.0
+    state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def X(self) -> Tensor:
@@ -260,7 +265,15 @@ def _propose_model(ctx: RunContext, kind: str) -> Tensor:
     )
 
     t0 = time.perf_counter()
-    models = fit_constrained_models(ctx.X, ctx.y, ctx.margin, ctx.bounds, ctx.step_seed)
+    models = fit_constrained_models(
+        ctx.X,
+        ctx.y,
+        ctx.margin,
+        ctx.bounds,
+        ctx.step_seed,
+        warm_start=ctx.state.get("models"),
+    )
+    ctx.state["models"] = models
     ctx.fit_seconds += time.perf_counter() - t0
     choices = ctx.candidates[ctx.untried]
     if models.objective is None:
@@ -299,7 +312,8 @@ def _naive(ctx: RunContext) -> Tensor:
     worst = float(ctx.problem.worst_feasible_value)
     y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
     t0 = time.perf_counter()
-    model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed)
+    model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
+    ctx.state["model"] = model
     ctx.fit_seconds += time.perf_counter() - t0
     with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
         acqf = qLogNoisyExpectedImprovement(
@@ -308,7 +322,9 @@ def _naive(ctx: RunContext) -> Tensor:
             sampler=SobolQMCNormalSampler(torch.Size([MC_SAMPLES]), seed=ctx.step_seed),
             prune_baseline=True,
         )
-    return ctx.untried[select_discrete(acqf, ctx.candidates[ctx.untried], ctx.q)]
+    return ctx.untried[
+        select_discrete(acqf, ctx.candidates[ctx.untried], ctx.q, ctx.step_seed)
+    ]
 
 
 register_method("random", _random)
@@ -392,7 +408,11 @@ def _make_problem(table: Table) -> Any:
 
 
 def _cost_per_row(table: Table) -> Tensor:
-    """``N``-dim tensor: simulated GPU-hours of evaluating each row."""
+    """``N``-dim tensor: simulated GPU-hours of evaluating each row.
+
+    Feasible: ``overall_time * GPUS / 3600``. OOM: ``OOM_COST_FRACTION`` times
+    the ``torch.median`` (lower middle value) of the feasible ``overall_time``.
+    """
     ot = table.column("overall_time")
     feas = table.feasible
     oom_seconds = OOM_COST_FRACTION * float(ot[feas].median())
@@ -473,6 +493,7 @@ def _run(
     noise_gen = torch.Generator().manual_seed(int(seed) + 7_919)
     method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
 
+    state: dict[str, Any] = {}
     rows: list[int] = []
     ys: list[float] = []
     fit_s: list[float] = []
@@ -511,6 +532,7 @@ def _run(
                 seed=seed,
                 step_seed=step_seed,
                 generator=method_gen,
+                state=state,
             )
             t0 = time.perf_counter()
             proposed = fn(ctx)
@@ -1219,7 +1241,7 @@ def _execute(
         from distributed import Client
         from distributed import as_completed as dask_completed
 
-        with Client(dask_scheduler, set_as_default=False) as client:
+        with Client(dask_scheduler) as client:
             futures = {client.submit(_run_task, t, pure=False): t for t in tasks}
             try:
                 for fut in dask_completed(list(futures)):

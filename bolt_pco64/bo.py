@@ -87,7 +87,7 @@ MC_SAMPLES = 128
 #: hundreds of iterations (seconds) walking irrelevant lengthscales towards
 #: infinity on this noise-free table; at ``ftol=1e-6`` a fit takes tens of
 #: iterations and reaches nearly the same marginal likelihood.
-FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 200}
+FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 100}
 
 
 def safe_bounds(bounds: Tensor) -> Tensor:
@@ -122,7 +122,13 @@ def _check_xy(X: Tensor, Y: Tensor, name: str) -> None:
         raise ValueError(f"Expected finite {name} values, got {Y.tolist()}.")
 
 
-def fit_gp(X: Tensor, Y: Tensor, bounds: Tensor, seed: int) -> SingleTaskGP:
+def fit_gp(
+    X: Tensor,
+    Y: Tensor,
+    bounds: Tensor,
+    seed: int,
+    warm_start: SingleTaskGP | None = None,
+) -> SingleTaskGP:
     """Fit a :class:`~botorch.models.SingleTaskGP` by maximum marginal likelihood.
 
     Inputs are normalised to the unit cube with ``bounds`` (not with the data's
@@ -135,6 +141,12 @@ def fit_gp(X: Tensor, Y: Tensor, bounds: Tensor, seed: int) -> SingleTaskGP:
         Y: ``n``-dim tensor of finite training outcomes.
         bounds: ``2 x d``-dim tensor of the problem's bounds.
         seed: Seed for BoTorch's fitting fallback (hyperparameter restarts).
+        warm_start: A previously fitted model of the same kind whose
+            hyperparameters (noise, constant mean, lengthscales) start the
+            optimisation instead of BoTorch's defaults. In a BO loop the
+            previous step's model makes each refit a few L-BFGS iterations
+            instead of tens to hundreds; the result stays a deterministic
+            function of the run's history.
 
     Returns:
         The fitted model (in eval mode), one output.
@@ -144,16 +156,22 @@ def fit_gp(X: Tensor, Y: Tensor, bounds: Tensor, seed: int) -> SingleTaskGP:
         botorch.exceptions.ModelFittingError: If every fitting attempt fails.
     """
     _check_xy(X, Y, "Y")
-    model = SingleTaskGP(
-        X,
-        Y.unsqueeze(-1),
-        input_transform=Normalize(d=X.shape[-1], bounds=safe_bounds(bounds)),
-        outcome_transform=Standardize(m=1),
-    )
-    mll = ExactMarginalLogLikelihood(model.likelihood, model)
     with manual_seed(int(seed)), warnings.catch_warnings():
-        # A single observation or a constant outcome is legitimate here.
+        # A single observation or a constant outcome (all OOM) is legitimate.
         warnings.simplefilter("ignore", InputDataWarning)
+        model = SingleTaskGP(
+            X,
+            Y.unsqueeze(-1),
+            input_transform=Normalize(d=X.shape[-1], bounds=safe_bounds(bounds)),
+            outcome_transform=Standardize(m=1),
+        )
+        if warm_start is not None:
+            previous = dict(warm_start.named_parameters())
+            with torch.no_grad():
+                for name, param in model.named_parameters():
+                    if name in previous and previous[name].shape == param.shape:
+                        param.copy_(previous[name])
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
         fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
     model.eval()
     return model
@@ -183,7 +201,12 @@ class ConstrainedModels:
 
 
 def fit_constrained_models(
-    X: Tensor, y: Tensor, margin: Tensor, bounds: Tensor, seed: int
+    X: Tensor,
+    y: Tensor,
+    margin: Tensor,
+    bounds: Tensor,
+    seed: int,
+    warm_start: ConstrainedModels | None = None,
 ) -> ConstrainedModels:
     """Fit the objective GP (feasible observations) and the constraint GP (all).
 
@@ -193,6 +216,8 @@ def fit_constrained_models(
         margin: ``n``-dim tensor of the memory margins (``<= 0`` iff feasible).
         bounds: ``2 x d``-dim tensor of the problem's bounds.
         seed: Seed for the fits (see :func:`fit_gp`).
+        warm_start: The previous step's models, to start from their
+            hyperparameters (see :func:`fit_gp`).
 
     Returns:
         The fitted :class:`ConstrainedModels`; ``objective`` is ``None`` when no
@@ -206,8 +231,10 @@ def fit_constrained_models(
     feasible = ~torch.isnan(y)
     objective = None
     if feasible.any():
-        objective = fit_gp(X[feasible], y[feasible], bounds, seed)
-    constraint = fit_gp(X, margin, bounds, seed + 1)
+        previous = warm_start.objective if warm_start is not None else None
+        objective = fit_gp(X[feasible], y[feasible], bounds, seed, previous)
+    previous_c = warm_start.constraint if warm_start is not None else None
+    constraint = fit_gp(X, margin, bounds, seed + 1, previous_c)
     return ConstrainedModels(objective=objective, constraint=constraint)
 
 
@@ -285,13 +312,19 @@ def acquisition_function(
     )
 
 
-def select_discrete(acqf: AcquisitionFunction, choices: Tensor, q: int) -> Tensor:
+def select_discrete(
+    acqf: AcquisitionFunction, choices: Tensor, q: int, seed: int | None = None
+) -> Tensor:
     """Pick ``q`` distinct choices by ``optimize_acqf_discrete`` (sequential greedy).
 
     Args:
         acqf: The acquisition function.
         choices: ``m x d``-dim tensor of the allowed configurations.
         q: Number of choices to pick, ``1 <= q <= m``.
+        seed: For ``q > 1`` the greedy steps call ``acqf.set_X_pending``, and
+            qLogNEI re-prunes its baseline there from torch's global RNG; with
+            a seed this runs inside ``botorch.utils.sampling.manual_seed(seed)``
+            (global state restored), so the picks depend only on the seed.
 
     Returns:
         ``q``-dim long tensor of indices into ``choices`` (ties go to the
@@ -299,7 +332,7 @@ def select_discrete(acqf: AcquisitionFunction, choices: Tensor, q: int) -> Tenso
     """
     if not 1 <= q <= choices.shape[0]:
         raise ValueError(f"Expected 1 <= q <= {choices.shape[0]}, got q={q}.")
-    with torch.no_grad():
+    with torch.no_grad(), manual_seed(seed):
         picked, _ = optimize_acqf_discrete(
             acq_function=acqf, q=q, choices=choices, unique=True
         )
@@ -328,7 +361,7 @@ def propose_acquisition(
         ``q``-dim long tensor of indices into ``choices``.
     """
     acqf = acquisition_function(kind, models, X_observed, y, seed, mc_samples)
-    return select_discrete(acqf, choices, q)
+    return select_discrete(acqf, choices, q, seed=seed)
 
 
 def _joint_sample(model: SingleTaskGP, X: Tensor, z: Tensor) -> Tensor:

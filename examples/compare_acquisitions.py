@@ -1,0 +1,45 @@
+"""Compare acquisition functions on pco64 with the benchmark harness.
+
+Calls :func:`bolt_pco64.bench.run_benchmark` for a small comparison (random,
+constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
+constraint), prints the summary table and the path of the regret plot.
+A rerun with the same ``--out`` resumes instead of recomputing.
+
+Run: ``python examples/compare_acquisitions.py [--seeds 3] [--budget 30]``
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bolt_pco64.bench import run_benchmark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Compare BO methods on pco64.")
+    parser.add_argument("--methods", default="random,qlognei,qlogei,naive")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--budget", type=int, default=30)
+    parser.add_argument("--n-init", type=int, default=10)
+    parser.add_argument("--out", default="bench-results/compare")
+    parser.add_argument("--jobs", type=int, default=1, help="local worker processes")
+    parser.add_argument("--table", default=None, help="table file (default source)")
+    args = parser.parse_args()
+
+    result = run_benchmark(
+        methods=args.methods.split(","),
+        seeds=args.seeds,
+        budget=args.budget,
+        n_init=args.n_init,
+        out=args.out,
+        table=args.table,
+        jobs=args.jobs,
+    )
+    print(result.summary_markdown)
+    for name, error in result.errors.items():
+        print(f"failed run {name}: {error}")
+    print(f"regret plot: {result.plot}")
+
+
+if __name__ == "__main__":  # required for --jobs (worker processes re-import this file)
+    main()

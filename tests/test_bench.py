@@ -1,0 +1,338 @@
+"""The benchmark harness: records, files, resume, faults and backends."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+from click.testing import CliRunner
+
+from bolt_pco64 import PCO64, load_table
+from bolt_pco64.bench import (
+    GPUS,
+    METHODS,
+    OOM_COST_FRACTION,
+    RECORD_COLUMNS,
+    OutputDirError,
+    RunContext,
+    register_method,
+    run_benchmark,
+)
+from bolt_pco64.cli import main
+from tests._synth import make_table
+
+REPO = Path(__file__).resolve().parent.parent
+TIMING = ["fit_seconds", "acq_seconds"]
+
+
+@pytest.fixture(scope="module")
+def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tables") / "synth.parquet"
+    make_table(capacity=80.0).to_parquet(path, index=False)
+    return path
+
+
+@pytest.fixture
+def registry():
+    """Methods registered by a test are removed afterwards."""
+    before = dict(METHODS)
+    yield METHODS
+    METHODS.clear()
+    METHODS.update(before)
+
+
+def _run(out: Path, table: Path, **kw):
+    args = {"seeds": 2, "budget": 8, "n_init": 4, "progress": False}
+    args.update(kw)
+    return run_benchmark(out=out, table=table, **args)
+
+
+def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path):
+    res = _run(tmp_path / "out", table_path, methods=["random", "qlognei", "naive"])
+    rec = res.records
+    assert list(rec.columns) == list(RECORD_COLUMNS)
+    assert len(rec) == 3 * 2 * 8
+    for name in (
+        "runs.parquet",
+        "summary.csv",
+        "summary.md",
+        "regret.png",
+        "meta.json",
+    ):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    on_disk = pd.read_parquet(tmp_path / "out" / "runs.parquet")
+    pd.testing.assert_frame_equal(on_disk, rec, check_dtype=False)
+
+    f = PCO64(table=table_path)
+    opt = f.optimal_value
+    cost = f.table.column("overall_time").numpy() * GPUS / 3600
+    oom_cost = OOM_COST_FRACTION * float(
+        np.sort(cost[f.table.feasible.numpy()])[(f.table.n_feasible - 1) // 2]
+    )
+    for (_, seed), run in rec.groupby(["method", "seed"]):
+        assert run["iteration"].tolist() == list(range(1, 9))
+        assert run["row"].nunique() == 8
+        # Every method starts from the same initial design for a seed.
+        first = rec[(rec.method == "random") & (rec.seed == seed)]["row"].tolist()[:4]
+        assert run["row"].tolist()[:4] == first
+        X = torch.tensor(
+            run[list(f.table.frame.columns[:8])].to_numpy(), dtype=torch.double
+        )
+        assert torch.equal(f.lookup(X), torch.tensor(run["row"].to_numpy()))
+        truth = f.evaluate_true(X).numpy()
+        np.testing.assert_array_equal(run["throughput"].to_numpy(), truth)
+        assert (run["feasible"].to_numpy() == ~np.isnan(truth)).all()
+        best = np.fmax.accumulate(np.where(np.isnan(truth), -np.inf, truth))
+        best = np.where(np.isinf(best), np.nan, best)
+        np.testing.assert_array_equal(run["best_feasible"].to_numpy(), best)
+        np.testing.assert_allclose(run["regret"].to_numpy(), opt - best)
+        per = np.where(np.isnan(truth), oom_cost, cost[run["row"].to_numpy()])
+        np.testing.assert_allclose(run["gpu_hours"].to_numpy(), np.cumsum(per))
+        assert (run["fit_seconds"].iloc[:4] == 0).all()
+
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert meta["status"] == "complete"
+    assert meta["errors"] == {}
+    assert meta["versions"]["botorch"]
+    assert str(table_path.resolve()) in meta["table"]["source"]
+    assert len(meta["runs"]["complete"]) == 6
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    assert summary["method"].tolist() == ["random", "qlognei", "naive"]
+    assert "| qlognei |" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_same_seed_gives_bit_identical_records(tmp_path: Path, table_path: Path):
+    a = _run(tmp_path / "a", table_path, methods=["ts"], seeds=[5])
+    b = _run(tmp_path / "b", table_path, methods=["ts"], seeds=[5])
+    pd.testing.assert_frame_equal(
+        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING)
+    )
+
+
+def test_rerun_resumes_and_skips_complete_runs(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    calls: list[int] = []
+
+    @register_method("counting")
+    def counting(ctx: RunContext) -> torch.Tensor:
+        calls.append(ctx.seed)
+        return ctx.untried[: ctx.q]
+
+    out = tmp_path / "out"
+    first = _run(out, table_path, methods=["random", "counting"], seeds=2)
+    assert len(calls) == 2 * 4
+    assert sorted(first.ran) == [
+        ("counting", 0),
+        ("counting", 1),
+        ("random", 0),
+        ("random", 1),
+    ]
+    mtimes = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    # Same directory, one more seed: only the new runs execute.
+    again = _run(out, table_path, methods=["random", "counting"], seeds=3)
+    assert len(calls) == 3 * 4
+    assert sorted(again.ran) == [("counting", 2), ("random", 2)]
+    for name, ns in mtimes.items():
+        assert (out / "runs" / name).stat().st_mtime_ns == ns
+    assert len(again.records) == 2 * 3 * 8
+    # A different configuration is refused before any run.
+    with pytest.raises(ValueError, match="use another --out"):
+        _run(out, table_path, methods=["counting"], budget=9)
+    assert len(calls) == 3 * 4
+
+
+def test_failing_method_keeps_its_rows_and_others_complete(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    @register_method("flaky")
+    def flaky(ctx: RunContext) -> torch.Tensor:
+        if ctx.rows.numel() >= 6:
+            raise RuntimeError("GP fit exploded (test)")
+        return ctx.untried[: ctx.q]
+
+    @register_method("cheater")
+    def cheater(ctx: RunContext) -> torch.Tensor:
+        return ctx.rows[:1]  # an already evaluated row
+
+    out = tmp_path / "out"
+    res = _run(out, table_path, methods=["flaky", "random", "cheater"], seeds=2)
+    meta = json.loads((out / "meta.json").read_text())
+    assert set(meta["errors"]) == {"flaky/0", "flaky/1", "cheater/0", "cheater/1"}
+    assert "RuntimeError: GP fit exploded (test)" in meta["errors"]["flaky/0"]
+    assert "untried rows" in meta["errors"]["cheater/1"]
+    assert meta["runs"]["complete"] == ["random/0", "random/1"]
+    rec = pd.read_parquet(out / "runs.parquet")
+    assert (rec[rec.method == "flaky"].groupby("seed").size() == 6).all()
+    assert (rec[rec.method == "random"].groupby("seed").size() == 8).all()
+    row = res.summary.set_index("method").loc["flaky"]
+    assert (row["runs"], row["failed"]) == (0, 2)
+    # Failed runs are retried on a rerun; here they fail again, random is skipped.
+    again = _run(out, table_path, methods=["flaky", "random", "cheater"], seeds=2)
+    assert sorted(m for m, _ in again.ran) == ["cheater", "cheater", "flaky", "flaky"]
+
+
+def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    kw = {"methods": ["random", "qlognei", "ts"], "seeds": [0, 3], "budget": 7}
+    local = _run(tmp_path / "local", table_path, **kw)
+    procs = _run(tmp_path / "procs", table_path, jobs=2, **kw)
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        host="127.0.0.1",
+        protocol="tcp",
+        dashboard_address=None,
+    ) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1")
+        dask = _run(
+            tmp_path / "dask",
+            table_path,
+            dask_scheduler=cluster.scheduler_address,
+            **kw,
+        )
+    expected = local.records.drop(columns=TIMING)
+    assert len(expected) == 3 * 2 * 7
+    for other in (procs, dask):
+        assert other.errors == {}
+        pd.testing.assert_frame_equal(other.records.drop(columns=TIMING), expected)
+
+
+def test_unwritable_out_is_one_line_error_before_any_run(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    calls: list[int] = []
+    register_method("spy", lambda ctx: calls.append(1) or ctx.untried[: ctx.q])
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--methods",
+            "spy",
+            "--seeds",
+            "1",
+            "--budget",
+            "5",
+            "--n-init",
+            "2",
+            "--table",
+            str(table_path),
+            "--out",
+            str(blocker / "results"),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("Error: Cannot write to output directory")
+    assert calls == []
+    with pytest.raises(OutputDirError):
+        _run(blocker / "x", table_path, methods=["spy"])
+    if os.geteuid() != 0:  # root writes into read-only folders anyway
+        ro = tmp_path / "read-only"
+        ro.mkdir()
+        ro.chmod(0o500)
+        try:
+            with pytest.raises(OutputDirError, match="Cannot write"):
+                _run(ro, table_path, methods=["spy"])
+        finally:
+            ro.chmod(0o700)
+    assert calls == []
+
+
+def test_sigkill_mid_write_leaves_valid_files_and_rerun_completes(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable, "-m", "bolt_pco64", "bench", "--methods", "random",
+        "--seeds", "40", "--budget", "30", "--n-init", "5",
+        "--table", str(table_path), "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    caught_tmp = False
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = out / "runs"
+            done = len(list(runs.glob("*.parquet"))) if runs.is_dir() else 0
+            temps = list(out.glob(".*.tmp")) + (
+                list(runs.glob(".*.tmp")) if runs.is_dir() else []
+            )
+            if done >= 3 and (temps or done >= 6):
+                caught_tmp = bool(temps)
+                break
+            time.sleep(0.001)
+        assert proc.poll() is None, "the benchmark finished before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    print(f"killed while a temporary file existed: {caught_tmp}")
+
+    # Everything that exists under its final name is complete and readable.
+    finished = sorted((out / "runs").glob("*.parquet"))
+    assert 3 <= len(finished) < 40
+    for p in finished:
+        t = pq.read_table(p)
+        assert t.num_rows == 30
+        assert t.schema.metadata[b"status"] == b"complete"
+    if (out / "runs.parquet").exists():
+        assert pq.read_table(out / "runs.parquet").num_rows % 30 == 0
+    json.loads((out / "meta.json").read_text())
+
+    mtimes = {p.name: p.stat().st_mtime_ns for p in finished}
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert f"{40 - len(finished)} run(s) done, {len(finished)} resumed" in rerun.stdout
+    for name, ns in mtimes.items():
+        assert (out / "runs" / name).stat().st_mtime_ns == ns
+    assert not list(out.glob(".*.tmp"))
+    assert not list((out / "runs").glob(".*.tmp"))
+    rec = pd.read_parquet(out / "runs.parquet")
+    assert len(rec) == 40 * 30
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "complete"
+    assert len(meta["runs"]["complete"]) == 40
+    # The resumed result equals an uninterrupted one.
+    ref = _run(
+        tmp_path / "ref", table_path, methods=["random"], seeds=40, budget=30, n_init=5
+    )
+    pd.testing.assert_frame_equal(
+        rec.drop(columns=TIMING), ref.records.drop(columns=TIMING), check_dtype=False
+    )
+    assert math.isclose(float(rec["regret"].min()), float(ref.records["regret"].min()))
+
+
+def test_bad_settings_are_refused(tmp_path: Path, table_path: Path) -> None:
+    with pytest.raises(ValueError, match="Expected methods"):
+        _run(tmp_path, table_path, methods=["nope"])
+    with pytest.raises(ValueError, match="n_init <= budget"):
+        _run(tmp_path, table_path, methods=["random"], n_init=9, budget=8)
+    with pytest.raises(ValueError, match="budget <= the table's 72 rows"):
+        _run(tmp_path, table_path, methods=["random"], budget=73)
+    with pytest.raises(ValueError, match="a method name"):
+        register_method("bad name/")
+    assert load_table(table_path).n_feasible < 72

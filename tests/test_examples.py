@@ -1,0 +1,65 @@
+"""Every example runs as written (as a subprocess, with a tiny budget)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+def _run(name: str, *args: str, cwd: Path) -> str:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_every_example_is_tested() -> None:
+    tested = {"quickstart.py", "constrained_bo.py", "compare_acquisitions.py"}
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested
+
+
+def test_quickstart(tmp_path: Path) -> None:
+    out = _run("quickstart.py", cwd=tmp_path)
+    assert "780 configurations, 560 run" in out
+    assert "dp=16, tp=4, pp=1, cp=1, sp=4, bucket_mb=64, zero_stage=2, chunks=1" in out
+    assert re.search(r"0\.27068\s+-0\.227\s+True\s+74\.2", out)
+    assert re.search(r"nan\s+\d\.\d+\s+False\s+inf\s+nan", out)
+
+
+def test_constrained_bo(tmp_path: Path) -> None:
+    out = _run("constrained_bo.py", "--budget", "12", "--n-init", "10", cwd=tmp_path)
+    iterations = re.findall(r"^iteration\s+(\d+): row\s+(\d+)", out, flags=re.M)
+    assert [int(i) for i, _ in iterations] == [11, 12]
+    done = re.search(r"regret (\d+\.\d+); (\d+) of 12 evaluations", out)
+    assert done is not None
+    assert 0.0 <= float(done.group(1)) < 0.27068
+
+
+@pytest.mark.slow
+def test_compare_acquisitions(tmp_path: Path) -> None:
+    out = _run(
+        "compare_acquisitions.py",
+        "--methods", "random,qlognei", "--seeds", "1", "--budget", "12",
+        "--out", str(tmp_path / "cmp"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert "| random | 1 |" in out
+    assert "| qlognei | 1 |" in out
+    assert f"regret plot: {tmp_path / 'cmp' / 'regret.png'}" in out
+    assert (tmp_path / "cmp" / "regret.png").stat().st_size > 0
