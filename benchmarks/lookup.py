@@ -425,6 +425,16 @@ def report(args, desc: str, lk: dict | None, mem: dict | None, imp: dict | None)
             "",
             f"(median of {args.import_runs} fresh interpreters each)",
         ]
+    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cpus and torch.get_num_threads() > 1:
+        lines += [
+            "",
+            f"NOTE: the machine is oversubscribed (load {load:.1f} on {cpus} CPUs). "
+            "Intra-op threads then stall at every parallel region, which hurts "
+            "the many small chunked ops of the fast path far more than the few "
+            "large ops of the full cdist; rerun with --threads 1 for a stable "
+            "side-by-side comparison.",
+        ]
     print("\n".join(lines))
     print()
     for label, ok in verdicts:
