@@ -336,3 +336,38 @@ def test_bad_settings_are_refused(tmp_path: Path, table_path: Path) -> None:
     with pytest.raises(ValueError, match="a method name"):
         register_method("bad name/")
     assert load_table(table_path).n_feasible < 72
+
+
+def test_measured_noise_is_seeded_shared_and_keeps_regret_true(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    register_method("first_untried", lambda ctx: ctx.untried[: ctx.q])
+    res = _run(
+        tmp_path / "n",
+        table_path,
+        methods=["random", "first_untried"],
+        noise="measured",
+    )
+    rec = res.records
+    f = PCO64(table=table_path)
+    X = torch.tensor(
+        rec[list(f.table.frame.columns[:8])].to_numpy(), dtype=torch.double
+    )
+    truth = f.evaluate_true(X).numpy()
+    feas = ~np.isnan(truth)
+    assert (np.isnan(rec["throughput"].to_numpy()) == ~feas).all()
+    assert (rec["throughput"].to_numpy()[feas] != truth[feas]).all()
+    # best_feasible / regret use the true values, so regret is never negative.
+    assert (rec["regret"].dropna() >= 0).all()
+    assert set(rec["best_feasible"].dropna()) <= set(truth[feas])
+    # Same seed: the shared initial design sees the same noisy values.
+    a = rec[(rec.method == "random") & (rec.seed == 1)]["throughput"].to_numpy()[:4]
+    b = rec[(rec.method == "first_untried") & (rec.seed == 1)]["throughput"].to_numpy()[
+        :4
+    ]
+    np.testing.assert_array_equal(a, b)
+    again = _run(tmp_path / "m", table_path, methods=["random"], noise="measured")
+    pd.testing.assert_frame_equal(
+        again.records.drop(columns=TIMING),
+        rec[rec.method == "random"].reset_index(drop=True).drop(columns=TIMING),
+    )
