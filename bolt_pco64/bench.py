@@ -892,6 +892,9 @@ def plot_regret(
 ) -> None:
     """Write ``regret.png``: median regret with IQR bands vs evaluations and GPU-hours.
 
+    The y axis is symmetric-log (linear below 1e-3), so that both the early
+    descent and the last small steps to the optimum (regret 0) are visible.
+
     Regret before the first feasible evaluation counts as
     ``optimal_value - worst_feasible_value``. Against GPU-hours, each run's
     regret is a step function of its cumulative cost, held at its final value
@@ -931,6 +934,9 @@ def plot_regret(
     axes[0].set_xlabel("evaluations")
     axes[1].set_xlabel("simulated GPU-hours (cumulative)")
     for ax in axes:
+        # Linear near 0 (regret 0 = optimum found), logarithmic above 1e-3.
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_ylim(bottom=0.0)
         ax.set_ylabel("regret (optimal - best feasible throughput)")
         ax.grid(alpha=0.3)
         ax.legend()
