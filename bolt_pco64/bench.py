@@ -1258,7 +1258,12 @@ def _execute(
         return
     if jobs > 1:
         ctx = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=ctx,
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
         try:
             futures = {pool.submit(_run_task, t): t for t in tasks}
             for fut in as_completed(futures):
@@ -1275,6 +1280,22 @@ def _execute(
             fn=t.fn,
             on_evaluation=lambda n: bars.update(evals=n),
         )
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: exit when the harness process is gone.
+
+    A harness killed with SIGKILL cannot shut its pool down; without this a
+    worker would finish its run and then wait for work forever.
+    """
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bolt-pco64-parent-watch", daemon=True).start()
 
 
 def _collect(
