@@ -371,3 +371,36 @@ def test_measured_noise_is_seeded_shared_and_keeps_regret_true(
         again.records.drop(columns=TIMING),
         rec[rec.method == "random"].reset_index(drop=True).drop(columns=TIMING),
     )
+
+
+def test_ctrl_c_finalises_files_as_interrupted(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable, "-m", "bolt_pco64", "bench", "--methods", "random,ts",
+        "--seeds", "3", "--budget", "30", "--n-init", "5",
+        "--table", str(table_path), "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "runs").is_dir() and len(list((out / "runs").glob("*.parquet"))) >= 3:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the benchmark finished before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.strip().splitlines()[-1] == "Aborted!"
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    complete = len(meta["runs"]["complete"])
+    assert 3 <= complete < 6
+    assert len(pd.read_parquet(out / "runs.parquet")) == 30 * complete
