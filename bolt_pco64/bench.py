@@ -58,7 +58,10 @@ the complete runs (and reruns failed ones); it refuses a directory holding runs
 of a different configuration (budget, n_init, q, noise or table). A method that
 raises ends only its own run: its rows so far are kept and the error goes to
 ``meta.json``. At the end ``summary.csv``, ``summary.md`` and ``regret.png``
-are written.
+are written. ``meta.json``'s ``status`` is ``running`` while runs go on,
+``complete`` at the end, ``interrupted`` after Ctrl-C and ``aborted`` when the
+harness itself failed (a run in progress when the process stops is not kept;
+a rerun repeats it). Worker processes of ``jobs`` exit when the harness dies.
 
 Writing your own method::
 
@@ -1165,6 +1168,9 @@ def run_benchmark(
             bars.update(runs=1, evals=budget - len(outcome.records))
     except KeyboardInterrupt:
         status = "interrupted"
+        raise
+    except BaseException:
+        status = "aborted"  # e.g. the Dask scheduler went away
         raise
     finally:
         bars.close()
