@@ -551,7 +551,9 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
                 for k, v in (table.schema.metadata or {}).items()
                 if k != b"pandas"
             }
-            return table.to_pandas(), meta
+            # The pandas metadata (index, dtypes) is not needed, and a corrupt
+            # one would fail inside pyarrow's conversion with arbitrary errors.
+            return table.to_pandas(ignore_metadata=True), meta
         return pd.read_csv(path), {}
     except (
         pa.ArrowException,
