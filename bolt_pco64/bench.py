@@ -1182,11 +1182,15 @@ def run_benchmark(
     summary = summarize(records, optimal, worst, budget, failed_pairs, methods)
     atomic_write_text(path / "summary.csv", summary.to_csv(index=False))
     src = "SIMULATED stand-in table" if tab.is_simulated else "table"
+    # The file name, not the full path: summaries are shared and committed
+    # (meta.json keeps the full source).
+    where = tab.source.path.name if tab.source.path is not None else "<DataFrame>"
     header = [
         "# pco64 benchmark summary",
         "",
         f"{len(methods)} methods × {len(seed_list)} seeds × {budget} evaluations "
-        f"(n_init {n_init}, q {q}, noise {noise}); {src}: {tab.source}; "
+        f"(n_init {n_init}, q {q}, noise {noise}); {src} {where} "
+        f"({tab.source.kind}, fingerprint {_table_fingerprint(tab)[:12]}); "
         f"optimal value {optimal:.5f}.",
         "",
         "Regret = optimal − best feasible throughput (before the first feasible "
