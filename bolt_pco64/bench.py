@@ -113,6 +113,7 @@ import torch
 from torch import Tensor
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64.problem import is_noise_std
 from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
 
 __all__ = [
@@ -373,19 +374,9 @@ class BenchConfig:
             raise ValueError(
                 f"Expected budget <= the table's {n_rows} rows, got {self.budget}."
             )
-        noise = self.noise
-        if not (
-            noise is None
-            or noise == "measured"
-            or (
-                isinstance(noise, (int, float))
-                and not isinstance(noise, bool)
-                and math.isfinite(noise)
-                and noise >= 0
-            )
-        ):
+        if not is_noise_std(self.noise):
             raise ValueError(
-                f"Expected noise None, 'measured' or a float >= 0, got {noise!r}."
+                f"Expected noise None, 'measured' or a float >= 0, got {self.noise!r}."
             )
 
 

@@ -15,7 +15,7 @@ from torch import Tensor
 from bolt_pco64.snap import RowSnapper
 from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
 
-__all__ = ["PCO64", "PCO64OutcomeConstraint", "validate_points"]
+__all__ = ["PCO64", "PCO64OutcomeConstraint", "is_noise_std", "validate_points"]
 
 TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
 NoiseStd = float | Literal["measured"] | None
@@ -84,6 +84,20 @@ def validate_points(X: object, bounds: Tensor) -> Tensor:
             f"{hi[k].item():g}] ({INPUT_COLUMNS[k]})."
         )
     return X
+
+
+def is_noise_std(value: object) -> bool:
+    """Whether ``value`` is a valid ``noise_std``: None, a float >= 0 or ``"measured"``."""
+    return (
+        value is None
+        or value == "measured"
+        or (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0
+        )
+    )
 
 
 def _result_dtype(X: Tensor, default: torch.dtype) -> torch.dtype:
@@ -190,16 +204,7 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         dtype: torch.dtype = torch.double,
         table: TableLike = None,
     ) -> None:
-        if not (
-            noise_std is None
-            or noise_std == "measured"
-            or (
-                isinstance(noise_std, (int, float))
-                and not isinstance(noise_std, bool)
-                and math.isfinite(noise_std)
-                and noise_std >= 0
-            )
-        ):
+        if not is_noise_std(noise_std):
             raise ValueError(
                 f"Expected `noise_std` to be None, a float >= 0 or 'measured', got {noise_std!r}."
             )
