@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import math
 import multiprocessing
@@ -1031,6 +1032,11 @@ def run_benchmark(
         )
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"Expected jobs to be an integer >= 1, got {jobs!r}.")
+    if dask_scheduler is not None and importlib.util.find_spec("distributed") is None:
+        raise ValueError(
+            "Expected Dask for dask_scheduler (pip install 'bolt_pco64[dask]'), "
+            "got no 'distributed' module."
+        )
     seed_list = _seeds(seeds)
     config.check()
     path = check_output_dir(out)

@@ -404,3 +404,32 @@ def test_ctrl_c_finalises_files_as_interrupted(
     complete = len(meta["runs"]["complete"])
     assert 3 <= complete < 6
     assert len(pd.read_parquet(out / "runs.parquet")) == 30 * complete
+
+
+def test_dask_without_distributed_is_a_one_line_error_before_any_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "distributed" else real(name, *a),
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            "--quick",
+            "--dask-scheduler",
+            "tcp://127.0.0.1:1",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 2
+    assert len(result.output.strip().splitlines()) == 1
+    assert "bolt_pco64[dask]" in result.output
+    assert not out.exists()
