@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import pandas as pd
 
-from bolt_pco64.table import COLUMNS
+from tests._tables import frame_from
 
 PAD = 1.0
 
@@ -32,7 +31,7 @@ def make_table(
     throughput grows with dp, so the best rows border the OOM region. With the
     defaults (72 rows) 65 rows are feasible.
     """
-    rows = []
+    configs, throughput, peaks, times = [], [], [], []
     grid = itertools.product(
         range(dp),
         range(tp),
@@ -48,27 +47,16 @@ def make_table(
         mem = 58 + 22 * d - 9 * t - 8 * p - 7 * zo - 4 * s + 3 * k + b
         thr = 0.1 + 0.03 * d - 0.02 * (t - 1) ** 2 - 0.015 * p + 0.01 * s - 0.005 * zo
         thr += 0.002 * k - 0.001 * (b - 6)
-        ok = mem < capacity
-        steps = [round(1 / thr, 6)] * 3 if ok else []
-        rows.append(
-            {
-                "log2_dp_size": d,
-                "log2_tp_size": t,
-                "log2_pp_size": p,
-                "log2_cp_size": c,
-                "log2_sp_size": s,
-                "log2_dp_bucket_size_mb": b,
-                "zero_stage": z,
-                "log2_num_model_chunks": k,
-                "log2_grad_accum_steps": 0,
-                "ran_successfully": ok,
-                "throughput_mean": thr if ok else np.nan,
-                "throughput_std": 0.001 if ok else np.nan,
-                "peak_mem_normalised": mem / capacity - 1 if ok else PAD,
-                "overall_time": 600.0 + 100 * d if ok else np.nan,
-                "all_time_steps": str(steps),
-                "peak_mem": mem if ok else np.inf,
-                "peak_mem_per_gpu": str([mem] * 2) if ok else "[]",
-            }
-        )
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+        configs.append((d, t, p, c, s, b, z, k))
+        throughput.append(thr if mem < capacity else None)
+        peaks.append(float(mem))
+        times.append(600.0 + 100 * d)
+    return frame_from(
+        configs,
+        throughput,
+        peaks,
+        throughput_std=[0.001] * len(configs),
+        overall_time=times,
+        capacity=capacity,
+        pad=PAD,
+    )

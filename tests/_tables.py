@@ -21,12 +21,30 @@ def frame_from(
     throughput: Sequence[float | None],
     peak_mem: Sequence[float] | None = None,
     steps: int = 3,
+    *,
+    throughput_std: Sequence[float] | None = None,
+    overall_time: Sequence[float] | None = None,
+    capacity: float = CAPACITY,
+    pad: float = PAD,
 ) -> pd.DataFrame:
-    """A raw-export frame: ``configs`` in raw units (zero_stage 0/2/3), ``None`` = OOM."""
+    """A raw-export frame: ``configs`` in raw units (zero_stage 0/2/3), ``None`` = OOM.
+
+    Unless given, peaks are 40, 43, 46, ... GB, ``throughput_std`` is 1% of the
+    throughput and ``overall_time`` is 100 + row s; OOM rows get NaN, inf and
+    ``pad`` where the card says so.
+    """
+    n = len(configs)
     if peak_mem is None:
-        peak_mem = [40.0 + 3.0 * i for i in range(len(configs))]
+        peak_mem = [40.0 + 3.0 * i for i in range(n)]
+    if throughput_std is None:
+        throughput_std = [0.01 * t if t is not None else np.nan for t in throughput]
+    if overall_time is None:
+        overall_time = [100.0 + i for i in range(n)]
     rows = []
-    for i, (cfg, tp, pm) in enumerate(zip(configs, throughput, peak_mem, strict=True)):
+    columns = zip(
+        configs, throughput, peak_mem, throughput_std, overall_time, strict=True
+    )
+    for i, (cfg, tp, pm, sd, ot) in enumerate(columns):
         ok = tp is not None
         step_times = (
             [1.0 / tp * (1 + 0.01 * ((i + j) % 3 - 1)) for j in range(steps)]
@@ -39,11 +57,11 @@ def frame_from(
                 "log2_grad_accum_steps": 0,
                 "ran_successfully": ok,
                 "throughput_mean": float(tp) if ok else np.nan,
-                "throughput_std": 0.01 * float(tp) if ok else np.nan,
-                "peak_mem_normalised": pm / CAPACITY - 1 if ok else PAD,
-                "overall_time": 100.0 + i if ok else np.nan,
+                "throughput_std": float(sd) if ok else np.nan,
+                "peak_mem_normalised": pm / capacity - 1 if ok else pad,
+                "overall_time": float(ot) if ok else np.nan,
                 "all_time_steps": str(step_times),
-                "peak_mem": pm if ok else np.inf,
+                "peak_mem": float(pm) if ok else np.inf,
                 "peak_mem_per_gpu": str([float(pm), float(pm) - 1.0]) if ok else "[]",
             }
         )
