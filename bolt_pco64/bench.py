@@ -728,14 +728,14 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
 
 
 def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
     import botorch
     import gpytorch
 
     try:
-        from importlib.metadata import version
-
         own = version("bolt_pco64")
-    except Exception:
+    except PackageNotFoundError:
         own = "unknown (source checkout)"
     return {
         "bolt_pco64": own,
