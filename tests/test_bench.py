@@ -255,19 +255,27 @@ def test_unwritable_out_is_one_line_error_before_any_run(
     assert calls == []
 
 
-def test_sigkill_mid_write_leaves_valid_files_and_rerun_completes(
-    tmp_path: Path, table_path: Path
-) -> None:
-    out = tmp_path / "out"
+def _bench_subprocess(
+    methods: str, seeds: int, table_path: Path, out: Path
+) -> tuple[list[str], dict[str, str]]:
+    """Command line and environment of a ``bolt-pco64 bench`` child process."""
     cmd = [
-        sys.executable, "-m", "bolt_pco64", "bench", "--methods", "random",
-        "--seeds", "40", "--budget", "30", "--n-init", "5",
+        sys.executable, "-m", "bolt_pco64", "bench", "--methods", methods,
+        "--seeds", str(seeds), "--budget", "30", "--n-init", "5",
         "--table", str(table_path), "--out", str(out), "--no-progress",
     ]  # fmt: skip
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
+    return cmd, env
+
+
+def test_sigkill_mid_write_leaves_valid_files_and_rerun_completes(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "out"
+    cmd, env = _bench_subprocess("random", 40, table_path, out)
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -377,15 +385,7 @@ def test_ctrl_c_finalises_files_as_interrupted(
     tmp_path: Path, table_path: Path
 ) -> None:
     out = tmp_path / "out"
-    cmd = [
-        sys.executable, "-m", "bolt_pco64", "bench", "--methods", "random,ts",
-        "--seeds", "3", "--budget", "30", "--n-init", "5",
-        "--table", str(table_path), "--out", str(out), "--no-progress",
-    ]  # fmt: skip
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
+    cmd, env = _bench_subprocess("random,ts", 3, table_path, out)
     proc = subprocess.Popen(
         cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
