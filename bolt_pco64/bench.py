@@ -114,7 +114,7 @@ import torch
 from torch import Tensor
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.problem import is_noise_std
+from bolt_pco64.problem import PCO64, is_noise_std
 from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
 
 __all__ = [
@@ -196,7 +196,7 @@ class RunContext:
             the next fit).
     """
 
-    problem: Any
+    problem: PCO64
     candidates: Tensor
     rows: Tensor
     y: Tensor
@@ -396,12 +396,6 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _make_problem(table: Table) -> Any:
-    from bolt_pco64 import PCO64
-
-    return PCO64(table=table)
-
-
 def _cost_per_row(table: Table) -> Tensor:
     """``N``-dim tensor: simulated GPU-hours of evaluating each row.
 
@@ -470,7 +464,7 @@ def _run(
     fn: MethodFn,
     on_evaluation: Callable[[int], None] | None,
 ) -> RunOutcome:
-    problem = _make_problem(table)
+    problem = PCO64(table=table)
     cand = problem.candidates().to(torch.double)
     n_rows = cand.shape[0]
     true_y = problem.evaluate_true(cand).to(torch.double)
@@ -1042,7 +1036,7 @@ def run_benchmark(
     path = check_output_dir(out)
     tab = load_table(table)
     config.check(len(tab))
-    problem = _make_problem(tab)
+    problem = PCO64(table=tab)
     optimal = float(problem.optimal_value)
     worst = float(problem.worst_feasible_value)
     key = _config_key(config, tab)

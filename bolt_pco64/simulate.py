@@ -391,7 +391,7 @@ class ModelConstants:
 
 @dataclass(frozen=True)
 class Calibration:
-    """The four free constants, fitted to the card by :func:`calibrate`.
+    """The five free constants, fitted to the card by :func:`calibrate`.
 
     Attributes:
         overhead_gb: Fixed runtime overhead in the reported peak (GB).
