@@ -328,8 +328,14 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
     series = frame[column]
     if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
         return series.to_numpy(dtype=bool)
-    truth = {"true": True, "false": False, "1": True, "0": False, "1.0": True}
-    truth["0.0"] = False
+    truth = {
+        "true": True,
+        "1": True,
+        "1.0": True,
+        "false": False,
+        "0": False,
+        "0.0": False,
+    }
     out = np.zeros(len(series), dtype=bool)
     for i, v in enumerate(series.tolist()):
         if isinstance(v, (bool, np.bool_)) or (
