@@ -1,25 +1,58 @@
-"""The ``bolt-pco64`` command line.
+"""The ``bolt-pco64`` command line: parsing, messages, lazy imports.
 
-Every command reports a failure as one line on standard error and exits with
-status 2.
+A bad option value is a usage error in click's form (usage, a hint, and an
+``Error:`` line naming the option, e.g. ``Invalid value for '--noise':
+expected 'measured' or a number >= 0, got -1``). Every other failure is one
+line on standard error. Both exit with status 2.
+
+Commands import what they need when they run: ``--help``, ``bench --help``
+and ``info`` do not import BoTorch or GPyTorch. Third-party deprecation
+warnings that a user cannot act on (:data:`QUIET_WARNINGS`) are not shown,
+in this process or in the harness's worker processes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import re
+import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
-from bolt_pco64.table import (
-    INPUT_COLUMNS,
-    SimulatedTableWarning,
-    TableError,
-    decode_inputs,
-    load_table,
+from bolt_pco64.bench.config import DEFAULTS, QUICK
+
+__all__ = ["QUIET_WARNINGS", "CLIError", "main"]
+
+#: ``(message prefix, category)`` of the third-party warnings the commands
+#: hide: raised while GPyTorch's ``linear_operator`` is imported.
+QUIET_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
+    ("`torch.jit.script` is deprecated", FutureWarning),
+    ("`torch.jit.script` is deprecated", DeprecationWarning),
 )
 
-__all__ = ["CLIError", "main"]
+
+@contextlib.contextmanager
+def _quiet_third_party() -> Iterator[None]:
+    """Hide :data:`QUIET_WARNINGS` here and in child processes, then restore."""
+    option = ",".join(f"ignore:{msg}:{cat.__name__}" for msg, cat in QUIET_WARNINGS)
+    before = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = f"{before},{option}" if before else option
+    try:
+        with warnings.catch_warnings():
+            for msg, cat in QUIET_WARNINGS:
+                warnings.filterwarnings("ignore", message=re.escape(msg), category=cat)
+            yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = before
 
 
 class CLIError(click.ClickException):
@@ -28,29 +61,113 @@ class CLIError(click.ClickException):
     exit_code = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group; every invocation runs with third-party warnings hidden."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with _quiet_third_party():
+            return super().main(*args, **kwargs)
+
+
+class _Noise(click.ParamType):
+    """``--noise``: ``measured`` or a standard deviation ``>= 0``."""
+
+    name = "measured|STD"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float | str:
+        if value == "measured" or isinstance(value, float):
+            return value
+        text = str(value).strip()
+        if text.lower() == "measured":
+            return "measured"
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number >= 0):
+            self.fail(f"expected 'measured' or a number >= 0, got {value}", param, ctx)
+        return number
+
+
+class _Methods(click.ParamType):
+    """``--methods``: comma-separated names of registered methods."""
+
+    name = "NAME[,NAME...]"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> list[str]:
+        if isinstance(value, list):
+            return value
+        from bolt_pco64.bench.methods import METHODS
+
+        names = list(dict.fromkeys(m.strip() for m in str(value).split(",")))
+        names = [m for m in names if m]
+        unknown = [m for m in names if m not in METHODS]
+        if not names or unknown:
+            self.fail(
+                f"expected comma-separated names from {', '.join(sorted(METHODS))}, "
+                f"got {', '.join(unknown) if unknown else repr(value)}",
+                param,
+                ctx,
+            )
+        return names
+
+
+def _one_line(err: BaseException, origin: str | None = None) -> CLIError:
+    text = " ".join(str(err).split())
+    return CLIError(f"{origin}: {text}" if origin else text)
+
+
+def _table_origin(table_path: Path | None) -> str | None:
+    """What named the table: ``--table``, the environment variable, or nothing."""
+    if table_path is not None:
+        return "--table"
+    from bolt_pco64.table import ENV_TABLE
+
+    return ENV_TABLE if os.environ.get(ENV_TABLE) else None
+
+
+def _load(table_path: Path | None) -> Any:
+    """The table, or a one-line :class:`CLIError` naming where it came from.
+
+    The stand-in's Python warning is not shown: the commands say it in words.
+    """
+    from bolt_pco64.table import SimulatedTableWarning, TableError, load_table
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            return load_table(table_path)
+    except (TableError, OSError) as err:
+        raise _one_line(err, _table_origin(table_path)) from err
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bolt_pco64")
 def main() -> None:
     """pco64: LLM-training throughput on 64 GPUs by parallelism configuration,
     as a BoTorch test problem with out-of-memory crashes."""
 
 
+_TABLE_TYPE = click.Path(dir_okay=False, path_type=Path)
+
+
 @main.command()
 @click.option(
     "--table",
     "table_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_TABLE_TYPE,
     default=None,
     help="Inspect this table file (parquet or raw CSV) instead of the default.",
 )
 def info(table_path: Path | None) -> None:
     """Which table is in use, its size, bounds and best configuration."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SimulatedTableWarning)
-            table = load_table(table_path)
-    except (TableError, FileNotFoundError, OSError) as err:
-        raise CLIError(" ".join(str(err).split())) from err
+    from bolt_pco64.table import INPUT_COLUMNS, decode_inputs
+
+    table = _load(table_path)
     best = table.best_row
     row = table.frame.iloc[best]
     raw = decode_inputs(table.X[best])
@@ -89,11 +206,12 @@ def fetch(data_home: Path | None, force: bool) -> None:
     download changes nothing.
     """
     from bolt_pco64.fetch import FetchError, fetch_table
+    from bolt_pco64.table import TableError
 
     try:
         path = fetch_table(data_home, force=force)
     except (FetchError, TableError, OSError) as err:
-        raise CLIError(" ".join(str(err).split())) from err
+        raise _one_line(err) from err
     click.echo(f"measured table installed: {path}")
 
 
@@ -113,49 +231,53 @@ def generate(out: Path, seed: int) -> None:
     try:
         path = write_simulated_table(out, seed=seed)
     except OSError as err:
-        raise CLIError(f"Expected a writable path, got {out}: {err}") from err
+        raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
     click.echo(str(path))
 
 
 @main.command()
 @click.option(
     "--methods",
+    type=_Methods(),
     default=None,
-    help="Comma-separated method names [default: random,qlognei,qlogei,ts,naive].",
+    help=f"Comma-separated method names [default: {','.join(DEFAULTS.methods)}].",
 )
 @click.option(
-    "--seeds", type=click.IntRange(min=1), default=None, help="Seeds per method [20]."
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Seeds per method [{DEFAULTS.seeds}].",
 )
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
     default=None,
-    help="Evaluations per run, initial design included [60].",
+    help=f"Evaluations per run, initial design included [{DEFAULTS.budget}].",
 )
 @click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
-    help="Initial design size [10].",
+    help=f"Initial design size [{DEFAULTS.n_init}].",
 )
 @click.option(
-    "--q", type=click.IntRange(min=1), default=1, show_default=True, help="Batch size."
+    "--q",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.q,
+    show_default=True,
+    help="Batch size.",
 )
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Output directory [bench-results/full, or bench-results/quick].",
+    help=f"Output directory [{DEFAULTS.out}, or {QUICK.out}].",
 )
-@click.option(
-    "--quick",
-    is_flag=True,
-    help="3 methods (random, qlognei, ts) x 3 seeds x 30 evaluations.",
-)
+@click.option("--quick", is_flag=True, help=f"{QUICK.describe()}.")
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    default=1,
+    default=DEFAULTS.jobs,
     show_default=True,
     help="Local worker processes.",
 )
@@ -165,18 +287,19 @@ def generate(out: Path, seed: int) -> None:
 @click.option(
     "--table",
     "table_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_TABLE_TYPE,
     default=None,
     help="Benchmark on this table file instead of the default.",
 )
 @click.option(
     "--noise",
+    type=_Noise(),
     default=None,
-    help="Observation noise: 'measured' or a standard deviation.",
+    help="Observation noise: 'measured' or a standard deviation (default: none).",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
-    methods: str | None,
+    methods: list[str] | None,
     seeds: int | None,
     budget: int | None,
     n_init: int | None,
@@ -186,27 +309,69 @@ def bench(
     jobs: int,
     dask_scheduler: str | None,
     table_path: Path | None,
-    noise: str | None,
+    noise: float | str | None,
     no_progress: bool,
 ) -> None:
-    """Compare BO methods on pco64; resumable (see bolt_pco64.bench)."""
-    from bolt_pco64.bench import run_benchmark_cli
+    """Compare BO methods on pco64; resumable (see bolt_pco64.bench).
 
+    Everything is checked before anything is written: a refused run leaves
+    the file system as it was.
+    """
+    from bolt_pco64.bench.benchmark import run_benchmark
+
+    preset = QUICK if quick else DEFAULTS
+    names = methods if methods is not None else list(preset.methods)
+    out_dir = out if out is not None else Path(preset.out)
+    args: dict[str, Any] = {
+        "methods": names,
+        "seeds": seeds if seeds is not None else preset.seeds,
+        "budget": budget if budget is not None else preset.budget,
+        "n_init": n_init if n_init is not None else preset.n_init,
+        "q": q,
+        "out": str(out_dir),
+        "quick": quick,
+        "jobs": jobs,
+        "dask_scheduler": dask_scheduler,
+        "table": None if table_path is None else str(table_path),
+        "noise": noise,
+    }
+    table = _load(table_path)
+    t0 = time.perf_counter()
     try:
-        text = run_benchmark_cli(
-            methods=methods,
-            seeds=seeds,
-            budget=budget,
-            n_init=n_init,
+        result = run_benchmark(
+            methods=names,
+            seeds=args["seeds"],
+            budget=args["budget"],
+            n_init=args["n_init"],
             q=q,
-            out=out,
-            quick=quick,
+            out=out_dir,
+            table=table,
+            noise=noise,
             jobs=jobs,
             dask_scheduler=dask_scheduler,
-            table=table_path,
-            noise=noise,
             progress=not no_progress,
+            arguments=args,
         )
-    except (ValueError, TableError, FileNotFoundError, OSError) as err:
-        raise CLIError(" ".join(str(err).split())) from err
-    click.echo(text)
+    except (ValueError, OSError) as err:
+        raise _one_line(err) from err
+    lines = [result.summary_markdown.rstrip()]
+    if result.errors:
+        lines.append("")
+        lines.append(f"{len(result.errors)} run(s) failed (see meta.json):")
+        lines += [f"  {k}: {v}" for k, v in result.errors.items()]
+    resumed = len(result.summary) and (
+        int(result.summary["runs"].sum() + result.summary["failed"].sum())
+        - len(result.ran)
+    )
+    lines.append("")
+    lines.append(
+        f"{len(result.ran)} run(s) done, {resumed} resumed from {result.out}, "
+        f"in {time.perf_counter() - t0:.0f} s."
+    )
+    lines.append(f"plot: {result.plot}")
+    if table.is_simulated:
+        lines.append(
+            "NOTE: these results are on the SIMULATED stand-in table, not measured "
+            "data (`bolt-pco64 fetch` installs the measured one)."
+        )
+    click.echo("\n".join(lines))

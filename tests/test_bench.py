@@ -20,7 +20,6 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, load_table
 from bolt_pco64.bench import (
-    GPUS,
     METHODS,
     OOM_COST_FRACTION,
     RECORD_COLUMNS,
@@ -30,6 +29,7 @@ from bolt_pco64.bench import (
     run_benchmark,
 )
 from bolt_pco64.cli import main
+from bolt_pco64.instances import PCO64_INSTANCE
 from tests._synth import make_table
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
 
     f = PCO64(table=table_path)
     opt = f.optimal_value
-    cost = f.table.column("overall_time").numpy() * GPUS / 3600
+    cost = f.table.column("overall_time").numpy() * PCO64_INSTANCE.num_gpus / 3600
     oom_cost = OOM_COST_FRACTION * float(
         np.sort(cost[f.table.feasible.numpy()])[(f.table.n_feasible - 1) // 2]
     )

@@ -1,0 +1,173 @@
+"""Benchmark harness: compare BO methods on the pco problems (``bolt-pco64 bench``).
+
+A *run* is one method optimising one problem from one seed for ``budget``
+evaluations (the initial design included); a *comparison* is every method
+from every seed, written into one output directory. The parts:
+
+- :mod:`~bolt_pco64.bench.config`: every default (:data:`DEFAULTS`,
+  :data:`QUICK`) and :class:`BenchConfig`, what makes runs comparable;
+- :mod:`~bolt_pco64.bench.methods`: the method registry (:data:`METHODS`,
+  :func:`register_method`, :class:`RunContext`) and the built-in methods;
+- :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`) and its records
+  (:func:`record_columns`: one row per evaluation, regret, cost);
+- :mod:`~bolt_pco64.bench.store`: :class:`ResultStore`, the output
+  directory (per-run files, resume, failures, ``meta.json``), written
+  atomically;
+- :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask
+  behind one :class:`Backend` interface, with bit-identical records;
+- :mod:`~bolt_pco64.bench.report`: summary, Markdown table and regret plot;
+- :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, which checks
+  everything before it creates anything, then runs and reports.
+
+Reliability: each finished run is written atomically to
+``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
+``meta.json`` are rewritten atomically, so a killed process leaves every file
+valid. A rerun into the same directory skips the complete runs (and reruns
+failed ones); it refuses a directory holding runs of a different
+configuration (budget, n_init, q, noise or table). A method that raises ends
+only its own run: its rows so far are kept and the error goes to
+``meta.json``. At the end ``summary.csv``, ``summary.md`` and ``regret.png``
+are written. A run in progress when the process stops is not kept; a rerun
+repeats it. Worker processes of ``jobs`` exit when the harness dies.
+
+Writing your own method::
+
+    import torch
+    from bolt_pco64.bench import RunContext, register_method, run_benchmark
+
+    @register_method("lowest_memory_first")
+    def lowest_memory_first(ctx: RunContext) -> torch.Tensor:
+        # ctx.untried: canonical row indices not evaluated yet (ascending)
+        mem = ctx.problem.table.column("peak_mem")[ctx.untried]
+        return ctx.untried[torch.argsort(mem, stable=True)[: ctx.q]]
+
+    run_benchmark(["random", "lowest_memory_first"], seeds=5, budget=30,
+                  out="my-results")
+
+A method returns ``q`` distinct untried row indices. It must draw randomness
+only from ``ctx.generator`` / ``ctx.step_seed``, and may add the time it spends
+fitting models to ``ctx.fit_seconds``. For ``jobs``/Dask backends the function
+must be importable by the workers (defined in a module, or in a script run
+as ``__main__``; Dask pickles it by value).
+
+The names below are imported from their modules on first use, so that
+``import bolt_pco64.bench.config`` (the command line's ``--help``) stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bolt_pco64.bench.backends import (
+        Backend,
+        BackendError,
+        DaskBackend,
+        InProcessBackend,
+        ProcessBackend,
+        make_backend,
+    )
+    from bolt_pco64.bench.benchmark import BenchResult, run_benchmark
+    from bolt_pco64.bench.config import (
+        DEFAULT_METHODS,
+        DEFAULTS,
+        OOM_COST_FRACTION,
+        QUICK,
+        BenchConfig,
+        BenchDefaults,
+    )
+    from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext, register_method
+    from bolt_pco64.bench.report import (
+        checkpoints_for,
+        cost_label,
+        plot_regret,
+        summarize,
+        summary_markdown,
+    )
+    from bolt_pco64.bench.run import (
+        RECORD_COLUMNS,
+        RunOutcome,
+        record_columns,
+        run_one,
+    )
+    from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
+
+_WHERE: dict[str, str] = {
+    "Backend": "backends",
+    "BackendError": "backends",
+    "DaskBackend": "backends",
+    "InProcessBackend": "backends",
+    "ProcessBackend": "backends",
+    "make_backend": "backends",
+    "BenchResult": "benchmark",
+    "run_benchmark": "benchmark",
+    "DEFAULT_METHODS": "config",
+    "DEFAULTS": "config",
+    "OOM_COST_FRACTION": "config",
+    "QUICK": "config",
+    "BenchConfig": "config",
+    "BenchDefaults": "config",
+    "METHODS": "methods",
+    "MethodFn": "methods",
+    "RunContext": "methods",
+    "register_method": "methods",
+    "checkpoints_for": "report",
+    "cost_label": "report",
+    "plot_regret": "report",
+    "summarize": "report",
+    "summary_markdown": "report",
+    "RECORD_COLUMNS": "run",
+    "RunOutcome": "run",
+    "record_columns": "run",
+    "run_one": "run",
+    "OutputDirError": "store",
+    "ResultStore": "store",
+    "check_output_dir": "store",
+}
+
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_METHODS",
+    "METHODS",
+    "OOM_COST_FRACTION",
+    "QUICK",
+    "RECORD_COLUMNS",
+    "Backend",
+    "BackendError",
+    "BenchConfig",
+    "BenchDefaults",
+    "BenchResult",
+    "DaskBackend",
+    "InProcessBackend",
+    "MethodFn",
+    "OutputDirError",
+    "ProcessBackend",
+    "ResultStore",
+    "RunContext",
+    "RunOutcome",
+    "check_output_dir",
+    "checkpoints_for",
+    "cost_label",
+    "make_backend",
+    "plot_regret",
+    "record_columns",
+    "register_method",
+    "run_benchmark",
+    "run_one",
+    "summarize",
+    "summary_markdown",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

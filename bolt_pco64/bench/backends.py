@@ -1,0 +1,230 @@
+"""Where runs execute: in this process, in local worker processes, or on Dask.
+
+All three implement :class:`Backend`: a context manager (``open`` acquires
+what it needs and is where an unreachable Dask scheduler is refused, before
+the harness writes anything) whose :meth:`Backend.run` yields each task's
+:class:`~bolt_pco64.bench.run.RunOutcome` as it finishes. Every backend runs
+the same :func:`~bolt_pco64.bench.run.run_task`, so the records are
+bit-identical across them. A worker that crashes (rather than a method that
+raises, which :func:`~bolt_pco64.bench.run.run_one` already catches) becomes a
+failed run without rows.
+
+For Dask, use single-threaded workers (``dask worker --nthreads 1``): GP
+fitting seeds torch's global generator locally (see :mod:`bolt_pco64.bo`),
+which threads of one process share. Registered methods travel with the task
+(Dask pickles functions of ``__main__`` by value; worker processes import
+them, so they must be importable).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+import os
+import threading
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from types import TracebackType
+from typing import Any
+
+from bolt_pco64.bench.config import DEFAULTS
+from bolt_pco64.bench.run import (
+    RunOutcome,
+    Task,
+    empty_records,
+    error_line,
+    instance_of,
+    run_one,
+    run_task,
+)
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "DaskBackend",
+    "InProcessBackend",
+    "ProcessBackend",
+    "make_backend",
+]
+
+#: Called with a number of finished evaluations (progress).
+Progress = Callable[[int], None]
+
+
+class BackendError(ConnectionError):
+    """The backend cannot run anything (e.g. the Dask scheduler is unreachable)."""
+
+
+class Backend(ABC):
+    """Runs tasks and yields their outcomes as they finish."""
+
+    def open(self) -> None:  # noqa: B027 - a no-op unless a backend needs resources
+        """Acquire resources; raise :class:`BackendError` if unusable."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release what :meth:`open` acquired."""
+
+    def __enter__(self) -> Backend:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @abstractmethod
+    def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
+        """Yield one outcome per task, in order of completion.
+
+        ``progress`` is called with new evaluation counts: per evaluation in
+        this process, per finished run elsewhere.
+        """
+
+
+class InProcessBackend(Backend):
+    """Run the tasks one after another in this process."""
+
+    def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
+        for t in tasks:
+            yield run_one(
+                t.method, t.seed, t.table, t.config, fn=t.fn, on_evaluation=progress
+            )
+
+
+def _failed(task: Task, err: BaseException) -> RunOutcome:
+    """A crashed worker's run: failed, without rows."""
+    return RunOutcome(
+        task.method,
+        task.seed,
+        empty_records(instance_of(task.table)),
+        error_line(err),
+        traceback.format_exc(),
+    )
+
+
+def _collect(
+    result: Callable[[], RunOutcome], task: Task, progress: Progress
+) -> RunOutcome:
+    try:
+        outcome = result()
+    except Exception as err:
+        outcome = _failed(task, err)
+    progress(len(outcome.records))
+    return outcome
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: exit when the harness process is gone.
+
+    A harness killed with SIGKILL cannot shut its pool down; without this a
+    worker would finish its run and then wait for work forever.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="bolt-pco64-parent-watch", daemon=True).start()
+
+
+class ProcessBackend(Backend):
+    """Run the tasks in ``jobs`` local worker processes (spawned)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+
+    def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
+        if not tasks:
+            return
+        pool = ProcessPoolExecutor(
+            max_workers=self.jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )
+        try:
+            futures = {pool.submit(run_task, t): t for t in tasks}
+            for fut in as_completed(futures):
+                yield _collect(fut.result, futures[fut], progress)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class DaskBackend(Backend):
+    """Run the tasks on an existing Dask scheduler.
+
+    Args:
+        address: The scheduler's address (``tcp://host:8786``).
+        timeout_s: How long :meth:`open` tries to reach it.
+    """
+
+    def __init__(
+        self, address: str, timeout_s: float = DEFAULTS.dask_connect_timeout_s
+    ) -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self.client: Any = None
+
+    def open(self) -> None:
+        from distributed import Client
+
+        try:
+            self.client = Client(self.address, timeout=self.timeout_s)
+        except (OSError, ValueError) as err:
+            raise BackendError(
+                f"Cannot reach the Dask scheduler {self.address!r} within "
+                f"{self.timeout_s:g} s: {' '.join(str(err).split())}"
+            ) from None
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
+        from distributed import as_completed as dask_completed
+
+        if not tasks:
+            return
+        if self.client is None:
+            raise BackendError("Expected an open DaskBackend, got a closed one.")
+        futures = {self.client.submit(run_task, t, pure=False): t for t in tasks}
+        try:
+            for fut in dask_completed(list(futures)):
+                yield _collect(fut.result, futures[fut], progress)
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+
+def make_backend(
+    jobs: int = DEFAULTS.jobs, dask_scheduler: str | None = None
+) -> Backend:
+    """The backend for these options (not opened yet).
+
+    Args:
+        jobs: Local worker processes; 1 runs in this process.
+        dask_scheduler: Address of an existing Dask scheduler (overrides ``jobs``).
+
+    Raises:
+        ValueError: If ``jobs`` is not an integer >= 1, or a scheduler is
+            given but Dask is not installed.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"Expected jobs to be an integer >= 1, got {jobs!r}.")
+    if dask_scheduler is not None:
+        if importlib.util.find_spec("distributed") is None:
+            raise ValueError(
+                "Expected Dask for dask_scheduler (pip install 'bolt_pco64[dask]'), "
+                "got no 'distributed' module."
+            )
+        return DaskBackend(dask_scheduler, DEFAULTS.dask_connect_timeout_s)
+    return ProcessBackend(jobs) if jobs > 1 else InProcessBackend()

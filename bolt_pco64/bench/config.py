@@ -1,0 +1,112 @@
+"""Every default of the harness, and the configuration that makes runs comparable.
+
+This module imports nothing heavy (no torch, no BoTorch), so the command line
+can show these defaults in ``--help`` without loading the BO stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULTS",
+    "DEFAULT_METHODS",
+    "OOM_COST_FRACTION",
+    "QUICK",
+    "BenchConfig",
+    "BenchDefaults",
+]
+
+
+@dataclass(frozen=True)
+class BenchDefaults:
+    """The settings of a comparison when the caller gives none.
+
+    Attributes:
+        methods: Method names, in report order.
+        seeds: Seeds per method (seeds ``0..seeds-1``).
+        budget: Evaluations per run, initial design included.
+        n_init: Size of the initial design shared by all methods of a seed.
+        q: Batch size of each proposal.
+        jobs: Local worker processes (1 = in the calling process).
+        out: Output directory.
+        oom_cost_fraction: An OOM run is charged this fraction of the table's
+            median feasible ``overall_time``.
+        dask_connect_timeout_s: How long to try to reach a Dask scheduler
+            before the run is refused.
+    """
+
+    methods: tuple[str, ...] = ("random", "qlognei", "qlogei", "ts", "naive")
+    seeds: int = 20
+    budget: int = 60
+    n_init: int = 10
+    q: int = 1
+    jobs: int = 1
+    out: str = "bench-results/full"
+    oom_cost_fraction: float = 0.25
+    dask_connect_timeout_s: float = 10.0
+
+    def describe(self) -> str:
+        """``"3 methods (random, qlognei, ts) x 3 seeds x 30 evaluations"``."""
+        return (
+            f"{len(self.methods)} methods ({', '.join(self.methods)}) x "
+            f"{self.seeds} seeds x {self.budget} evaluations"
+        )
+
+
+#: The default comparison: 5 methods x 20 seeds x 60 evaluations.
+DEFAULTS = BenchDefaults()
+#: ``--quick``: 3 methods x 3 seeds x 30 evaluations.
+QUICK = BenchDefaults(
+    methods=("random", "qlognei", "ts"),
+    seeds=3,
+    budget=30,
+    out="bench-results/quick",
+)
+#: The default methods (``DEFAULTS.methods``).
+DEFAULT_METHODS: tuple[str, ...] = DEFAULTS.methods
+#: An OOM run costs this fraction of the table's median feasible overall_time.
+OOM_COST_FRACTION: float = DEFAULTS.oom_cost_fraction
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What makes runs comparable (stored with every run; resume checks it).
+
+    Attributes:
+        budget: Evaluations per run, initial design included.
+        n_init: Size of the initial design (``1 <= n_init <= budget``).
+        q: Batch size of each proposal.
+        noise: ``None`` (noise-free), a float standard deviation, or
+            ``"measured"`` (each row's ``throughput_std``).
+    """
+
+    budget: int = DEFAULTS.budget
+    n_init: int = DEFAULTS.n_init
+    q: int = DEFAULTS.q
+    noise: float | str | None = None
+
+    def check(self, n_rows: int | None = None) -> None:
+        """Raise ``ValueError`` on an inconsistent configuration.
+
+        Args:
+            n_rows: The table's row count (the budget may not exceed it).
+        """
+        from bolt_pco64.problem import is_noise_std
+
+        for name in ("budget", "n_init", "q"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"Expected {name} to be an integer >= 1, got {v!r}.")
+        if self.n_init > self.budget:
+            raise ValueError(
+                f"Expected n_init <= budget, got n_init={self.n_init} > budget={self.budget}."
+            )
+        if n_rows is not None and self.budget > n_rows:
+            raise ValueError(
+                f"Expected budget <= the table's {n_rows} rows, got {self.budget}."
+            )
+        if not is_noise_std(self.noise):
+            raise ValueError(
+                f"Expected noise None, 'measured' or a float >= 0, got {self.noise!r}."
+            )

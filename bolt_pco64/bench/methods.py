@@ -1,0 +1,221 @@
+"""The method registry and the built-in methods.
+
+A method is ``fn(ctx: RunContext) -> q distinct untried row indices`` (a long
+tensor or a sequence of ints). It draws randomness only from
+``ctx.generator`` / ``ctx.step_seed`` and may add the time it spends fitting
+models to ``ctx.fit_seconds``.
+
+Built-in methods (:data:`METHODS`, extend it with :func:`register_method`):
+
+- ``random``: uniform over the untried configurations;
+- ``qlognei`` / ``qlogei``: constrained qLogNEI / qLogEI (objective GP on
+  feasible observations, constraint GP on every margin, see
+  :mod:`bolt_pco64.bo`) over the untried candidates;
+- ``ts``: constrained Thompson sampling over the untried candidates;
+- ``naive``: qLogNEI on one GP that ignores the constraint: an OOM is recorded
+  as the problem's ``worst_feasible_value`` and nothing models feasibility.
+
+Until a run has its first feasible observation the model methods
+(``qlognei``, ``qlogei``, ``ts``) choose by ``qLogProbabilityOfFeasibility``
+of the constraint GP (there is no incumbent to improve on yet). ``naive`` has
+no constraint model and always uses its imputed objective. BoTorch is imported
+when a model method first runs, not when this module is imported.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+
+if TYPE_CHECKING:
+    from bolt_pco64.problem import PCO64
+
+__all__ = ["METHODS", "MethodFn", "RunContext", "register_method"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass
+class RunContext:
+    """What a method sees when it proposes the next evaluations.
+
+    Attributes:
+        problem: The test problem (a :class:`~bolt_pco64.PCO64`).
+        candidates: ``N x d``-dim tensor of all configurations (canonical order).
+        rows: ``n``-dim long tensor of the rows evaluated so far, in order.
+        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
+        margin: ``n``-dim tensor of the observed memory margins.
+        untried: ``m``-dim long tensor of the rows not evaluated yet (ascending).
+        q: How many rows to propose.
+        seed: The run's seed.
+        step_seed: A fresh integer seed for this step (from ``generator``).
+        generator: The method's random number generator for this run.
+        fit_seconds: Time spent fitting models; a method adds to it.
+        state: A dict that persists across the steps of one run (the
+            built-in model methods keep their last GPs there to warm-start
+            the next fit).
+    """
+
+    problem: PCO64
+    candidates: Tensor
+    rows: Tensor
+    y: Tensor
+    margin: Tensor
+    untried: Tensor
+    q: int
+    seed: int
+    step_seed: int
+    generator: torch.Generator
+    fit_seconds: float = 0.0
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def X(self) -> Tensor:
+        """``n x d``-dim tensor of the evaluated configurations."""
+        return self.candidates[self.rows]
+
+    @property
+    def feasible(self) -> Tensor:
+        """``n``-dim bool tensor: which evaluations ran."""
+        return ~torch.isnan(self.y)
+
+    @property
+    def bounds(self) -> Tensor:
+        """``2 x d``-dim tensor of the problem's bounds."""
+        return self.problem.bounds.to(self.candidates)
+
+
+MethodFn = Callable[[RunContext], "Tensor | Sequence[int]"]
+#: The registry of methods by name.
+METHODS: dict[str, MethodFn] = {}
+
+
+def register_method(
+    name: str, fn: MethodFn | None = None
+) -> MethodFn | Callable[[MethodFn], MethodFn]:
+    """Register a method under ``name``; usable as a decorator or a function.
+
+    ``register_method("mine", fn)`` or ``@register_method("mine")``. A method
+    is ``fn(ctx: RunContext) -> q distinct untried row indices`` (a long
+    tensor or a sequence of ints). Re-registering a name replaces it.
+
+    Raises:
+        ValueError: If ``name`` is not a simple file-safe name.
+        TypeError: If ``fn`` is not callable.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"Expected a method name of letters, digits, '_', '.', '-', got {name!r}."
+        )
+
+    def add(f: MethodFn) -> MethodFn:
+        if not callable(f):
+            raise TypeError(f"Expected a callable method, got {type(f).__name__}.")
+        METHODS[name] = f
+        return f
+
+    return add(fn) if fn is not None else add
+
+
+def _random(ctx: RunContext) -> Tensor:
+    perm = torch.randperm(ctx.untried.numel(), generator=ctx.generator)
+    return ctx.untried[perm[: ctx.q]]
+
+
+def _propose_model(ctx: RunContext, kind: str) -> Tensor:
+    """The constrained model methods; ``kind`` is qlognei, qlogei or ts."""
+    from bolt_pco64.bo import (
+        fit_constrained_models,
+        propose_acquisition,
+        propose_thompson,
+    )
+
+    t0 = time.perf_counter()
+    models = fit_constrained_models(
+        ctx.X,
+        ctx.y,
+        ctx.margin,
+        ctx.bounds,
+        ctx.step_seed,
+        warm_start=ctx.state.get("models"),
+    )
+    ctx.state["models"] = models
+    ctx.fit_seconds += time.perf_counter() - t0
+    choices = ctx.candidates[ctx.untried]
+    if models.objective is None:
+        # No feasible observation yet: probability of feasibility.
+        idx = propose_acquisition(
+            "pof", models, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed
+        )
+    elif kind == "ts":
+        idx = propose_thompson(models, choices, ctx.q, ctx.generator)
+    else:
+        idx = propose_acquisition(
+            kind, models, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed
+        )
+    return ctx.untried[idx]
+
+
+def _qlognei(ctx: RunContext) -> Tensor:
+    return _propose_model(ctx, "qlognei")
+
+
+def _qlogei(ctx: RunContext) -> Tensor:
+    return _propose_model(ctx, "qlogei")
+
+
+def _ts(ctx: RunContext) -> Tensor:
+    return _propose_model(ctx, "ts")
+
+
+def _naive(ctx: RunContext) -> Tensor:
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.sampling import SobolQMCNormalSampler
+    from botorch.utils.sampling import manual_seed
+
+    from bolt_pco64.bo import MC_SAMPLES, fit_gp, select_discrete
+
+    worst = float(ctx.problem.worst_feasible_value)
+    y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
+    t0 = time.perf_counter()
+    model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
+    ctx.state["model"] = model
+    ctx.fit_seconds += time.perf_counter() - t0
+    with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
+        acqf = qLogNoisyExpectedImprovement(
+            model=model,
+            X_baseline=ctx.X,
+            sampler=SobolQMCNormalSampler(torch.Size([MC_SAMPLES]), seed=ctx.step_seed),
+            prune_baseline=True,
+        )
+    return ctx.untried[
+        select_discrete(acqf, ctx.candidates[ctx.untried], ctx.q, ctx.step_seed)
+    ]
+
+
+register_method("random", _random)
+register_method("qlognei", _qlognei)
+register_method("qlogei", _qlogei)
+register_method("ts", _ts)
+register_method("naive", _naive)
+
+
+def check_methods(methods: Sequence[str]) -> list[str]:
+    """``methods`` without duplicates, in order.
+
+    Raises:
+        ValueError: If it is empty or names a method not in :data:`METHODS`.
+    """
+    names = list(dict.fromkeys(methods))
+    unknown = [m for m in names if m not in METHODS]
+    if not names or unknown:
+        raise ValueError(
+            f"Expected methods from {sorted(METHODS)}, got {unknown or names!r}."
+        )
+    return names

@@ -1,0 +1,397 @@
+"""One run: one method optimising one problem from one seed.
+
+A run evaluates ``budget`` configurations (the initial design included). Every
+evaluation is one row of a long table (:func:`record_columns`):
+
+- ``method``, ``seed``, ``iteration`` (1-based evaluation count), ``row``
+  (canonical table index), the instance's inputs by their card names
+  (encoded: log2 values, ZeRO as the ordinal 0/1/2);
+- ``throughput``: the observed throughput (the table's ``throughput_mean``,
+  plus Gaussian noise when ``noise`` is set), NaN when the run OOMed;
+  ``margin``: the row's ``peak_mem_normalised`` (``<= 0`` iff feasible);
+  ``feasible``;
+- ``best_feasible``: the best *true* (noise-free) feasible throughput
+  evaluated so far, NaN before the first feasible evaluation; ``regret``:
+  ``optimal_value - best_feasible`` (never negative, with or without noise);
+- ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
+  feasible run (``num_gpus`` from the table's instance). **An OOM run is
+  charged** ``DEFAULTS.oom_cost_fraction`` (a quarter) of the median feasible
+  ``overall_time`` of the table (the lower middle value for an even count, as
+  ``torch.median``): a crashed job still pays for scheduling, start-up, model
+  construction and the first steps until the allocator fails, but not for a
+  whole measured run. On the simulated stand-in these are simulated hours;
+- ``fit_seconds`` and ``acq_seconds``: the wall time of the proposal step that
+  chose this evaluation (model fitting, and the rest of the proposal). A batch
+  of ``q`` evaluations carries the time on its first row and 0 on the others;
+  the initial design costs 0.
+
+Fairness: for a given seed every method starts from the same initial design
+(``n_init`` distinct rows drawn by a generator seeded by the seed alone) and,
+with noise, sees the same noise on it.
+
+Determinism: a run depends only on (method, seed, configuration, table). It
+executes with one torch thread (restored afterwards), so every backend gives
+bit-identical records (``fit_seconds``/``acq_seconds`` aside).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor
+
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext
+from bolt_pco64.instances import PCO64_INSTANCE, Instance
+
+if TYPE_CHECKING:
+    from bolt_pco64.problem import PCO64
+    from bolt_pco64.table import Table
+
+__all__ = [
+    "RECORD_COLUMNS",
+    "RunOutcome",
+    "Task",
+    "cost_per_row",
+    "empty_records",
+    "instance_of",
+    "make_problem",
+    "record_columns",
+    "run_one",
+    "run_task",
+]
+
+_LEADING = ("method", "seed", "iteration", "row")
+_TRAILING = (
+    "throughput",
+    "margin",
+    "feasible",
+    "best_feasible",
+    "regret",
+    "gpu_hours",
+    "fit_seconds",
+    "acq_seconds",
+)
+
+
+def record_columns(instance: Instance = PCO64_INSTANCE) -> tuple[str, ...]:
+    """Columns of a run's records on ``instance``, in order."""
+    return (*_LEADING, *instance.input_columns, *_TRAILING)
+
+
+#: Columns of the records on pco64, in order.
+RECORD_COLUMNS: tuple[str, ...] = record_columns(PCO64_INSTANCE)
+
+
+def instance_of(table: Table) -> Instance:
+    """The instance a table belongs to.
+
+    Reads ``table.instance``; tables that do not carry one yet (before
+    ``bolt_pco64.table`` is instance-aware) are pco64's.
+    """
+    return getattr(table, "instance", PCO64_INSTANCE)
+
+
+def make_problem(table: Table) -> PCO64:
+    """The test problem served by ``table`` (of its instance's class)."""
+    import bolt_pco64
+
+    instance = instance_of(table)
+    cls = getattr(bolt_pco64, instance.name.upper(), None)
+    if cls is None:
+        raise ValueError(
+            f"Expected a problem class for instance {instance.name!r} in "
+            f"bolt_pco64, got none."
+        )
+    return cls(table=table)
+
+
+def cost_per_row(table: Table) -> Tensor:
+    """``N``-dim tensor: GPU-hours of evaluating each row.
+
+    Feasible: ``overall_time * num_gpus / 3600``. OOM:
+    ``DEFAULTS.oom_cost_fraction`` times the ``torch.median`` (lower middle
+    value) of the feasible ``overall_time``.
+    """
+    ot = table.column("overall_time")
+    feas = table.feasible
+    oom_seconds = DEFAULTS.oom_cost_fraction * float(ot[feas].median())
+    seconds = torch.where(feas, ot, torch.full_like(ot, oom_seconds))
+    return seconds * instance_of(table).num_gpus / 3600.0
+
+
+def _method_seed(method: str, seed: int) -> int:
+    """A seed for the method's generator, stable across processes and platforms."""
+    return (int(seed) * 1_000_003 + zlib.crc32(method.encode("utf-8"))) % (2**62)
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass
+class RunOutcome:
+    """The result of one run: its records and, if it failed, the error."""
+
+    method: str
+    seed: int
+    records: pd.DataFrame
+    error: str | None = None
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run completed its budget."""
+        return self.error is None
+
+
+def error_line(err: BaseException) -> str:
+    """The first line of ``"Type: message"``, at most 500 characters."""
+    return f"{type(err).__name__}: {err}".splitlines()[0][:500]
+
+
+def run_one(
+    method: str,
+    seed: int,
+    table: Table,
+    config: BenchConfig,
+    fn: MethodFn | None = None,
+    on_evaluation: Callable[[int], None] | None = None,
+) -> RunOutcome:
+    """Run one method from one seed; never raises for a failing method.
+
+    Args:
+        method: The method's name (recorded; looked up in :data:`METHODS` when
+            ``fn`` is ``None``).
+        seed: The run's seed.
+        table: The problem's table.
+        config: Budget, initial design, batch size and noise.
+        fn: The method itself (to run one that is not registered here).
+        on_evaluation: Called with the number of new evaluations after each step.
+
+    Returns:
+        A :class:`RunOutcome`; when the method raises (or proposes invalid rows)
+        the records hold every evaluation made before and ``error`` says why.
+
+    Raises:
+        ValueError: If ``method`` is not registered (and ``fn`` is ``None``) or
+            ``config`` does not fit the table.
+    """
+    if fn is None:
+        if method not in METHODS:
+            raise ValueError(f"Expected a method in {sorted(METHODS)}, got {method!r}.")
+        fn = METHODS[method]
+    config.check(len(table))
+    with _one_thread():
+        return _Run(method, int(seed), table, config, on_evaluation).execute(fn)
+
+
+class _Run:
+    """The state of one run while it executes."""
+
+    def __init__(
+        self,
+        method: str,
+        seed: int,
+        table: Table,
+        config: BenchConfig,
+        on_evaluation: Callable[[int], None] | None,
+    ) -> None:
+        self.method, self.seed, self.table, self.config = method, seed, table, config
+        self.on_evaluation = on_evaluation
+        self.problem = make_problem(table)
+        self.cand = self.problem.candidates().to(torch.double)
+        n_rows = self.cand.shape[0]
+        self.true_y = self.problem.evaluate_true(self.cand).to(torch.double)
+        self.margins = self.problem.outcome_constraint(self.cand).to(torch.double)
+        if config.noise is None:
+            self.noise_sd = torch.zeros(n_rows, dtype=torch.double)
+        elif config.noise == "measured":
+            self.noise_sd = torch.nan_to_num(table.column("throughput_std"), nan=0.0)
+        else:
+            self.noise_sd = torch.full(
+                (n_rows,), float(config.noise), dtype=torch.double
+            )
+        self.init_gen = torch.Generator().manual_seed(seed)
+        self.noise_gen = torch.Generator().manual_seed(seed + 7_919)
+        self.method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
+        self.rows: list[int] = []
+        self.ys: list[float] = []
+        self.fit_s: list[float] = []
+        self.acq_s: list[float] = []
+        self.tried = torch.zeros(n_rows, dtype=torch.bool)
+
+    def evaluate(self, new: list[int], fit: float, acq: float) -> None:
+        z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
+        for k, r in enumerate(new):
+            t = float(self.true_y[r])
+            obs = t + float(self.noise_sd[r]) * float(z[k]) if not math.isnan(t) else t
+            self.rows.append(r)
+            self.ys.append(obs)
+            self.fit_s.append(fit if k == 0 else 0.0)
+            self.acq_s.append(acq if k == 0 else 0.0)
+            self.tried[r] = True
+        if self.on_evaluation is not None:
+            self.on_evaluation(len(new))
+
+    def execute(self, fn: MethodFn) -> RunOutcome:
+        cfg = self.config
+        n_rows = self.cand.shape[0]
+        state: dict[str, Any] = {}
+        error = tb = None
+        init = torch.randperm(n_rows, generator=self.init_gen)[: cfg.n_init].tolist()
+        self.evaluate(init, 0.0, 0.0)
+        try:
+            while len(self.rows) < cfg.budget:
+                q = min(cfg.q, cfg.budget - len(self.rows))
+                step_seed = int(
+                    torch.randint(0, 2**31 - 1, (1,), generator=self.method_gen)
+                )
+                rows = torch.tensor(self.rows, dtype=torch.long)
+                ctx = RunContext(
+                    problem=self.problem,
+                    candidates=self.cand,
+                    rows=rows,
+                    y=torch.tensor(self.ys, dtype=torch.double),
+                    margin=self.margins[rows],
+                    untried=torch.nonzero(~self.tried).squeeze(-1),
+                    q=q,
+                    seed=self.seed,
+                    step_seed=step_seed,
+                    generator=self.method_gen,
+                    state=state,
+                )
+                t0 = time.perf_counter()
+                proposed = fn(ctx)
+                total = time.perf_counter() - t0
+                new = _check_proposal(proposed, self.tried, q, self.method)
+                self.evaluate(new, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0))
+        except Exception as err:  # a failing method ends only its own run
+            error = error_line(err)
+            tb = traceback.format_exc()
+        records = _records(
+            self.method,
+            self.seed,
+            self.rows,
+            self.ys,
+            self.cand,
+            self.margins,
+            self.true_y,
+            cost_per_row(self.table),
+            float(self.problem.optimal_value),
+            instance_of(self.table),
+        )
+        records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
+        records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
+        return RunOutcome(self.method, self.seed, records, error, tb)
+
+
+def _check_proposal(proposed: object, tried: Tensor, q: int, method: str) -> list[int]:
+    try:
+        idx = torch.as_tensor(proposed).reshape(-1)
+    except Exception as err:
+        raise ValueError(
+            f"Expected method {method!r} to return row indices, got {type(proposed).__name__}."
+        ) from err
+    if idx.is_floating_point() or idx.is_complex() or idx.dtype == torch.bool:
+        raise ValueError(
+            f"Expected method {method!r} to return integer row indices, got {idx.dtype}."
+        )
+    new = [int(v) for v in idx.tolist()]
+    if len(new) != q:
+        raise ValueError(
+            f"Expected method {method!r} to return {q} rows, got {len(new)}."
+        )
+    n = tried.numel()
+    for r in new:
+        if not 0 <= r < n or bool(tried[r]):
+            raise ValueError(
+                f"Expected method {method!r} to return untried rows in 0..{n - 1}, got {r}."
+            )
+    if len(set(new)) != len(new):
+        raise ValueError(
+            f"Expected method {method!r} to return distinct rows, got {new}."
+        )
+    return new
+
+
+def _records(
+    method: str,
+    seed: int,
+    rows: Sequence[int],
+    ys: Sequence[float],
+    cand: Tensor,
+    margins: Tensor,
+    true_y: Tensor,
+    cost: Tensor,
+    optimal: float,
+    instance: Instance,
+) -> pd.DataFrame:
+    idx = torch.tensor(list(rows), dtype=torch.long)
+    n = len(rows)
+    inputs = instance.input_columns
+    true = true_y[idx].numpy() if n else np.zeros(0)
+    feas = ~np.isnan(true)
+    best = np.full(n, np.nan)
+    running = -np.inf
+    for i in range(n):
+        if feas[i] and true[i] > running:
+            running = float(true[i])
+        best[i] = running if math.isfinite(running) else np.nan
+    data: dict[str, Any] = {
+        "method": pd.Series([method] * n, dtype=object),
+        "seed": np.full(n, seed, dtype=np.int64),
+        "iteration": np.arange(1, n + 1, dtype=np.int64),
+        "row": idx.numpy().astype(np.int64),
+    }
+    X = cand[idx].numpy() if n else np.zeros((0, len(inputs)))
+    for j, name in enumerate(inputs):
+        data[name] = np.rint(X[:, j]).astype(np.int64)
+    data["throughput"] = np.asarray(ys, dtype=np.float64)
+    data["margin"] = margins[idx].numpy().astype(np.float64) if n else np.zeros(0)
+    data["feasible"] = feas
+    data["best_feasible"] = best
+    data["regret"] = optimal - best
+    data["gpu_hours"] = np.cumsum(cost[idx].numpy()) if n else np.zeros(0)
+    data["fit_seconds"] = np.zeros(n)
+    data["acq_seconds"] = np.zeros(n)
+    return pd.DataFrame(data, columns=list(record_columns(instance)))
+
+
+def empty_records(instance: Instance = PCO64_INSTANCE) -> pd.DataFrame:
+    """Records with no rows (the columns and dtypes of :func:`run_one`'s)."""
+    nothing = torch.zeros(0, dtype=torch.double)
+    cand = torch.zeros((0, instance.dim), dtype=torch.double)
+    return _records("", 0, [], [], cand, nothing, nothing, nothing, 0.0, instance)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run to execute, self-contained so that a worker can run it."""
+
+    method: str
+    seed: int
+    table: Table
+    config: BenchConfig
+    fn: MethodFn
+
+
+def run_task(task: Task) -> RunOutcome:
+    """Worker entry point (every backend)."""
+    return run_one(task.method, task.seed, task.table, task.config, fn=task.fn)

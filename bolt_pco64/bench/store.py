@@ -1,0 +1,374 @@
+"""The result store of one comparison: per-run files, resume and failures.
+
+Layout of an output directory ``OUT``:
+
+- ``OUT/runs/<method>__seed<seed>.parquet``: one finished run (complete or
+  failed), its status, error and configuration in the file's metadata;
+- ``OUT/runs.parquet``: every kept run's records, in method then seed order;
+- ``OUT/meta.json``: arguments, versions, table, cost model and run status.
+
+Every file is written atomically (:mod:`bolt_pco64._io`), so a killed process
+leaves every file valid; temporary files a killed writer left behind are
+removed when the store is opened again. A store opened on a directory that
+holds runs of another configuration is refused before anything is written.
+``meta.json``'s ``status`` is ``running`` while runs go on, ``complete`` at
+the end, ``interrupted`` after Ctrl-C and ``aborted`` when the harness itself
+failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.report import checkpoints_for
+from bolt_pco64.bench.run import RunOutcome, empty_records, instance_of, record_columns
+
+if TYPE_CHECKING:
+    from bolt_pco64.table import Table
+
+__all__ = [
+    "OutputDirError",
+    "ResultStore",
+    "check_output_dir",
+    "config_key",
+    "table_fingerprint",
+]
+
+_META_KEYS = ("status", "error", "config", "method", "seed")
+
+
+class OutputDirError(OSError):
+    """The output directory cannot be created or written."""
+
+
+def check_output_dir(out: str | os.PathLike[str]) -> Path:
+    """Prove that ``out`` can be created and written, without creating it.
+
+    ``out`` must be a writable directory or, if it does not exist yet, its
+    nearest existing ancestor must be one. The check writes and removes one
+    temporary file there, so the file system is left as it was.
+
+    Returns:
+        ``out`` as a :class:`~pathlib.Path` (``~`` expanded).
+
+    Raises:
+        OutputDirError: With a one-line reason, if it cannot be created or written.
+    """
+    path = Path(out).expanduser()
+    probe = path
+    while not (probe.exists() or probe.is_symlink()) and probe != probe.parent:
+        probe = probe.parent
+    folders = [probe]
+    if probe == path and (path / "runs").is_dir():
+        folders.append(path / "runs")
+    try:
+        if probe.exists() and not probe.is_dir():
+            raise NotADirectoryError(20, "Not a directory", str(probe))
+        for folder in folders:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
+                pass
+    except OSError as err:
+        raise _dir_error(path, err) from None
+    return path
+
+
+def _dir_error(path: Path, err: OSError) -> OutputDirError:
+    reason = err.strerror or type(err).__name__
+    return OutputDirError(
+        f"Cannot write to output directory {str(path)!r}: {reason}"
+        + (f" ({err.filename})" if err.filename else "")
+    )
+
+
+def table_fingerprint(table: Table) -> str:
+    """16 hex digits identifying a table's inputs, outcomes and run times."""
+    cols = [
+        *instance_of(table).input_columns,
+        "throughput_mean",
+        "peak_mem_normalised",
+        "overall_time",
+    ]
+    values = table.frame[cols].to_numpy(dtype=np.float64)
+    values = np.where(np.isnan(values), -1.2345e300, values)
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:16]
+
+
+def config_key(config: BenchConfig, table: Table) -> dict[str, Any]:
+    """What two runs must share to be comparable (stored in every run file)."""
+    return {**asdict(config), "table": table_fingerprint(table)}
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import botorch
+    import gpytorch
+    import torch
+
+    try:
+        own = version("bolt_pco64")
+    except PackageNotFoundError:
+        own = "unknown (source checkout)"
+    return {
+        "bolt_pco64": own,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "botorch": botorch.__version__,
+        "gpytorch": gpytorch.__version__,
+        "pandas": pd.__version__,
+        "numpy": np.__version__,
+    }
+
+
+def write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    """Write ``frame`` to ``path`` atomically, without its index."""
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    atomic_write_with(path, lambda tmp: pq.write_table(arrow, tmp))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class ResultStore:
+    """The runs of one comparison in one output directory.
+
+    Construction reads what the directory already holds and writes nothing;
+    :meth:`create` makes the directory, after every other check has passed.
+
+    Args:
+        out: The output directory (see :func:`check_output_dir`).
+        config: The runs' configuration.
+        table: The table they run on.
+        methods: The requested methods, in report order.
+        seeds: The requested seeds.
+        arguments: Recorded in ``meta.json``.
+
+    Raises:
+        ValueError: If ``out`` holds runs of another configuration.
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        config: BenchConfig,
+        table: Table,
+        methods: Sequence[str],
+        seeds: Sequence[int],
+        arguments: dict[str, Any],
+    ) -> None:
+        self.out = out
+        self.config = config
+        self.table = table
+        self.methods = list(methods)
+        self.seeds = list(seeds)
+        self.arguments = arguments
+        self.key = config_key(config, table)
+        self.selected = {(m, s) for m in self.methods for s in self.seeds}
+        self.started = _now()
+        self._versions: dict[str, str] | None = None
+        self._done: dict[tuple[str, int], tuple[pd.DataFrame, dict[str, str]]] = {}
+        self._scan()
+
+    # -- reading ------------------------------------------------------------
+
+    def run_path(self, method: str, seed: int) -> Path:
+        """Where the run ``(method, seed)`` is stored."""
+        return self.out / "runs" / f"{method}__seed{seed}.parquet"
+
+    def _scan(self) -> None:
+        runs = self.out / "runs"
+        if not runs.is_dir():
+            return
+        for p in sorted(runs.glob("*.parquet")):
+            got = self._read_run(p)
+            if got is None:
+                continue
+            _frame, meta = got
+            if json.loads(meta.get("config", "{}")) != self.key:
+                raise ValueError(
+                    f"Expected {str(self.out)!r} to hold runs of this configuration "
+                    f"{self.key}, got {p.name} with {meta.get('config')}; use another --out."
+                )
+            self._done[(meta["method"], int(meta["seed"]))] = got
+
+    def _read_run(self, path: Path) -> tuple[pd.DataFrame, dict[str, str]] | None:
+        """A per-run file and its metadata; ``None`` if it is not a valid one."""
+        try:
+            arrow = pq.read_table(path)
+        except (OSError, pa.ArrowException, ValueError):
+            return None
+        meta = {
+            k.decode(): v.decode()
+            for k, v in (arrow.schema.metadata or {}).items()
+            if k.decode() in _META_KEYS
+        }
+        frame = arrow.to_pandas()
+        columns = list(record_columns(instance_of(self.table)))
+        if list(frame.columns) != columns or not {"status", "method", "seed"} <= set(
+            meta
+        ):
+            return None
+        frame["method"] = frame["method"].astype(object)
+        return frame, meta
+
+    def status(self, method: str, seed: int) -> str | None:
+        """``"complete"``, ``"failed"`` or ``None`` (not run yet)."""
+        got = self._done.get((method, seed))
+        return None if got is None else got[1].get("status")
+
+    def todo(self) -> list[tuple[str, int]]:
+        """The requested runs that are not complete (failed ones run again)."""
+        return [
+            (m, s)
+            for m in self.methods
+            for s in self.seeds
+            if self.status(m, s) != "complete"
+        ]
+
+    def records(self) -> pd.DataFrame:
+        """The requested runs' records, in method then seed then iteration order."""
+        order = {m: i for i, m in enumerate(self.methods)}
+        frames = [f for k, (f, _) in self._done.items() if k in self.selected]
+        if not frames:
+            return empty_records(instance_of(self.table))
+        all_ = pd.concat(frames, ignore_index=True)
+        all_["_o"] = all_["method"].map(order)
+        all_ = all_.sort_values(["_o", "seed", "iteration"], kind="stable")
+        return all_.drop(columns="_o").reset_index(drop=True)
+
+    def errors(self) -> dict[str, str]:
+        """``"method/seed" -> error`` of the requested runs that failed."""
+        return {
+            f"{m}/{s}": meta.get("error", "")
+            for (m, s), (_, meta) in sorted(self._done.items())
+            if (m, s) in self.selected and meta.get("status") == "failed"
+        }
+
+    def failed(self) -> set[tuple[str, int]]:
+        """``(method, seed)`` of the requested runs that failed."""
+        return {
+            k
+            for k, (_, meta) in self._done.items()
+            if k in self.selected and meta.get("status") == "failed"
+        }
+
+    # -- writing ------------------------------------------------------------
+
+    def create(self) -> None:
+        """Create the directory and remove temporaries a killed writer left.
+
+        Raises:
+            OutputDirError: If the directory cannot be created.
+        """
+        try:
+            (self.out / "runs").mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise _dir_error(self.out, err) from None
+        for folder in (self.out, self.out / "runs"):
+            for p in folder.glob(".*.tmp"):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+
+    def persist(self, outcome: RunOutcome) -> None:
+        """Store one finished run, then rewrite ``runs.parquet`` and ``meta.json``."""
+        status = "complete" if outcome.ok else "failed"
+        meta = {
+            "status": status,
+            "error": outcome.error or "",
+            "config": json.dumps(self.key, sort_keys=True),
+            "method": outcome.method,
+            "seed": str(outcome.seed),
+        }
+        arrow = pa.Table.from_pandas(outcome.records, preserve_index=False)
+        arrow = arrow.replace_schema_metadata(
+            {
+                **(arrow.schema.metadata or {}),
+                **{k: v.encode() for k, v in meta.items()},
+            }
+        )
+        atomic_write_with(
+            self.run_path(outcome.method, outcome.seed),
+            lambda tmp: pq.write_table(arrow, tmp),
+        )
+        self._done[(outcome.method, outcome.seed)] = (
+            outcome.records,
+            {"status": status, "error": outcome.error or ""},
+        )
+        self.write_records()
+        self.write_meta("running")
+
+    def write_records(self) -> pd.DataFrame:
+        """Rewrite ``runs.parquet``; returns the records written."""
+        records = self.records()
+        write_parquet(self.out / "runs.parquet", records)
+        return records
+
+    def write_meta(self, status: str) -> None:
+        """Rewrite ``meta.json`` with ``status`` and the runs' state."""
+        if self._versions is None:
+            self._versions = _versions()
+        tab = self.table
+        instance = instance_of(tab)
+        errors = self.errors()
+        complete = sorted(
+            f"{m}/{s}"
+            for (m, s), (_, meta) in self._done.items()
+            if (m, s) in self.selected and meta.get("status") == "complete"
+        )
+        frac = DEFAULTS.oom_cost_fraction
+        meta = {
+            "status": status,
+            "problem": instance.name,
+            "arguments": self.arguments,
+            "config": self.key,
+            "versions": self._versions,
+            "table": {
+                "source": str(tab.source),
+                "simulated": bool(tab.is_simulated),
+                "rows": len(tab),
+                "feasible": tab.n_feasible,
+                "fingerprint": self.key["table"],
+                "optimal_value": float(tab.frame["throughput_mean"].iloc[tab.best_row]),
+                "worst_feasible_value": float(
+                    tab.frame["throughput_mean"].iloc[tab.worst_feasible_row]
+                ),
+            },
+            "cost_model": {
+                "gpus": instance.num_gpus,
+                "simulated": bool(tab.is_simulated),
+                "feasible_run": "overall_time * gpus / 3600 GPU-hours",
+                "oom_run": f"{frac} * median feasible overall_time "
+                "* gpus / 3600 GPU-hours",
+            },
+            "regret_before_first_feasible_in_summary": "optimal_value - "
+            "worst_feasible_value",
+            "checkpoints": checkpoints_for(self.config.budget),
+            "runs": {
+                "requested": len(self.selected),
+                "complete": complete,
+                "failed": sorted(errors),
+                "pending": len(self.selected) - len(complete) - len(errors),
+            },
+            "errors": errors,
+            "started": self.started,
+            "updated": _now(),
+        }
+        atomic_write_text(self.out / "meta.json", json.dumps(meta, indent=2) + "\n")
