@@ -104,6 +104,27 @@ def _result_dtype(X: Tensor, default: torch.dtype) -> torch.dtype:
     return X.dtype if X.is_floating_point() else default
 
 
+def _gather(bits: Tensor, rows: Tensor, dtype: torch.dtype) -> Tensor:
+    """Values of a float64 column stored as ``bits`` at ``rows``: a new tensor.
+
+    The one place a table value becomes an output. ``index_select`` always
+    allocates, whatever ``rows``' shape (a 0-dim index would make ``bits[rows]``
+    a *view* of the buffer), and the result is converted afterwards, so no
+    output ever shares storage with a buffer: BoTorch's ``forward`` adds noise
+    and negates in place, and a view would corrupt the table.
+
+    Args:
+        bits: An ``N``-dim int64 buffer holding float64 bit patterns.
+        rows: A ``batch_shape``-dim long tensor of row indices.
+        dtype: The floating dtype of the result.
+
+    Returns:
+        A ``batch_shape``-dim tensor of ``dtype`` on ``rows``' device.
+    """
+    flat = torch.index_select(bits.view(torch.float64), 0, rows.reshape(-1))
+    return flat.to(dtype).reshape(rows.shape)
+
+
 class PCO64OutcomeConstraint(torch.nn.Module):
     r"""The memory constraint of pco64 as a callable module: ``c(X) <= 0`` iff feasible.
 
@@ -144,8 +165,7 @@ class PCO64OutcomeConstraint(torch.nn.Module):
             for integer ``X``): ``<= 0`` iff the configuration fits in memory.
         """
         rows = self.lookup(X)
-        values = self.margin_bits.view(torch.float64)[rows]
-        return values.to(_result_dtype(X, self.bounds.dtype))
+        return _gather(self.margin_bits, rows, _result_dtype(X, self.bounds.dtype))
 
 
 class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
@@ -233,7 +253,8 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         On the problem's dtype and device: the choices for
         ``botorch.optim.optimize_acqf_discrete``. Row ``i`` is table row ``i``.
         """
-        return self.outcome_constraint.snapper.rows.to(dtype=self.bounds.dtype)
+        rows = self.outcome_constraint.snapper.rows
+        return rows.to(dtype=self.bounds.dtype, copy=True)
 
     def lookup(self, X: Tensor) -> Tensor:
         """Indices of the rows that ``X`` snaps to.
@@ -254,7 +275,7 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         """
         if rows is None:
             rows = self.outcome_constraint.snapper(X)
-        return bits.view(torch.float64)[rows].to(_result_dtype(X, self.bounds.dtype))
+        return _gather(bits, rows, _result_dtype(X, self.bounds.dtype))
 
     # -- BoTorch interface ----------------------------------------------------
 
@@ -278,19 +299,27 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
     def forward(self, X: Tensor, noise: bool = True) -> Tensor:
         """Throughput with observation noise (see ``noise_std``), negated if asked.
 
+        As BoTorch's ``BaseTestProblem.forward`` (noise ``noise_std *
+        randn_like(f)`` from the global generator, then negation), except that
+        the noise is drawn in the result's dtype (also for integer ``X``) and
+        ``"measured"`` scales it by each row's ``throughput_std``.
+
         Args:
             X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
             noise: If True, add observation noise as set by ``noise_std``.
 
         Returns:
-            A ``batch_shape``-dim tensor; NaN where the row ran out of memory.
+            A new ``batch_shape``-dim tensor; NaN where the row ran out of memory.
         """
-        if self.noise_std != "measured":
-            return super().forward(X, noise=noise)
-        rows = self.lookup(X)
+        validate_points(X, self.bounds)
+        rows = self.outcome_constraint.snapper(X)
         f = self._values(self.throughput_bits, X, rows)
-        if noise:
-            f = f + self._values(self.std_bits, X, rows) * torch.randn_like(f)
+        if noise and self.noise_std is not None:
+            if self.noise_std == "measured":
+                scale = self._values(self.std_bits, X, rows)
+            else:
+                scale = torch.tensor(self.noise_std, dtype=f.dtype, device=f.device)
+            f = f + scale * torch.randn_like(f)
         return -f if self.negate else f
 
     def evaluate_slack_true(self, X: Tensor) -> Tensor:

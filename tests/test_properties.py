@@ -359,3 +359,100 @@ def test_row_snapper_ties_on_a_full_half_lattice(dtype) -> None:
         ]
         X = torch.cartesian_prod(*grids).to(dtype)
         _assert_same(RowSnapper(table)(X), nearest_rows_reference(X, table))
+
+
+# -- outputs never share storage with the lookup tensors (design section 2) ---------
+
+
+def _input_forms(rows: torch.Tensor, pick: int) -> dict[str, torch.Tensor]:
+    """Every input form of issue 8: one point, batches, stride-0, non-contiguous,
+    integer, float32 and float64."""
+    x = rows[pick % len(rows)]
+    block = rows[torch.arange(6) % len(rows)]
+    return {
+        "(8,)": x.clone(),
+        "(1, 8)": x.unsqueeze(0).clone(),
+        "(n, 8)": block.clone(),
+        "(2, 3, 8)": block.reshape(2, 3, 8).clone(),
+        "expanded (stride 0)": x.expand(4, 8),
+        "expanded batch": x.expand(2, 3, 8),
+        "non-contiguous": block.reshape(2, 3, 8).transpose(0, 1),
+        "strided columns": torch.stack([block, block], dim=-1).reshape(6, 16)[:, ::2],
+        "int64": block.long(),
+        "int64 (8,)": x.long(),
+        "float32": block.float(),
+        "float32 (8,)": x.float(),
+        "float64 (8,)": x.double(),
+    }
+
+
+def _outputs(f: PCO64, X: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {
+        "evaluate_true": f.evaluate_true(X),
+        "forward": f(X),
+        "forward(noise=False)": f(X, noise=False),
+        "evaluate_slack_true": f.evaluate_slack_true(X),
+        "evaluate_slack": f.evaluate_slack(X),
+        "is_feasible": f.is_feasible(X),
+        "outcome_constraint": f.outcome_constraint(X),
+        "lookup": f.lookup(X),
+        "candidates": f.candidates(),
+    }
+
+
+def _held_storages(f: PCO64) -> set[int]:
+    """Data pointers of every tensor the problem holds (buffers of the problem,
+    its constraint module and the snapper, and the table's encoded inputs)."""
+    held = [*f.buffers(), f.table.X]
+    return {t.untyped_storage().data_ptr() for t in held}
+
+
+NOISES = [None, 0.5, "measured"]
+
+
+@examples(15)
+@given(
+    data=tables(),
+    pick=st.integers(0, 10**6),
+    noise=st.sampled_from(NOISES),
+    negate=st.booleans(),
+)
+def test_no_output_shares_storage_with_the_problem(data, pick, noise, negate) -> None:
+    frame, configs, tps, mems = data
+    rows, _, _ = _expected(configs, tps, mems)
+    f = _problem(frame, noise_std=noise, negate=negate)
+    held = _held_storages(f)
+    assert len(held) >= 5  # the problem does hold its table in buffers
+    for form, X in _input_forms(rows, pick).items():
+        for method, out in _outputs(f, X).items():
+            ptr = out.untyped_storage().data_ptr()
+            assert ptr not in held, f"{method} of {form} aliases a table buffer"
+
+
+@examples(10)
+@given(data=tables(), pick=st.integers(0, 10**6))
+def test_many_noisy_evaluations_leave_the_table_bit_identical(data, pick) -> None:
+    frame, configs, tps, mems = data
+    rows, thr, margin = _expected(configs, tps, mems)
+    problems = [
+        _problem(frame, noise_std=noise, negate=negate)
+        for noise in NOISES
+        for negate in (False, True)
+    ]
+    before = [{k: v.clone() for k, v in f.named_buffers()} for f in problems]
+    torch.manual_seed(pick)
+    for f in problems:
+        for X in _input_forms(rows, pick).values():
+            for _ in range(3):
+                f(X)
+                f.evaluate_slack(X)
+                f.outcome_constraint(X).mul_(-7)  # what a careless caller may do
+                f.evaluate_true(X).add_(1.0)
+    for f, saved in zip(problems, before, strict=True):
+        for name, buffer in f.named_buffers():
+            assert torch.equal(buffer, saved[name]), name
+        C = f.candidates()
+        _assert_same(C, rows)
+        _assert_same(f.evaluate_true(C), thr)
+        _assert_same(f(C, noise=False), -thr if f.negate else thr)
+        _assert_same(f.outcome_constraint(C), margin)
