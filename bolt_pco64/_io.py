@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +18,39 @@ __all__ = [
 ]
 
 
+_UMASK_LOCK = threading.Lock()
+#: Where Linux reports the process's umask (a ``Umask:`` line).
+_PROC_STATUS = "/proc/self/status"
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it for other threads.
+
+    Linux reports it in ``/proc/self/status`` (``Umask:`` line, kernel 4.7+);
+    elsewhere it is read by setting and restoring it under a lock.
+    """
+    with contextlib.suppress(OSError):
+        with open(_PROC_STATUS, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        mask = os.umask(0o077)
+        os.umask(mask)
+    return mask
+
+
+def new_file_mode(path: Path) -> int:
+    """The permission bits ``open(path, "w")`` would leave ``path`` with.
+
+    An existing file keeps its mode; a new one gets ``0o666`` less the umask.
+    """
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
@@ -23,7 +58,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     The temporary file lives in the destination's folder (so the final
     ``os.replace`` is atomic on POSIX and Windows), is flushed to disk before the
     rename, and is removed if the body raises. Readers therefore see either the
-    old file or the complete new one, never a partial write.
+    old file or the complete new one, never a partial write. The file ends up
+    with the mode an ordinary ``open(path, "w")`` would give it (see
+    :func:`new_file_mode`), not ``mkstemp``'s private 0600.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -34,6 +71,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, new_file_mode(target))
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
