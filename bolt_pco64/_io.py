@@ -29,11 +29,13 @@ def current_umask() -> int:
     Linux reports it in ``/proc/self/status`` (``Umask:`` line, kernel 4.7+);
     elsewhere it is read by setting and restoring it under a lock.
     """
-    with contextlib.suppress(OSError):
-        with open(_PROC_STATUS, encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
+    with (
+        contextlib.suppress(OSError),
+        open(_PROC_STATUS, encoding="ascii", errors="replace") as fh,
+    ):
+        for line in fh:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     with _UMASK_LOCK:
         mask = os.umask(0o077)
         os.umask(mask)

@@ -63,8 +63,11 @@ def test_replacing_a_file_keeps_its_mode(tmp_path: Path) -> None:
 
 
 def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
-    target = tmp_path / "x.txt"
-    with pytest.raises(RuntimeError, match="boom"), atomic_path(target) as tmp:
-        tmp.write_text("partial")
-        raise RuntimeError("boom")
+    def write_then_fail(target: Path) -> None:
+        with atomic_path(target) as tmp:
+            tmp.write_text("partial")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        write_then_fail(tmp_path / "x.txt")
     assert list(tmp_path.iterdir()) == []
