@@ -16,15 +16,37 @@ Where the table comes from, first match wins (see :func:`load_table`):
    :class:`SimulatedTableWarning` once per process.
 
 A table file is only ever read, never written to.
+
+**The stand-in keeps its label in any form.** A table is simulated if it is the
+shipped stand-in, if its parquet metadata says ``source=simulated``, or if its
+:func:`content_fingerprint` is registered in the package data file
+``bolt_pco64/standin_fingerprints.json`` -- so a DataFrame read from the
+stand-in, a CSV export, a re-saved parquet or a renamed copy are all labelled
+simulated (:attr:`Table.is_simulated`, ``str(table.source)``, the warning). The
+fingerprint covers what the generator's noise seed does not change: the
+encoded inputs in canonical order, ``ran_successfully`` and ``peak_mem``
+rounded to :data:`FINGERPRINT_DECIMALS` decimals (not the throughputs).
+
+*Refreshing the registry* (whenever a shipped stand-in is regenerated and its
+memory model or candidates changed): run ::
+
+    python -c "from bolt_pco64.table import refresh_standin_registry as r; r('data/pco64_simulated.parquet')"
+
+which adds the file's entry (:func:`standin_fingerprint_entry`) to the
+registry; old entries stay, so earlier stand-ins remain recognised.
+``tests/test_table.py`` fails while a shipped stand-in is not registered.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import math
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -52,6 +74,7 @@ __all__ = [
     "TableError",
     "TableSource",
     "bundled_table_path",
+    "content_fingerprint",
     "data_home",
     "decode_inputs",
     "encode_inputs",
@@ -59,6 +82,9 @@ __all__ = [
     "measured_table_paths",
     "parse_float_list",
     "read_table_file",
+    "refresh_standin_registry",
+    "standin_fingerprint_entry",
+    "standin_registry",
 ]
 
 #: The 8 inputs, in the order of ``X``'s last dimension.
@@ -98,6 +124,10 @@ ENV_TABLE = "BOLT_PCO64_TABLE"
 ENV_HOME = "BOLT_PCO64_HOME"
 MEASURED_FILENAME = "pco64.parquet"
 STANDIN_FILENAME = "pco64_simulated.parquet"
+#: Package data file of the registered stand-in fingerprints.
+STANDIN_REGISTRY = "standin_fingerprints.json"
+#: Decimals of ``peak_mem`` (GB) that enter :func:`content_fingerprint`.
+FINGERPRINT_DECIMALS = 3
 
 _FLOAT_COLUMNS = (
     "throughput_mean",
@@ -128,8 +158,9 @@ class TableSource:
             (the measured table found in a checkout or the data home) or
             ``"simulated"`` (the shipped stand-in).
         path: The file read, or ``None`` for a DataFrame.
-        simulated: Whether the table is the simulated stand-in (by its parquet
-            metadata ``source=simulated``, whichever way it was found).
+        simulated: Whether the table is the simulated stand-in, whichever way
+            it was found: the shipped file, parquet metadata
+            ``source=simulated``, or a registered :func:`content_fingerprint`.
     """
 
     kind: SourceKind
@@ -583,11 +614,11 @@ def _warn_simulated(path: Path | None) -> None:
         return
     _WARNED = True
     warnings.warn(
-        f"bolt_pco64 is serving the SIMULATED stand-in table ({path}): its numbers "
+        f"bolt_pco64 is serving the SIMULATED stand-in table ({path or 'a DataFrame'}): its numbers "
         "come from an analytic model, not from the measured pco64 sweep. Run "
         "`bolt-pco64 fetch` or pass table=... to use the measured table.",
         SimulatedTableWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -599,8 +630,10 @@ class Table:
             inputs as int64, ``ran_successfully`` as bool, the list columns as
             tuples of floats.
         X: Encoded inputs, an ``N x 8``-dim float64 tensor (CPU).
-        source: Where the table came from (:class:`TableSource`).
+        source: Where the table came from (:class:`TableSource`), with
+            ``simulated`` set if the content is a registered stand-in's.
         metadata: The parquet file's key-value metadata (empty for CSV/DataFrame).
+        fingerprint: :func:`content_fingerprint` of the table.
     """
 
     def __init__(
@@ -615,8 +648,14 @@ class Table:
         order = np.lexsort(encoded.T[::-1])
         self.frame: pd.DataFrame = clean.iloc[order].reset_index(drop=True)
         self.X: Tensor = torch.from_numpy(np.ascontiguousarray(encoded[order]))
-        self.source = source
         self.metadata: dict[str, str] = dict(metadata or {})
+        self.fingerprint: str = content_fingerprint(self)
+        simulated = (
+            source.simulated
+            or self.metadata.get("source") == "simulated"
+            or self.fingerprint in standin_registry()
+        )
+        self.source: TableSource = replace(source, simulated=simulated)
 
     def __repr__(self) -> str:
         return (
@@ -672,11 +711,106 @@ class Table:
 
 def _from_path(path: Path, kind: SourceKind) -> Table:
     frame, meta = read_table_file(path)
-    simulated = kind == "simulated" or meta.get("source") == "simulated"
-    table = Table(frame, TableSource(kind, path.resolve(), simulated), meta)
-    if simulated:
-        _warn_simulated(path)
-    return table
+    return Table(frame, TableSource(kind, path.resolve(), kind == "simulated"), meta)
+
+
+# --------------------------------------------------------------------------
+# Recognising the stand-in by its content
+# --------------------------------------------------------------------------
+
+
+def content_fingerprint(table: Table) -> str:
+    """A hash of the table's content that the stand-in's noise seed leaves alone.
+
+    SHA-256 (hex) of the input column names, the encoded inputs in canonical
+    order (int64), ``ran_successfully`` and ``peak_mem`` rounded to
+    :data:`FINGERPRINT_DECIMALS` decimals (``inf`` for OOM rows), all
+    little-endian. The file's format, name, row order and metadata do not enter
+    it, nor do the throughputs, times and their spread (they change with the
+    generator's noise seed).
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps(list(INPUT_COLUMNS)).encode())
+    digest.update(table.X.numpy().astype("<i8").tobytes())
+    digest.update(table.frame["ran_successfully"].to_numpy(dtype="u1").tobytes())
+    peak = table.frame["peak_mem"].to_numpy(dtype=np.float64)
+    digest.update(np.round(peak, FINGERPRINT_DECIMALS).astype("<f8").tobytes())
+    return digest.hexdigest()
+
+
+def _registry_path() -> Path:
+    return Path(__file__).resolve().parent / STANDIN_REGISTRY
+
+
+@functools.cache
+def standin_registry() -> dict[str, dict[str, str]]:
+    """The registered stand-in fingerprints: ``fingerprint -> entry``.
+
+    Each entry has ``instance`` (``"pco64"``), ``generator_version`` and
+    ``file``. Read once per process from the package data file
+    ``standin_fingerprints.json``; empty if the file is missing.
+    """
+    path = _registry_path()
+    if not path.is_file():
+        return {}
+    registry = json.loads(path.read_text(encoding="utf-8"))
+    return dict(registry["fingerprints"])
+
+
+def standin_fingerprint_entry(
+    path: str | os.PathLike[str],
+) -> dict[str, dict[str, str]]:
+    """The registry entry of a stand-in file: ``{fingerprint: {...}}``.
+
+    Args:
+        path: A stand-in table written by the generator (parquet with its
+            ``source=simulated`` metadata).
+
+    Raises:
+        ValueError: If the file's metadata does not say ``source=simulated``.
+    """
+    file = Path(path)
+    frame, meta = read_table_file(file)
+    if meta.get("source") != "simulated":
+        raise ValueError(
+            f"Expected a stand-in with parquet metadata source=simulated, got "
+            f"source={meta.get('source')!r} in {file}."
+        )
+    table = Table(frame, TableSource("argument", file.resolve()), meta)
+    return {
+        table.fingerprint: {
+            "instance": "pco64",
+            "generator_version": meta.get("generator_version", "unknown"),
+            "file": file.name,
+        }
+    }
+
+
+def refresh_standin_registry(*paths: str | os.PathLike[str]) -> Path:
+    """Add the entries of the stand-in files ``paths`` to the package registry.
+
+    Existing entries are kept. The registry file is rewritten atomically.
+
+    Returns:
+        The registry's path.
+    """
+    from bolt_pco64._io import atomic_write_text
+
+    target = _registry_path()
+    registry = dict(standin_registry())
+    for path in paths:
+        registry.update(standin_fingerprint_entry(path))
+    document = {
+        "description": (
+            "Content fingerprints of the shipped SIMULATED stand-in tables "
+            "(bolt_pco64.table.content_fingerprint). Refresh with "
+            "bolt_pco64.table.refresh_standin_registry(path); see table.py."
+        ),
+        "fingerprints": dict(sorted(registry.items())),
+    }
+    atomic_write_text(target, json.dumps(document, indent=2) + "\n")
+    standin_registry.cache_clear()
+    return target
 
 
 def load_table(
@@ -700,6 +834,13 @@ def load_table(
     """
     if isinstance(source, Table):
         return source
+    table = _load(source)
+    if table.is_simulated:
+        _warn_simulated(table.source.path)
+    return table
+
+
+def _load(source: str | os.PathLike[str] | pd.DataFrame | None) -> Table:
     if isinstance(source, pd.DataFrame):
         return Table(source, TableSource("dataframe", None))
     if source is not None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -385,3 +387,125 @@ def test_data_home_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert data_home() == tmp_path / "env"
     monkeypatch.delenv("BOLT_PCO64_HOME")
     assert "bolt_pco64" in str(data_home())
+
+
+# -- the stand-in keeps its label in any form (issue 8.5) ---------------------------
+
+
+SHIPPED_STANDIN = (
+    Path(__file__).resolve().parent.parent / "data" / table_module.STANDIN_FILENAME
+)
+
+
+def _strip_metadata(path: Path, out: Path) -> Path:
+    """Re-save a parquet file with no key-value metadata at all."""
+    pq.write_table(pq.read_table(path).replace_schema_metadata(None), out)
+    return out
+
+
+def _forms(src: Path, tmp_path: Path) -> dict[str, object]:
+    """What a user may do with a stand-in file: each yields a load_table source."""
+    frame = pd.read_parquet(src)
+    renamed = tmp_path / "home" / "pco64.parquet"
+    renamed.parent.mkdir()
+    _strip_metadata(src, renamed)
+    return {
+        "DataFrame from read_parquet": frame,
+        "CSV export": _write(frame, tmp_path / "export.csv"),
+        "re-saved parquet": _strip_metadata(src, tmp_path / "resaved.parquet"),
+        "renamed to the measured name": None,  # found in the data home below
+    }
+
+
+@pytest.fixture
+def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty stand-in registry in a temporary folder, and a fresh warning state."""
+    path = tmp_path / "registry" / "standin_fingerprints.json"
+    monkeypatch.setattr(table_module, "_registry_path", lambda: path)
+    monkeypatch.setattr(table_module, "_WARNED", False)
+    table_module.standin_registry.cache_clear()
+    yield path
+    table_module.standin_registry.cache_clear()
+
+
+def _write_standin(frame: pd.DataFrame, path: Path) -> Path:
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = {b"source": b"simulated", b"generator_version": b"9.9"}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    return path
+
+
+def test_registered_stand_in_is_simulated_in_every_form(
+    registry: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = _write_standin(small_frame(seed=21), tmp_path / "fake_simulated.parquet")
+    forms = _forms(src, tmp_path)
+    assert not load_table(forms["re-saved parquet"]).is_simulated  # not yet registered
+    table_module.refresh_standin_registry(src)
+    entry = json.loads(registry.read_text())["fingerprints"]
+    assert [v["generator_version"] for v in entry.values()] == ["9.9"]
+    monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
+    for form, source in forms.items():
+        monkeypatch.setattr(table_module, "_WARNED", False)
+        with pytest.warns(SimulatedTableWarning):
+            table = load_table(source)
+        assert table.is_simulated, form
+        assert "SIMULATED" in str(table.source), form
+    assert table.source.kind == "measured"  # the renamed copy, found as measured
+
+
+def test_fingerprint_ignores_throughput_but_not_memory_or_configurations(
+    frame: pd.DataFrame,
+) -> None:
+    base = load_table(frame).fingerprint
+    ok = frame["ran_successfully"].to_numpy()
+    reseeded = frame.copy()  # what another noise seed changes
+    reseeded.loc[ok, "throughput_mean"] *= 1.01
+    reseeded.loc[ok, "throughput_std"] *= 2.0
+    reseeded.loc[ok, "overall_time"] += 3.0
+    assert load_table(reseeded).fingerprint == base
+    assert load_table(frame.sample(frac=1.0, random_state=3)).fingerprint == base
+    memory = frame.copy()
+    i = int(np.flatnonzero(ok)[0])
+    memory.loc[i, "peak_mem"] += 0.01
+    memory.loc[i, "peak_mem_normalised"] = memory.loc[i, "peak_mem"] / 96 - 1
+    assert load_table(memory).fingerprint != base
+    assert load_table(frame.iloc[1:]).fingerprint != base
+
+
+def test_unregistered_table_without_metadata_is_not_simulated(
+    registry: Path, parquet_path: Path
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = load_table(parquet_path)
+    assert not table.is_simulated
+    assert "SIMULATED" not in str(table.source)
+
+
+def test_registry_entry_refuses_a_file_not_labelled_simulated(
+    parquet_path: Path,
+) -> None:
+    with pytest.raises(ValueError, match="source=simulated"):
+        table_module.standin_fingerprint_entry(parquet_path)
+
+
+def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails after the stand-in is regenerated until the registry is refreshed
+    (see the module docstring of bolt_pco64.table)."""
+    ((fingerprint, entry),) = table_module.standin_fingerprint_entry(
+        SHIPPED_STANDIN
+    ).items()
+    registered = table_module.standin_registry()
+    assert fingerprint in registered, "refresh_standin_registry(...) was not run"
+    assert registered[fingerprint]["instance"] == entry["instance"] == "pco64"
+    monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: None)
+    for form, source in _forms(SHIPPED_STANDIN, tmp_path).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            table = load_table(source)
+        assert table.is_simulated, form
+        assert table.fingerprint == fingerprint, form

@@ -1,4 +1,5 @@
-"""A built wheel carries the stand-in table and finds it from any working directory."""
+"""A built wheel carries the stand-in table and its fingerprint registry, and
+finds them from any working directory."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHECK = """
 import warnings, pathlib, bolt_pco64
+import pandas as pd
 from bolt_pco64 import PCO64, SimulatedTableWarning
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -23,6 +25,11 @@ assert [type(w.message) for w in caught] == [SimulatedTableWarning], caught
 assert pathlib.Path(bolt_pco64.__file__).is_relative_to(pathlib.Path(r"{target}"))
 assert f.table.source.kind == "simulated" and f.is_simulated
 assert pathlib.Path(f.table.source.path).is_relative_to(pathlib.Path(r"{target}"))
+# recognised by its content, without the file's metadata or name
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", SimulatedTableWarning)
+    g = PCO64(table=pd.read_parquet(f.table.source.path))
+assert g.is_simulated and g.table.source.kind == "dataframe"
 print(len(f.table), f.table.n_feasible)
 """
 
@@ -49,7 +56,9 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     )
     (wheel,) = dist.glob("bolt_pco64-*.whl")
     with zipfile.ZipFile(wheel) as zf:
-        assert "bolt_pco64/data/pco64_simulated.parquet" in zf.namelist()
+        names = zf.namelist()
+    assert "bolt_pco64/data/pco64_simulated.parquet" in names
+    assert "bolt_pco64/standin_fingerprints.json" in names
     target = tmp_path / "site"
     subprocess.run(
         [
