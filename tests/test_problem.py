@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -19,7 +21,7 @@ from botorch.utils.testing import (
 )
 
 from bolt_pco64 import PCO64, PCO64OutcomeConstraint, load_table
-from bolt_pco64.table import INPUT_COLUMNS, bundled_table_path
+from bolt_pco64.table import INPUT_COLUMNS, SimulatedTableWarning, bundled_table_path
 from tests._tables import PAD, frame_from, small_frame
 
 
@@ -38,7 +40,9 @@ def _problems() -> list[PCO64]:
         PCO64(table=small_frame(seed=3), noise_std=0.01),
     ]
     if _stand_in_available():
-        problems.append(PCO64(table=bundled_table_path()))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            problems.append(PCO64(table=bundled_table_path()))
     return problems
 
 
@@ -48,9 +52,14 @@ class TestPCO64BoTorchMixins(
     SyntheticTestFunctionTestCaseMixin,
     ConstrainedTestProblemTestCaseMixin,
 ):
-    """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in."""
+    """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in.
 
-    functions = _problems()
+    The problems are built when a test runs (fresh for each), not at collection.
+    """
+
+    @functools.cached_property
+    def functions(self) -> list[PCO64]:  # type: ignore[override]
+        return _problems()
 
 
 # -- expectations computed independently from the DataFrame ---------------------------
@@ -67,12 +76,18 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
     return enc.sort_values(list(INPUT_COLUMNS)).reset_index(drop=True)
 
 
-def test_class_attributes_state_the_problem() -> None:
-    assert issubclass(PCO64, SyntheticTestFunction)
-    assert issubclass(PCO64, ConstrainedBaseTestProblem)
-    assert PCO64.dim == 8
-    assert PCO64.num_constraints == 1
-    assert PCO64._is_minimization_by_default is False
+def test_problem_is_a_constrained_botorch_maximisation_problem(
+    problem: PCO64,
+) -> None:
+    assert isinstance(problem, SyntheticTestFunction)
+    assert isinstance(problem, ConstrainedBaseTestProblem)
+    C = problem.candidates()
+    assert C.shape[-1] == problem.dim == problem.bounds.shape[-1]
+    assert problem.evaluate_slack_true(C).shape == (len(C), problem.num_constraints)
+    # maximisation: the optimum is the largest value over the candidates
+    best = problem(C).nan_to_num(nan=-math.inf).max().item()
+    assert problem.optimal_value == best
+    assert problem.is_minimization_problem is False
 
 
 def test_bounds_optimum_and_worst_come_from_the_table(
