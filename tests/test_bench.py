@@ -18,7 +18,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from bolt_pco64 import PCO64, load_table
+from bolt_pco64 import PCO64
 from bolt_pco64.bench import (
     METHODS,
     OOM_COST_FRACTION,
@@ -58,6 +58,7 @@ def _run(out: Path, table: Path, **kw):
     return run_benchmark(out=out, table=table, **args)
 
 
+@pytest.mark.slow
 def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path):
     res = _run(tmp_path / "out", table_path, methods=["random", "qlognei", "naive"])
     rec = res.records
@@ -112,6 +113,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     assert "| qlognei |" in (tmp_path / "out" / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_same_seed_gives_bit_identical_records(tmp_path: Path, table_path: Path):
     a = _run(tmp_path / "a", table_path, methods=["ts"], seeds=[5])
     b = _run(tmp_path / "b", table_path, methods=["ts"], seeds=[5])
@@ -183,6 +185,7 @@ def test_failing_method_keeps_its_rows_and_others_complete(
     assert sorted(m for m, _ in again.ran) == ["cheater", "cheater", "flaky", "flaky"]
 
 
+@pytest.mark.slow
 def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     kw = {"methods": ["random", "qlognei", "ts"], "seeds": [0, 3], "budget": 7}
@@ -196,7 +199,6 @@ def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> No
         protocol="tcp",
         dashboard_address=None,
     ) as cluster:
-        assert cluster.scheduler_address.startswith("tcp://127.0.0.1")
         dask = _run(
             tmp_path / "dask",
             table_path,
@@ -271,34 +273,52 @@ def _bench_subprocess(
     return cmd, env
 
 
-def test_sigkill_mid_write_leaves_valid_files_and_rerun_completes(
-    tmp_path: Path, table_path: Path
-) -> None:
-    out = tmp_path / "out"
-    cmd, env = _bench_subprocess("random", 40, table_path, out)
+def _temporaries(out: Path) -> list[Path]:
+    """Temporary files of the atomic writer in ``out`` and ``out/runs``."""
+    return [p for folder in (out, out / "runs") for p in folder.glob(".*.tmp")]
+
+
+def _kill_during_a_write(cmd: list[str], env: dict[str, str], out: Path) -> bool:
+    """Start ``cmd``, SIGKILL it as soon as a temporary file appears after 3 runs.
+
+    Returns whether the kill landed while the write was under way: a killed
+    writer cannot remove its temporary file, so one is left on disk.
+    """
     proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 120
-    caught_tmp = False
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             runs = out / "runs"
             done = len(list(runs.glob("*.parquet"))) if runs.is_dir() else 0
-            temps = list(out.glob(".*.tmp")) + (
-                list(runs.glob(".*.tmp")) if runs.is_dir() else []
-            )
-            if done >= 3 and (temps or done >= 6):
-                caught_tmp = bool(temps)
+            if done >= 3 and _temporaries(out):
+                os.kill(proc.pid, signal.SIGKILL)
                 break
-            time.sleep(0.001)
-        assert proc.poll() is None, "the benchmark finished before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)
+            time.sleep(0.0005)
+        assert proc.poll() is None or proc.returncode == -signal.SIGKILL, (
+            "the benchmark finished before it could be killed"
+        )
     finally:
         proc.kill()
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    print(f"killed while a temporary file existed: {caught_tmp}")
+    return bool(_temporaries(out))
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_write_leaves_valid_files_and_rerun_completes(
+    tmp_path: Path, table_path: Path
+) -> None:
+    # The kill can land just after the write it aimed at; retry (bounded)
+    # until it lands during one, which a leftover temporary file proves.
+    for attempt in range(6):
+        out = tmp_path / f"out{attempt}"
+        cmd, env = _bench_subprocess("random", 40, table_path, out)
+        if _kill_during_a_write(cmd, env, out):
+            break
+    else:
+        pytest.fail("no SIGKILL landed during a write in 6 attempts")
 
     # Everything that exists under its final name is complete and readable.
     finished = sorted((out / "runs").glob("*.parquet"))
@@ -343,7 +363,6 @@ def test_bad_settings_are_refused(tmp_path: Path, table_path: Path) -> None:
         _run(tmp_path, table_path, methods=["random"], budget=73)
     with pytest.raises(ValueError, match="a method name"):
         register_method("bad name/")
-    assert load_table(table_path).n_feasible < 72
 
 
 def test_measured_noise_is_seeded_shared_and_keeps_regret_true(
@@ -381,6 +400,7 @@ def test_measured_noise_is_seeded_shared_and_keeps_regret_true(
     )
 
 
+@pytest.mark.slow
 def test_ctrl_c_finalises_files_as_interrupted(
     tmp_path: Path, table_path: Path
 ) -> None:
@@ -433,3 +453,122 @@ def test_dask_without_distributed_is_a_one_line_error_before_any_run(
     assert len(result.output.strip().splitlines()) == 1
     assert "bolt_pco64[dask]" in result.output
     assert not out.exists()
+
+
+def _tree(root: Path) -> list[str]:
+    """Every path under ``root`` (relative), to compare before and after."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("missing table", "--table: pco64 table file not found"),
+        ("garbage table", "--table: pco64 table"),
+        ("invalid BOLT_PCO64_TABLE", "BOLT_PCO64_TABLE: pco64 table"),
+        ("unreachable Dask scheduler", "Cannot reach the Dask scheduler"),
+        ("noise", "Invalid value for '--noise'"),
+        ("methods", "Invalid value for '--methods'"),
+    ],
+)
+def test_refused_bench_leaves_the_file_system_as_it_was(
+    tmp_path: Path,
+    table_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    expected: str,
+) -> None:
+    out = tmp_path / "o3"
+    garbage = tmp_path / "garbage.parquet"
+    garbage.write_bytes(b"PAR1 this is not a parquet file")
+    args = ["bench", "--methods", "random", "--seeds", "1", "--budget", "5"]
+    args += ["--n-init", "2", "--out", str(out), "--no-progress"]
+    if case == "missing table":
+        args += ["--table", str(tmp_path / "nonexistent.parquet")]
+    elif case == "garbage table":
+        args += ["--table", str(garbage)]
+    elif case == "invalid BOLT_PCO64_TABLE":
+        monkeypatch.setenv("BOLT_PCO64_TABLE", str(garbage))
+    elif case == "unreachable Dask scheduler":
+        pytest.importorskip("distributed")
+        from bolt_pco64.bench import backends, config
+
+        fast = config.BenchDefaults(dask_connect_timeout_s=1.0)
+        monkeypatch.setattr(backends, "DEFAULTS", fast)
+        args += ["--table", str(table_path), "--dask-scheduler", "tcp://127.0.0.1:1"]
+    elif case == "noise":
+        args += ["--table", str(table_path), "--noise", "-1"]
+    else:
+        args += ["--table", str(table_path), "--methods", "random,nope"]
+    before = _tree(tmp_path)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert expected in result.output
+    assert _tree(tmp_path) == before
+    if case in ("noise", "methods"):
+        return
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+
+
+def test_noise_and_methods_messages_speak_command_line_terms() -> None:
+    noise = CliRunner().invoke(main, ["bench", "--noise", "-1"])
+    assert noise.exit_code == 2
+    assert (
+        "Invalid value for '--noise': expected 'measured' or a number >= 0, got -1"
+        in noise.output
+    )
+    methods = CliRunner().invoke(main, ["bench", "--methods", "random,nope"])
+    assert methods.exit_code == 2
+    assert "Invalid value for '--methods'" in methods.output
+    assert "got nope" in methods.output
+    assert "Expected" not in noise.output + methods.output
+
+
+def test_cost_is_labelled_simulated_only_on_the_stand_in(
+    tmp_path: Path, table_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.figure import Figure
+
+    labels: list[str] = []
+    save = Figure.savefig
+
+    def spy(self: Figure, *args: object, **kwargs: object) -> None:
+        labels.extend(ax.get_xlabel() for ax in self.axes)
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
+    kw = {"methods": ["random"], "seeds": 1, "budget": 5, "n_init": 2}
+    measured = _run(tmp_path / "m", table_path, **kw)
+    assert "| GPU-hours (median) |" in measured.summary_markdown
+    assert "simulated" not in measured.summary_markdown.lower()
+    assert labels == ["evaluations", "GPU-hours (cumulative)"]
+    labels.clear()
+    with pytest.warns(UserWarning, match="SIMULATED"):
+        standin = run_benchmark(out=tmp_path / "s", progress=False, **kw)
+    assert "| simulated GPU-hours (median) |" in standin.summary_markdown
+    assert labels == ["evaluations", "simulated GPU-hours (cumulative)"]
+
+
+@pytest.mark.slow
+def test_the_harness_leaves_pyplot_and_the_backend_alone(
+    tmp_path: Path, table_path: Path
+) -> None:
+    script = (
+        "import json, sys, matplotlib\n"
+        "before = matplotlib.get_backend()\n"
+        "from bolt_pco64.bench import run_benchmark\n"
+        f"run_benchmark(['random'], seeds=1, budget=5, n_init=2, out={str(tmp_path / 'o')!r},"
+        f" table={str(table_path)!r}, progress=False)\n"
+        "print(json.dumps([before, matplotlib.get_backend(),"
+        " 'matplotlib.pyplot' in sys.modules]))\n"
+    )
+    _, env = _bench_subprocess("random", 1, table_path, tmp_path)
+    env["MPLBACKEND"] = "svg"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    before, after, pyplot = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (before, after, pyplot) == ("svg", "svg", False)
+    assert (tmp_path / "o" / "regret.png").stat().st_size > 0

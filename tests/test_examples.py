@@ -34,6 +34,7 @@ def test_every_example_is_tested() -> None:
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 
+@pytest.mark.slow
 def test_quickstart(tmp_path: Path) -> None:
     out = _run("quickstart.py", cwd=tmp_path)
     assert "780 configurations, 560 run" in out
@@ -42,6 +43,7 @@ def test_quickstart(tmp_path: Path) -> None:
     assert re.search(r"nan\s+\d\.\d+\s+False\s+inf\s+nan", out)
 
 
+@pytest.mark.slow
 def test_constrained_bo(tmp_path: Path) -> None:
     out = _run("constrained_bo.py", "--budget", "12", "--n-init", "10", cwd=tmp_path)
     iterations = re.findall(r"^iteration\s+(\d+): row\s+(\d+)", out, flags=re.M)
