@@ -109,12 +109,13 @@ def safe_bounds(bounds: Tensor) -> Tensor:
     return out
 
 
-def _check_xy(X: Tensor, Y: Tensor, name: str) -> None:
+def _check_xy(X: Tensor, Y: Tensor, name: str, multi: bool = False) -> None:
     if X.dim() != 2:
         raise ValueError(f"Expected X of shape n x d, got {tuple(X.shape)}.")
-    if Y.shape != X.shape[:1]:
+    if Y.shape[:1] != X.shape[:1] or Y.dim() not in ((1, 2) if multi else (1,)):
+        shape = f"({X.shape[0]},)" + (f" or ({X.shape[0]}, k)" if multi else "")
         raise ValueError(
-            f"Expected {name} of shape ({X.shape[0]},) to match X, got {tuple(Y.shape)}."
+            f"Expected {name} of shape {shape} to match X, got {tuple(Y.shape)}."
         )
     if X.shape[0] == 0:
         raise ValueError(f"Expected at least one observation for {name}, got none.")
@@ -128,6 +129,8 @@ def fit_gp(
     bounds: Tensor,
     seed: int,
     warm_start: SingleTaskGP | None = None,
+    optimize: bool = True,
+    Yvar: Tensor | None = None,
 ) -> SingleTaskGP:
     """Fit a :class:`~botorch.models.SingleTaskGP` by maximum marginal likelihood.
 
@@ -138,7 +141,8 @@ def fit_gp(
 
     Args:
         X: ``n x d``-dim tensor of training inputs.
-        Y: ``n``-dim tensor of finite training outcomes.
+        Y: ``n``-dim tensor of finite training outcomes, or ``n x k`` for
+            ``k`` independent outputs (a batched model).
         bounds: ``2 x d``-dim tensor of the problem's bounds.
         seed: Seed for BoTorch's fitting fallback (hyperparameter restarts).
         warm_start: A previously fitted model of the same kind whose
@@ -149,21 +153,30 @@ def fit_gp(
             function of the run's history.
 
     Returns:
-        The fitted model (in eval mode), one output.
+        The fitted model (in eval mode), one output per column of ``Y``.
 
     Raises:
-        ValueError: On mismatched shapes or non-finite outcomes.
+        ValueError: On mismatched shapes or non-finite outcomes, or
+            ``optimize=False`` without ``warm_start``.
         botorch.exceptions.ModelFittingError: If every fitting attempt fails.
     """
-    _check_xy(X, Y, "Y")
+    _check_xy(X, Y, "Y", multi=True)
+    if Yvar is not None and (Yvar.shape != Y.shape or not (Yvar > 0).all()):
+        raise ValueError(
+            f"Expected positive Yvar of shape {tuple(Y.shape)}, got {tuple(Yvar.shape)}."
+        )
+    if not optimize and warm_start is None:
+        raise ValueError("Expected a warm_start model with optimize=False, got None.")
     with manual_seed(int(seed)), warnings.catch_warnings():
         # A single observation or a constant outcome (all OOM) is legitimate.
         warnings.simplefilter("ignore", InputDataWarning)
+        Y2 = Y.unsqueeze(-1) if Y.dim() == 1 else Y
         model = SingleTaskGP(
             X,
-            Y.unsqueeze(-1),
+            Y2,
+            train_Yvar=None if Yvar is None else Yvar.reshape(Y2.shape),
             input_transform=Normalize(d=X.shape[-1], bounds=safe_bounds(bounds)),
-            outcome_transform=Standardize(m=1),
+            outcome_transform=Standardize(m=Y2.shape[-1]),
         )
         if warm_start is not None:
             previous = dict(warm_start.named_parameters())
@@ -171,8 +184,14 @@ def fit_gp(
                 for name, param in model.named_parameters():
                     if name in previous and previous[name].shape == param.shape:
                         param.copy_(previous[name])
-        mll = ExactMarginalLogLikelihood(model.likelihood, model)
-        fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
+        if optimize:
+            mll = ExactMarginalLogLikelihood(model.likelihood, model)
+            options: dict[str, float | None] = dict(FIT_OPTIONS)
+            if Y2.shape[-1] > 1:
+                # BoTorch fits the outputs independently with a batched
+                # L-BFGS-B that takes ``ftol`` only with ``factr=None``.
+                options["factr"] = None
+            fit_gpytorch_mll(mll, optimizer_kwargs={"options": options})
     model.eval()
     return model
 

@@ -1,0 +1,63 @@
+"""Bayesian-optimisation building blocks for the constrained pco64 problem.
+
+- :mod:`bolt_pco64.bo.gp`: the exact GPs (objective on feasible observations,
+  constraint GP on the memory margin), the constrained qLogNEI/qLogEI and
+  Thompson-sampling proposals over a discrete candidate set;
+- :mod:`bolt_pco64.bo.crash`: methods built for the crash (hidden) constraint:
+  a GP classifier of ``ran_successfully``, a censored (Tobit) margin model and
+  a probability-of-feasibility threshold, each with LogEI on the objective GP.
+
+Every public name of both modules is importable from here.
+"""
+
+from bolt_pco64.bo.crash import (
+    CRASH_DEFAULTS,
+    CensoredGaussianLikelihood,
+    CrashAwareState,
+    CrashDefaults,
+    fit_censored_margin,
+    fit_feasibility_classifier,
+    log_prob_feasible,
+    propose_censored_logei,
+    propose_classifier_logei,
+    propose_pof_threshold,
+    recommend,
+)
+from bolt_pco64.bo.gp import (
+    FIT_OPTIONS,
+    MC_SAMPLES,
+    AcquisitionKind,
+    ConstrainedModels,
+    acquisition_function,
+    fit_constrained_models,
+    fit_gp,
+    propose_acquisition,
+    propose_thompson,
+    safe_bounds,
+    select_discrete,
+)
+
+__all__ = [
+    "CRASH_DEFAULTS",
+    "FIT_OPTIONS",
+    "MC_SAMPLES",
+    "AcquisitionKind",
+    "CensoredGaussianLikelihood",
+    "ConstrainedModels",
+    "CrashAwareState",
+    "CrashDefaults",
+    "acquisition_function",
+    "fit_censored_margin",
+    "fit_constrained_models",
+    "fit_feasibility_classifier",
+    "fit_gp",
+    "log_prob_feasible",
+    "propose_acquisition",
+    "propose_censored_logei",
+    "propose_classifier_logei",
+    "propose_pof_threshold",
+    "propose_thompson",
+    "recommend",
+    "safe_bounds",
+    "select_discrete",
+]
