@@ -2,4 +2,4 @@
 
 from bolt_pco64.cli import main
 
-main()
+main(prog_name="bolt-pco64")

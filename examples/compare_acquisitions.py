@@ -5,6 +5,9 @@ constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
 constraint), prints the summary table and the path of the regret plot.
 A rerun with the same ``--out`` resumes instead of recomputing.
 
+Seeds, budget and initial design default to ``--quick``'s
+(``bolt_pco64.bench.QUICK``).
+
 Run: ``python examples/compare_acquisitions.py [--seeds 3] [--budget 30]``
 """
 
@@ -12,15 +15,15 @@ from __future__ import annotations
 
 import argparse
 
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import QUICK, run_benchmark
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Compare BO methods on pco64.")
     parser.add_argument("--methods", default="random,qlognei,qlogei,naive")
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--budget", type=int, default=30)
-    parser.add_argument("--n-init", type=int, default=10)
+    parser.add_argument("--seeds", type=int, default=QUICK.seeds)
+    parser.add_argument("--budget", type=int, default=QUICK.budget)
+    parser.add_argument("--n-init", type=int, default=QUICK.n_init)
     parser.add_argument("--out", default="bench-results/compare")
     parser.add_argument("--jobs", type=int, default=1, help="local worker processes")
     parser.add_argument("--table", default=None, help="table file (default source)")
