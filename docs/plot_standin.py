@@ -1,21 +1,19 @@
-"""Plots of the SIMULATED stand-in table (docs/standin_*.png).
+"""Plots of the SIMULATED pco64 stand-in table (docs/standin_*.png).
 
-Run from the repository root: ``python docs/plot_standin.py``.
+Run from the repository root: ``python docs/plot_standin.py``. Draws on
+:class:`matplotlib.figure.Figure` objects (no pyplot global state).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
-from bolt_pco64.simulate import Config, calibrate, reported_peaks
-from bolt_pco64.table import INPUT_COLUMNS
+from bolt_pco64.instances import get_instance
+from bolt_pco64.simulate import build_model
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "data" / "pco64_simulated.parquet"
@@ -33,12 +31,18 @@ KNOBS = [
 
 def _modelled_peaks(frame: pd.DataFrame) -> np.ndarray:
     """The model's reported peak (max over GPUs, GB) of each row, OOM rows included."""
-    calibration = calibrate()
+    instance = get_instance("pco64")
+    model = build_model(instance, 0)
+    by_row = {
+        c.encoded(instance): float(p.max())
+        for c, p in zip(model.configs, model.peaks, strict=True)
+    }
+    zero = instance.inputs[instance.input_index("zero_stage")]
     peaks = []
-    for row in frame[[*INPUT_COLUMNS]].itertuples(index=False):
-        dp, tp, pp, cp, sp, bucket, zero, chunks = row
-        cfg = Config(2**dp, 2**tp, 2**pp, 2**cp, 2**sp, 2**bucket, zero, 2**chunks)
-        peaks.append(float(reported_peaks(cfg, calibration).max()))
+    for row in frame[list(instance.input_columns)].itertuples(index=False):
+        cells = list(row)
+        cells[instance.input_index("zero_stage")] = zero.encode(int(row.zero_stage))
+        peaks.append(by_row[tuple(int(v) for v in cells)])
     return np.asarray(peaks)
 
 
@@ -53,7 +57,8 @@ def plot_throughput_vs_memory(frame: pd.DataFrame, out: Path) -> None:
     ok = frame[frame["ran_successfully"]]
     oom = frame[~frame["ran_successfully"]]
     oom_peaks = _modelled_peaks(oom)
-    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
+    fig = Figure(figsize=(7.5, 4.8), dpi=120)
+    ax = fig.subplots()
     colours = {0: "tab:purple", 2: "tab:green", 3: "tab:orange"}
     for stage, colour in colours.items():
         part = ok[ok["zero_stage"] == stage]
@@ -106,12 +111,12 @@ def plot_throughput_vs_memory(frame: pd.DataFrame, out: Path) -> None:
     ax.legend(loc="center right", fontsize=7)
     fig.tight_layout()
     fig.savefig(out)
-    plt.close(fig)
 
 
 def plot_by_knob(frame: pd.DataFrame, out: Path) -> None:
     """Distribution of feasible throughput and OOM share for each knob level."""
-    fig, axes = plt.subplots(2, 4, figsize=(12, 6), dpi=110, sharey=True)
+    fig = Figure(figsize=(12, 6), dpi=110)
+    axes = fig.subplots(2, 4, sharey=True)
     for ax, (col, label) in zip(axes.ravel(), KNOBS, strict=True):
         levels = sorted(frame[col].unique())
         data = [
@@ -140,7 +145,6 @@ def plot_by_knob(frame: pd.DataFrame, out: Path) -> None:
     fig.suptitle("SIMULATED stand-in: throughput of the runs that fit, per knob level")
     fig.tight_layout()
     fig.savefig(out)
-    plt.close(fig)
 
 
 def main() -> None:

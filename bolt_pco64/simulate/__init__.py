@@ -1,0 +1,115 @@
+"""The simulated stand-in tables (design section 3).
+
+The measured pco tables cannot be reached from the machines this package is
+built on, so the package ships a **stand-in** per instance
+(``data/<instance>_simulated.parquet``), written by
+:func:`write_simulated_table` from the analytic model of this package. It is
+for developing, testing and demonstrating against. It is **not measured
+data**; its parquet metadata says ``source=simulated``.
+
+Modules, in the order data flows:
+
+* :mod:`~bolt_pco64.simulate.spec` -- configurations and the assumptions
+  about each instance that its card does not publish (architecture,
+  recomputation, micro-batch, hardware);
+* :mod:`~bolt_pco64.simulate.grid` -- the candidate set (pco64: the full
+  four-rule grid of 780 configurations);
+* :mod:`~bolt_pco64.simulate.memory` -- reported and hidden memory per GPU;
+* :mod:`~bolt_pco64.simulate.time` -- step time by term and throughput;
+* :mod:`~bolt_pco64.simulate.calibrate` -- the four fitted constants;
+* :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata.
+
+The stack modelled
+------------------
+Rule 4 of the grid (ZeRO-2/3 only without pipeline parallelism) is
+DeepSpeed's, so the memory and gradient-reduction semantics are DeepSpeed's
+bf16 ones: gradients are bf16 and are reduced in bf16 (DeepSpeed's default
+``communication_data_type`` is the model's dtype), ZeRO-0 runs with a
+pipeline use DeepSpeed's ``BF16_Optimizer`` (fp32 master weights and Adam
+state sharded over the gradient-reduction ranks), ZeRO-0 without a pipeline
+keeps everything replicated, ZeRO-2 reduce-scatters in every micro-step and
+ZeRO-3 also gathers weights per micro-batch. Gradient reduction and sharding
+span ``dp * cp`` ranks. Interleaved pipelines and tensor/sequence/context
+parallelism follow Megatron-LM.
+
+What the calibration says about the card
+----------------------------------------
+The card's figures pull the model two ways. 560 of 780 configurations fit
+only if activations are small everywhere (full recomputation: with selective
+recomputation a configuration with tensor-parallel size 1 holds about 100 GB
+of activations, and fewer than 450 fit in 96 GB). But then the card's best
+configuration (ZeRO-2 over 16 ranks, tensor-parallel 4) itemises only about
+25 GB, and to report the published 74.2 GB the fitted overhead
+(:attr:`Calibration.overhead_gb`) must be about 50 GB -- ten times what
+workspaces and allocator rounding explain. No recomputation mode, micro-batch
+size or model reading (GeLU or SwiGLU MLP) meets 560 runs, a 74.2 GB best and
+a 79.3 GB largest feasible peak with a small overhead. The stand-in meets the
+figures with the large overhead, and says so in the README.
+
+References: Rajbhandari et al. 2020, "ZeRO" (SC20); Shoeybi et al. 2019,
+"Megatron-LM"; Narayanan et al. 2021, "Efficient large-scale language model
+training on GPU clusters using Megatron-LM" (SC21); Korthikanti et al. 2022,
+"Reducing activation recomputation in large transformer models" (MLSys
+2023); Dao et al. 2022, "FlashAttention"; Liu et al. 2023, "Ring attention";
+Guo et al. 2024, "GMLake" (ASPLOS 24); Thakur et al. 2005, "Optimization of
+collective communication operations in MPICH"; DeepSpeed's ZeRO
+configuration documentation (``overlap_comm`` footprint) and source
+(``runtime/engine.py``, ``runtime/pipe/engine.py``, ``runtime/bf16_optimizer.py``).
+"""
+
+from __future__ import annotations
+
+from bolt_pco64.simulate.calibrate import (
+    FRAGMENTATION_GRID,
+    N_TIMED_STEPS,
+    Calibration,
+    CalibrationError,
+    StandinModel,
+    build_model,
+    calibrate,
+)
+from bolt_pco64.simulate.generate import (
+    GENERATOR_VERSION,
+    OOM_PAD,
+    make_simulated_table,
+    simulated_metadata,
+    write_simulated_table,
+)
+from bolt_pco64.simulate.grid import candidate_configurations, grid_configurations
+from bolt_pco64.simulate.memory import stage_memory
+from bolt_pco64.simulate.spec import (
+    ASSUMPTIONS,
+    Assumptions,
+    Config,
+    Hardware,
+    ModelConstants,
+    assumptions_for,
+)
+from bolt_pco64.simulate.time import StepBreakdown, step_breakdown, throughput
+
+__all__ = [
+    "ASSUMPTIONS",
+    "FRAGMENTATION_GRID",
+    "GENERATOR_VERSION",
+    "N_TIMED_STEPS",
+    "OOM_PAD",
+    "Assumptions",
+    "Calibration",
+    "CalibrationError",
+    "Config",
+    "Hardware",
+    "ModelConstants",
+    "StandinModel",
+    "StepBreakdown",
+    "assumptions_for",
+    "build_model",
+    "calibrate",
+    "candidate_configurations",
+    "grid_configurations",
+    "make_simulated_table",
+    "simulated_metadata",
+    "stage_memory",
+    "step_breakdown",
+    "throughput",
+    "write_simulated_table",
+]

@@ -1,0 +1,317 @@
+"""What the stand-in models: configurations, the job's assumptions, the cluster.
+
+The published facts of an instance (GPUs, hosts, GPU memory, model shape,
+inputs, figures) come from :mod:`bolt_pco64.instances`. What is *not*
+published -- the architecture details behind the shape, the micro-batch rule,
+the activation-recomputation mode and the hardware -- is assumed here, per
+instance name, each assumption marked and justified in its docstring.
+
+Units: memory in GB of 2**30 bytes (what ``torch.cuda.max_memory_allocated()
+/ 2**30`` reports, the usual unit of a sweep's ``peak_mem``), time in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from bolt_pco64.instances import Instance
+
+__all__ = [
+    "ASSUMPTIONS",
+    "GIB",
+    "Assumptions",
+    "Config",
+    "Hardware",
+    "ModelConstants",
+    "Recompute",
+    "assumptions_for",
+]
+
+#: Bytes per GB of the table (2**30: torch's allocator statistics in GiB).
+GIB = float(2**30)
+
+#: Activation recomputation: ``"selective"`` (Korthikanti et al. 2022: only
+#: the attention core is recomputed, which flash attention does inside its
+#: backward kernel anyway) or ``"full"`` (only each layer's input is kept;
+#: the whole layer's forward runs again in backward).
+Recompute = Literal["selective", "full"]
+
+
+@dataclass(frozen=True, order=True)
+class Config:
+    """One parallelism configuration, in raw sizes (not log2).
+
+    Attributes:
+        dp: Data-parallel size.
+        tp: Tensor-parallel size.
+        pp: Pipeline-parallel size.
+        cp: Context-parallel size (1 where the instance fixes it).
+        sp: Sequence-parallel size: the regions tensor parallelism leaves
+            replicated (norms, residual adds) are split over ``sp`` of the
+            ``tp`` ranks (Korthikanti et al. 2022); ``sp = tp`` is Megatron's
+            full sequence parallelism.
+        bucket_mb: Gradient-reduction bucket size in MB (2**20 bytes).
+        zero_stage: ZeRO stage, 0, 2 or 3.
+        chunks: Model chunks per pipeline stage (interleaved schedule).
+        grad_accum: Gradient-accumulation steps (1 where the instance fixes it).
+    """
+
+    dp: int
+    tp: int
+    pp: int
+    cp: int
+    sp: int
+    bucket_mb: int
+    zero_stage: int
+    chunks: int
+    grad_accum: int = 1
+
+    @property
+    def reduce_ranks(self) -> int:
+        """Ranks that reduce gradients and shard ZeRO state: ``dp * cp``.
+
+        Megatron-LM builds the gradient-reduction ("data-parallel with context
+        parallel") group from the data- and context-parallel ranks together:
+        context-parallel ranks hold the same weights and see different tokens
+        (``parallel_state.get_data_parallel_group(with_context_parallel=True)``).
+        """
+        return self.dp * self.cp
+
+    def raw_cells(self) -> dict[str, int]:
+        """The table's raw cells (log2 sizes, raw ZeRO stage), by column name."""
+
+        def lg(v: int) -> int:
+            return int(math.log2(v))
+
+        return {
+            "log2_dp_size": lg(self.dp),
+            "log2_tp_size": lg(self.tp),
+            "log2_pp_size": lg(self.pp),
+            "log2_cp_size": lg(self.cp),
+            "log2_sp_size": lg(self.sp),
+            "log2_dp_bucket_size_mb": lg(self.bucket_mb),
+            "zero_stage": self.zero_stage,
+            "log2_num_model_chunks": lg(self.chunks),
+            "log2_grad_accum_steps": lg(self.grad_accum),
+        }
+
+    def encoded(self, instance: Instance) -> tuple[int, ...]:
+        """The encoded inputs of ``instance``, in ``X`` order."""
+        cells = self.raw_cells()
+        return tuple(spec.encode(cells[spec.name]) for spec in instance.inputs)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The GPUs and the network (*assumed*: the cards publish only GPU counts).
+
+    Attributes:
+        description: What the cluster is modelled on.
+        peak_tflops: Dense bf16 peak per GPU (H100 SXM / GH200 datasheet: 989).
+        hbm_gbs: Achievable HBM bandwidth, GB/s (1e9 bytes).
+        intra_bus_gbs: NCCL bus bandwidth inside a host, GB/s.
+        inter_bus_gbs: NCCL bus bandwidth across hosts per GPU, GB/s (each GPU
+            has its own NIC, so a ring across hosts runs at one NIC's rate).
+        intra_latency_s: Per ring step latency inside a host.
+        inter_latency_s: Per ring step latency across hosts.
+    """
+
+    description: str
+    peak_tflops: float
+    hbm_gbs: float
+    intra_bus_gbs: float
+    inter_bus_gbs: float
+    intra_latency_s: float
+    inter_latency_s: float
+
+
+#: A 4 x GH200 (96 GB HBM3) node with NVLink 4 between the four superchips and
+#: one 200 Gb/s NIC per superchip (as on CSCS Alps): 3 peers x 150 GB/s at about
+#: 75 % for NVLink, 25 GB/s at 80 % for the NIC.
+GH200_QUAD = Hardware(
+    description="4 x GH200 96 GB per host, NVLink 4, one 200 Gb/s NIC per GPU",
+    peak_tflops=989.0,
+    hbm_gbs=3000.0,
+    intra_bus_gbs=340.0,
+    inter_bus_gbs=20.0,
+    intra_latency_s=5e-6,
+    inter_latency_s=20e-6,
+)
+
+#: A DGX H100 node: 8 x H100 SXM 80 GB on NVSwitch (NCCL all-reduce bus
+#: bandwidth about 450 GB/s, 80 % used here), eight 400 Gb/s NICs.
+DGX_H100 = Hardware(
+    description="8 x H100 SXM 80 GB per host, NVSwitch, one 400 Gb/s NIC per GPU",
+    peak_tflops=989.0,
+    hbm_gbs=2700.0,
+    intra_bus_gbs=360.0,
+    inter_bus_gbs=40.0,
+    intra_latency_s=5e-6,
+    inter_latency_s=15e-6,
+)
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """What the stand-in assumes about one instance's job beyond its card.
+
+    Attributes:
+        architecture: The public model whose shape the card's matches.
+        num_kv_heads: Key/value heads (grouped-query attention).
+        head_dim: Width of one attention head.
+        gated_mlp: SwiGLU MLP (three ``h x f`` matrices) rather than GeLU (two).
+        vocab_size: Vocabulary (untied input and output embeddings).
+        micro_batch_size: Sequences per micro-batch where gradient accumulation
+            is fixed; ``None`` where ``log2_grad_accum_steps`` is an input: then
+            a step runs ``grad_accum`` micro-batches of
+            ``global_batch / (dp * grad_accum)`` sequences (DeepSpeed's
+            ``train_batch = micro_batch x grad_accum x dp``).
+        recompute: The activation-recomputation mode (see :data:`Recompute`).
+        hardware: The cluster.
+    """
+
+    architecture: str
+    num_kv_heads: int
+    head_dim: int
+    gated_mlp: bool
+    vocab_size: int
+    micro_batch_size: int | None
+    recompute: Recompute
+    hardware: Hardware
+
+
+#: Per-instance assumptions (see the module docstring of
+#: :mod:`bolt_pco64.simulate` for the reasoning). The cards give the shape
+#: only. pco64 and pco32: a GeLU MLP (two ``h x f`` matrices; FFN 25600 is
+#: exactly ``5 h``), multi-head attention and a 32000-token vocabulary, which
+#: gives pco64 23.8 B parameters. The SwiGLU reading of the same shape
+#: (Qwen3-32B, 32.8 B parameters, grouped-query attention, 151936 tokens) puts
+#: about 25 more configurations' model state above what the card's 560 runs
+#: that fit allow. pco16's shape is Llama-2-7B's (SwiGLU, 32000 tokens).
+#: Full activation recomputation everywhere: it is the only mode under which
+#: about 560 of pco64's 780 configurations fit (with selective recomputation
+#: a tensor-parallel size of 1 holds about 100 GB of activations and fewer
+#: than 450 configurations fit in 96 GB). Micro-batch size 1 where
+#: accumulation is fixed (8192-token sequences).
+ASSUMPTIONS: dict[str, Assumptions] = {
+    "pco64": Assumptions(
+        architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
+        num_kv_heads=64,
+        head_dim=80,
+        gated_mlp=False,
+        vocab_size=32000,
+        micro_batch_size=1,
+        recompute="full",
+        hardware=GH200_QUAD,
+    ),
+    "pco32": Assumptions(
+        architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
+        num_kv_heads=40,
+        head_dim=128,
+        gated_mlp=False,
+        vocab_size=32000,
+        micro_batch_size=1,
+        recompute="full",
+        hardware=GH200_QUAD,
+    ),
+    "pco16": Assumptions(
+        architecture="Llama-2-7B (SwiGLU MLP, multi-head attention)",
+        num_kv_heads=32,
+        head_dim=128,
+        gated_mlp=True,
+        vocab_size=32000,
+        micro_batch_size=None,
+        recompute="full",
+        hardware=DGX_H100,
+    ),
+}
+
+
+def assumptions_for(instance: Instance) -> Assumptions:
+    """The stand-in's assumptions about ``instance``.
+
+    Raises:
+        ValueError: If the stand-in has no assumptions for that instance.
+    """
+    try:
+        return ASSUMPTIONS[instance.name]
+    except KeyError:
+        raise ValueError(
+            f"Expected an instance the stand-in models ({sorted(ASSUMPTIONS)}), "
+            f"got {instance.name!r}."
+        ) from None
+
+
+@dataclass(frozen=True)
+class ModelConstants:
+    """Fixed (not calibrated) constants of the model; each is an assumption.
+
+    Attributes:
+        cuda_context_gb: CUDA context and loaded kernels per GPU, unseen by the
+            allocator (0.5-1 GB on Hopper with lazy module loading).
+        nccl_intra_gb: NCCL buffers per communicator inside a host.
+        nccl_inter_gb: NCCL buffers per communicator that spans hosts (more
+            channels and proxy buffers; NCCL_BUFFSIZE is 4 MiB per channel and
+            peer).
+        gemm_half_dim: ``d0`` of the narrow-GEMM penalty
+            ``1 / (1 + d0 tp / h + d0 / tokens)``.
+        ring_attention_cost: Per extra CP rank, relative slow-down of the
+            attention kernels (block-wise rescaling, more launches).
+        elementwise_passes: HBM traffic of the memory-bound kernels (norms,
+            activations, residual adds, rotary embeddings) in units of the
+            stored activation bytes, forward and backward.
+        rho_tp: Exposed fraction of tensor-parallel collectives (Megatron
+            overlaps part of the backward all-gather with weight-gradient GEMMs).
+        rho_cp: Fraction of the attention time that hides the CP exchange.
+        rho_z3: Exposed fraction of ZeRO-3 parameter gathers beyond what
+            exceeds the layer's compute (imperfect prefetch).
+        bucket_launch_s: Per-bucket launch and synchronisation cost.
+        adam_bytes_per_param: HBM bytes moved per parameter by the fused Adam
+            update (read and write fp32 master, momentum, variance, gradient;
+            write bf16 weights).
+        working_set_layers: Backward working set (gradients and temporaries of
+            the layer being back-propagated), in layers' worth of activations.
+        logits_bytes: Bytes per logit held on the last stage: bf16 logits,
+            their fp32 copy in the vocab-parallel cross entropy and its fp32
+            gradient.
+        startup_s: Process launch, imports and model construction.
+        startup_per_comm_s: NCCL communicator set-up, per communicator.
+        startup_per_gb_s: Parameter initialisation per GB of model state.
+        first_step_factor: The warm-up steps' time relative to a timed step.
+        noise_cv: Base coefficient of variation of a step's throughput.
+        noise_cv_comm: Extra CV per unit fraction of exposed communication.
+        noise_cv_inter: Extra CV when gradient reduction crosses hosts.
+        slow_step_prob: Probability that a step is slowed (GC, network jitter).
+        slow_step_max: Largest relative slow-down of such a step.
+        peak_jitter: Largest relative per-GPU spread of the reported peak.
+        fragmentation_prior: Allocator fragmentation the calibration prefers.
+    """
+
+    cuda_context_gb: float = 0.6
+    nccl_intra_gb: float = 0.25
+    nccl_inter_gb: float = 1.0
+    gemm_half_dim: float = 64.0
+    ring_attention_cost: float = 0.1
+    elementwise_passes: float = 6.0
+    rho_tp: float = 0.3
+    rho_cp: float = 0.8
+    rho_z3: float = 0.1
+    bucket_launch_s: float = 20e-6
+    adam_bytes_per_param: float = 34.0
+    working_set_layers: float = 1.0
+    logits_bytes: float = 10.0
+    startup_s: float = 75.0
+    startup_per_comm_s: float = 4.0
+    startup_per_gb_s: float = 0.5
+    first_step_factor: float = 1.6
+    noise_cv: float = 0.004
+    noise_cv_comm: float = 0.03
+    noise_cv_inter: float = 0.003
+    slow_step_prob: float = 0.05
+    slow_step_max: float = 0.04
+    peak_jitter: float = 0.003
+    fragmentation_prior: float = 0.1
+    allgather_bucket_elements: float = 6.5e8
+    overhead_prior_gb: float = 3.0
