@@ -1,0 +1,230 @@
+"""The crash-aware methods of :mod:`bolt_pco64.bo.crash` on a small synthetic table."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from bolt_pco64 import PCO64
+from bolt_pco64.bo import (
+    CrashAwareState,
+    CrashDefaults,
+    dirichlet_targets,
+    fit_censored_margin,
+    fit_feasibility_classifier,
+    fit_gp,
+    log_prob_feasible,
+    propose_censored_logei,
+    propose_classifier_logei,
+    propose_pof_threshold,
+    recommend,
+)
+from tests._synth import make_table
+
+
+@pytest.fixture(scope="module")
+def problem() -> PCO64:
+    # 72 rows, 36 of them OOM: the best rows border the OOM region.
+    return PCO64(table=make_table(capacity=80.0))
+
+
+def _data(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    X = problem.candidates()[rows]
+    return X, problem.evaluate_true(X), problem.outcome_constraint(X)
+
+
+Proposer = Callable[..., torch.Tensor]
+
+
+def _proposers(problem: PCO64) -> dict[str, Proposer]:
+    def censored(X, y, bounds, choices, q, seed, state=None):  # type: ignore[no-untyped-def]
+        return propose_censored_logei(
+            X, y, problem.outcome_constraint(X), bounds, choices, q, seed, state
+        )
+
+    return {
+        "classifier": propose_classifier_logei,
+        "censored": censored,
+        "threshold": propose_pof_threshold,
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("classifier", marks=pytest.mark.slow),
+        pytest.param("censored", marks=pytest.mark.slow),
+        "threshold",
+    ],
+)
+def test_a_loop_proposes_untried_valid_rows_and_is_seeded(
+    problem: PCO64, name: str
+) -> None:
+    propose = _proposers(problem)[name]
+    cand = problem.candidates()
+    n = cand.shape[0]
+
+    def loop(seed: int) -> list[int]:
+        rows = list(range(0, n, 9))  # 8 rows, feasible and OOM
+        state = CrashAwareState()
+        for step in range(4):
+            tried = torch.zeros(n, dtype=torch.bool)
+            tried[rows] = True
+            untried = torch.nonzero(~tried).squeeze(-1)
+            X, y, _ = _data(problem, torch.tensor(rows))
+            q = 1 if step < 2 else 3
+            idx = propose(X, y, problem.bounds, cand[untried], q, seed + step, state)
+            assert idx.dtype == torch.long
+            assert idx.shape == (q,)
+            assert len(set(idx.tolist())) == q
+            assert int(idx.min()) >= 0
+            assert int(idx.max()) < untried.numel()
+            rows += untried[idx].tolist()
+        assert state.steps == 4
+        assert state.crash_model is not None
+        return rows
+
+    torch.manual_seed(5)
+    before = torch.get_rng_state()
+    a = loop(0)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert len(set(a)) == len(a) == 8 + 2 + 3 + 3
+    assert loop(0) == a
+
+
+def test_classifier_ranks_feasible_rows_above_oom_rows(problem: PCO64) -> None:
+    rows = torch.arange(0, 72, 3)
+    X, y, _ = _data(problem, rows)
+    feasible = ~torch.isnan(y)
+    assert feasible.any()
+    assert not feasible.all()
+    model = fit_feasibility_classifier(X, feasible, problem.bounds, seed=0)
+    rest = torch.ones(72, dtype=torch.bool)
+    rest[rows] = False
+    p = log_prob_feasible(model, problem.candidates()[rest]).exp()
+    truth = problem.table.feasible[rest]
+    assert p[truth].mean() > p[~truth].mean() + 0.2
+    assert ((p > 0) & (p < 1)).all()
+
+
+def test_censored_margin_reads_crashes_as_above_zero_whatever_the_pad(
+    problem: PCO64,
+) -> None:
+    rows = torch.arange(0, 72, 3)
+    X, y, margin = _data(problem, rows)
+    feasible = ~torch.isnan(y)
+    a = fit_censored_margin(X, margin, feasible, problem.bounds, seed=0)
+    padded = torch.where(feasible, margin, torch.full_like(margin, 1e6))
+    b = fit_censored_margin(X, padded, feasible, problem.bounds, seed=0)
+    pa, pb = (log_prob_feasible(m, X).exp() for m in (a, b))
+    assert torch.equal(pa, pb)  # the pad is never read
+    assert pa[feasible].min() > pa[~feasible].max()
+
+
+def test_dirichlet_targets_work_with_one_class() -> None:
+    for flags in ([True, True], [False, False, False], [True, False]):
+        f = torch.tensor(flags)
+        Y, Yvar = dirichlet_targets(f)
+        assert Y.shape == Yvar.shape == (len(flags), 2)
+        assert (Yvar > 0).all()
+        # The observed class gets the larger target.
+        assert torch.equal(Y[:, 1] > Y[:, 0], f)
+    with pytest.raises(ValueError, match="alpha_epsilon"):
+        dirichlet_targets(torch.tensor([True]), alpha_epsilon=1.5)
+
+
+def test_without_a_feasible_observation_the_pick_maximises_feasibility(
+    problem: PCO64,
+) -> None:
+    oom = torch.nonzero(~problem.table.feasible).squeeze(-1)[:5]
+    X, y, _ = _data(problem, oom)
+    rest = torch.ones(72, dtype=torch.bool)
+    rest[oom] = False
+    choices = problem.candidates()[rest]
+    state = CrashAwareState()
+    pick = propose_classifier_logei(X, y, problem.bounds, choices, 1, 0, state)
+    assert state.objective is None
+    lp = log_prob_feasible(state.crash_model, choices)
+    assert lp[pick].item() == lp.max().item()
+
+
+def test_threshold_picks_only_candidates_that_reach_it(problem: PCO64) -> None:
+    rows = torch.arange(1, 72, 4)
+    X, y, _ = _data(problem, rows)
+    rest = torch.ones(72, dtype=torch.bool)
+    rest[rows] = False
+    choices = problem.candidates()[rest]
+    fitted = CrashAwareState()
+    propose_pof_threshold(X, y, problem.bounds, choices, 1, 0, fitted)
+    for thr in (0.5, 0.8, 0.95):
+        # steps=1: the models are only conditioned, not refitted.
+        state = CrashAwareState(fitted.objective, fitted.crash_model, steps=1)
+        picks = propose_pof_threshold(X, y, problem.bounds, choices, 2, 0, state, thr)
+        lp = log_prob_feasible(state.crash_model, choices)
+        ok = int((lp >= math.log(thr)).sum())
+        if ok >= 2:
+            assert (lp[picks] >= math.log(thr)).all()
+        else:  # nothing (or too little) reaches it: the most probably feasible
+            assert lp[picks].max().item() == lp.max().item()
+    with pytest.raises(ValueError, match="threshold in"):
+        propose_pof_threshold(X, y, problem.bounds, choices, 1, 0, threshold=1.0)
+
+
+def test_recommend_is_the_best_posterior_mean_among_feasible_runs(
+    problem: PCO64,
+) -> None:
+    rows = torch.arange(0, 72, 3)
+    X, y, _ = _data(problem, rows)
+    feasible = ~torch.isnan(y)
+    model = fit_gp(X[feasible], y[feasible], problem.bounds, seed=0)
+    i = recommend(model, X, y)
+    assert i is not None
+    assert bool(feasible[i])
+    mean = model.posterior(X[feasible]).mean.squeeze(-1)
+    assert model.posterior(X[i : i + 1]).mean.item() == mean.max().item()
+    best = recommend(None, X, y)
+    assert y[best].item() == y[feasible].max().item()
+    assert recommend(None, X, torch.full_like(y, math.nan)) is None
+
+
+def test_refit_schedule_keeps_hyperparameters_between_refits(problem: PCO64) -> None:
+    X, y, _ = _data(problem, torch.arange(0, 72, 3))
+    choices = problem.candidates()[torch.arange(1, 72, 3)]
+    state = CrashAwareState()
+    d = CrashDefaults(refit_every=3)
+    lengthscales = []
+    for step in range(4):
+        n = 12 + step
+        propose_classifier_logei(
+            X[:n], y[:n], problem.bounds, choices, 1, 0, state, defaults=d
+        )
+        ls = state.crash_model.covar_module.lengthscale.detach().clone()
+        lengthscales.append(ls)
+    assert torch.equal(lengthscales[1], lengthscales[0])
+    assert torch.equal(lengthscales[2], lengthscales[0])
+    assert not torch.equal(lengthscales[3], lengthscales[0])  # refit at step 3
+
+
+def test_bad_inputs_are_refused(problem: PCO64) -> None:
+    X, y, margin = _data(problem, torch.arange(0, 10))
+    choices = problem.candidates()[10:20]
+    b = problem.bounds
+    with pytest.raises(ValueError, match="Expected 1 <= q"):
+        propose_classifier_logei(X, y, b, choices, 11, 0)
+    with pytest.raises(ValueError, match="Expected choices of shape"):
+        propose_classifier_logei(X, y, b, choices[:, :3], 1, 0)
+    with pytest.raises(ValueError, match="Expected y of shape"):
+        propose_classifier_logei(X, y[:4], b, choices, 1, 0)
+    with pytest.raises(ValueError, match="Expected bounds of shape"):
+        propose_classifier_logei(X, y, b[:, :3], choices, 1, 0)
+    with pytest.raises(ValueError, match="bool feasible"):
+        fit_feasibility_classifier(X, torch.ones(10), b, 0)
+    bad = margin.clone()
+    bad[~torch.isnan(y)] = math.nan
+    with pytest.raises(ValueError, match="finite margins where feasible"):
+        fit_censored_margin(X, bad, ~torch.isnan(y), b, 0)
+    with pytest.raises(ValueError, match="warm_start"):
+        fit_gp(X, margin, b, 0, optimize=False)
