@@ -1,0 +1,383 @@
+"""Statistics of a comparison: intervals, paired tests, plain verdicts.
+
+Pure functions of the harness's record DataFrames (one row per evaluation:
+``method``, ``seed``, ``iteration`` and an outcome column such as ``regret``).
+BO trajectories depend on floating point, so a comparison made on one machine
+differs in detail from the same comparison made on another; these statistics
+say how much of a difference between methods the seeds support.
+
+- :func:`median_intervals`: the median regret of each method at each
+  checkpoint with a bootstrap interval;
+- :func:`found_optimum_intervals`: the share of runs that reached regret 0,
+  with a bootstrap interval;
+- :func:`paired_comparisons`: each method against a reference over the seeds
+  both ran (for a given seed all methods share the initial design): the
+  shares of seeds where the method is better, tied and worse, and the p-value
+  of a Wilcoxon signed-rank test;
+- :func:`verdict`: one plain sentence per comparison, saying when two methods
+  cannot be told apart.
+
+**Bootstrap.** Percentile intervals (Efron & Tibshirani 1993, "An
+Introduction to the Bootstrap", ch. 13) of ``scipy.stats.bootstrap``, resampling
+the seeds with replacement, from a generator seeded by ``(seed, method,
+checkpoint)``: the same records give the same intervals in any order of
+methods. Percentile, not BCa: regret data are full of ties (every run that
+found the optimum has regret exactly 0), and BCa's jackknife estimate of the
+acceleration is degenerate for the median of such data. With all runs equal the
+interval is that value, and a rate of 0 or 1 gives ``[0, 0]`` or ``[1, 1]``: the
+bootstrap cannot say more than the seeds show. The intervals are per
+quantity, not simultaneous, and no p-value is corrected for multiple
+comparisons.
+
+**Signed-rank test.** ``scipy.stats.wilcoxon`` of the paired differences
+(method minus reference) with ``zero_method="pratt"`` (Pratt 1959): seeds
+where the two methods tie (often both regret 0) take part in the ranking but
+not in the statistic, which is more conservative than dropping them first; if
+every pair ties the p-value is 1. Two-sided.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+__all__ = [
+    "STATS_DEFAULTS",
+    "StatsDefaults",
+    "bootstrap_interval",
+    "found_optimum_intervals",
+    "median_intervals",
+    "outcome_matrix",
+    "paired_comparisons",
+    "verdict",
+]
+
+
+@dataclass(frozen=True)
+class StatsDefaults:
+    """The defaults of the statistics (one place).
+
+    Attributes:
+        level: Confidence level of the intervals.
+        resamples: Bootstrap resamples.
+        alpha: Significance level of :func:`verdict`.
+        seed: Base seed of the bootstrap.
+    """
+
+    level: float = 0.95
+    resamples: int = 9999
+    alpha: float = 0.05
+    seed: int = 0
+
+
+#: The defaults used when no other value is passed.
+STATS_DEFAULTS = StatsDefaults()
+
+
+def _rng(seed: int, *keys: str | int) -> np.random.Generator:
+    words = [int(seed)] + [
+        zlib.crc32(k.encode("utf-8")) if isinstance(k, str) else int(k) for k in keys
+    ]
+    return np.random.default_rng(words)
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    statistic: str = "median",
+    level: float = STATS_DEFAULTS.level,
+    resamples: int = STATS_DEFAULTS.resamples,
+    rng: np.random.Generator | None = None,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median or the mean of ``values``.
+
+    Args:
+        values: ``n`` finite numbers (``n >= 1``), one per run.
+        statistic: ``"median"`` or ``"mean"`` (the mean of 0/1 values is a rate).
+        level: Confidence level in ``(0, 1)``.
+        resamples: Number of bootstrap resamples (``>= 1``).
+        rng: Source of the resampling; ``None`` is ``STATS_DEFAULTS.seed``.
+
+    Returns:
+        ``(low, high)``; ``(v, v)`` when every value is ``v``.
+    """
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size == 0 or not np.isfinite(x).all():
+        raise ValueError(f"Expected at least one finite value, got {x.tolist()}.")
+    if statistic not in ("median", "mean"):
+        raise ValueError(f"Expected statistic 'median' or 'mean', got {statistic!r}.")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"Expected level in (0, 1), got {level!r}.")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ValueError(
+            f"Expected resamples to be an integer >= 1, got {resamples!r}."
+        )
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    fn = np.median if statistic == "median" else np.mean
+    res = sps.bootstrap(
+        (x,),
+        lambda s, axis=-1: fn(s, axis=axis),
+        n_resamples=resamples,
+        confidence_level=level,
+        method="percentile",
+        vectorized=True,
+        rng=rng if rng is not None else _rng(STATS_DEFAULTS.seed),
+    )
+    ci = res.confidence_interval
+    return float(ci.low), float(ci.high)
+
+
+def outcome_matrix(
+    records: pd.DataFrame,
+    budget: int,
+    fill: float,
+    column: str = "regret",
+) -> tuple[list[int], np.ndarray]:
+    """One method's outcome per seed and evaluation.
+
+    Args:
+        records: The records of *one* method.
+        budget: Evaluations per run.
+        fill: The value of NaN entries (regret before the first feasible
+            evaluation counts as ``optimal - worst feasible``) and of
+            evaluations a run did not reach.
+        column: The outcome column.
+
+    Returns:
+        ``(seeds, M)``: the sorted seeds and the ``seeds x budget`` matrix.
+    """
+    missing = {"seed", "iteration", column} - set(records.columns)
+    if missing:
+        raise ValueError(f"Expected record columns {sorted(missing)}, got none.")
+    seeds = sorted(int(s) for s in records["seed"].unique())
+    mat = np.full((len(seeds), budget), np.nan)
+    for i, s in enumerate(seeds):
+        r = records[records["seed"] == s].sort_values("iteration")
+        vals = r[column].to_numpy(dtype=np.float64)[:budget]
+        mat[i, : len(vals)] = vals
+    return seeds, np.where(np.isnan(mat), fill, mat)
+
+
+def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
+    if methods is not None:
+        return list(methods)
+    return list(dict.fromkeys(records["method"].tolist()))
+
+
+def median_intervals(
+    records: pd.DataFrame,
+    budget: int,
+    fill: float,
+    checkpoints: Sequence[int],
+    column: str = "regret",
+    methods: Sequence[str] | None = None,
+    level: float = STATS_DEFAULTS.level,
+    resamples: int = STATS_DEFAULTS.resamples,
+    seed: int = STATS_DEFAULTS.seed,
+) -> pd.DataFrame:
+    """Median of ``column`` per method and checkpoint, with a bootstrap interval.
+
+    Args:
+        records: Records of complete runs (any number of methods).
+        budget: Evaluations per run.
+        fill: See :func:`outcome_matrix`.
+        checkpoints: Evaluation counts (1-based, ``<= budget``).
+        column: The outcome column (``regret`` or ``inference_regret``).
+        methods: Which methods, in order; default all, in order of appearance.
+        level, resamples, seed: Of the bootstrap.
+
+    Returns:
+        Columns ``method, checkpoint, runs, median, low, high``.
+    """
+    rows = []
+    for m in _methods(records, methods):
+        sub = records[records["method"] == m]
+        if sub.empty:
+            continue
+        _, mat = outcome_matrix(sub, budget, fill, column)
+        for k in checkpoints:
+            if not 1 <= k <= budget:
+                raise ValueError(f"Expected checkpoints in 1..{budget}, got {k}.")
+            col = mat[:, k - 1]
+            lo, hi = bootstrap_interval(
+                col, "median", level, resamples, _rng(seed, m, column, k)
+            )
+            rows.append(
+                {
+                    "method": m,
+                    "checkpoint": int(k),
+                    "runs": int(col.size),
+                    "median": float(np.median(col)),
+                    "low": lo,
+                    "high": hi,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["method", "checkpoint", "runs", "median", "low", "high"]
+    )
+
+
+def found_optimum_intervals(
+    records: pd.DataFrame,
+    budget: int,
+    fill: float,
+    column: str = "regret",
+    methods: Sequence[str] | None = None,
+    level: float = STATS_DEFAULTS.level,
+    resamples: int = STATS_DEFAULTS.resamples,
+    seed: int = STATS_DEFAULTS.seed,
+) -> pd.DataFrame:
+    """Share of runs whose ``column`` reached 0 within the budget, with an interval.
+
+    Returns:
+        Columns ``method, runs, found, rate, low, high`` (``found`` counts runs).
+    """
+    rows = []
+    for m in _methods(records, methods):
+        sub = records[records["method"] == m]
+        if sub.empty:
+            continue
+        _, mat = outcome_matrix(sub, budget, fill, column)
+        hit = (mat <= 0).any(axis=1).astype(np.float64)
+        lo, hi = bootstrap_interval(
+            hit, "mean", level, resamples, _rng(seed, m, column, "found")
+        )
+        rows.append(
+            {
+                "method": m,
+                "runs": int(hit.size),
+                "found": int(hit.sum()),
+                "rate": float(hit.mean()),
+                "low": lo,
+                "high": hi,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["method", "runs", "found", "rate", "low", "high"]
+    )
+
+
+def _signed_rank_p(diff: np.ndarray) -> float:
+    if diff.size == 0 or np.all(diff == 0):
+        return 1.0
+    return float(sps.wilcoxon(diff, zero_method="pratt").pvalue)
+
+
+def paired_comparisons(
+    records: pd.DataFrame,
+    reference: str,
+    budget: int,
+    fill: float,
+    checkpoints: Sequence[int],
+    column: str = "regret",
+    methods: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Each method against ``reference`` over the seeds both ran (lower is better).
+
+    Args:
+        records: Records of complete runs.
+        reference: The reference method's name (it must have runs).
+        budget, fill, checkpoints, column, methods: As in :func:`median_intervals`.
+
+    Returns:
+        Columns ``method, reference, checkpoint, pairs, better, tied, worse``
+        (shares of the paired seeds; they add up to 1), ``median_difference``
+        (of method minus reference; negative favours the method) and
+        ``p_value`` (two-sided Wilcoxon signed-rank, see the module docstring;
+        NaN without pairs).
+    """
+    ref = records[records["method"] == reference]
+    if ref.empty:
+        raise ValueError(
+            f"Expected reference method {reference!r} among the records, got "
+            f"{sorted(set(records['method']))}."
+        )
+    ref_seeds, ref_mat = outcome_matrix(ref, budget, fill, column)
+    ref_row = {s: i for i, s in enumerate(ref_seeds)}
+    rows = []
+    for m in _methods(records, methods):
+        if m == reference:
+            continue
+        sub = records[records["method"] == m]
+        if sub.empty:
+            continue
+        seeds, mat = outcome_matrix(sub, budget, fill, column)
+        shared = [(i, ref_row[s]) for i, s in enumerate(seeds) if s in ref_row]
+        mine = np.array([i for i, _ in shared], dtype=np.int64)
+        theirs = np.array([j for _, j in shared], dtype=np.int64)
+        for k in checkpoints:
+            if not 1 <= k <= budget:
+                raise ValueError(f"Expected checkpoints in 1..{budget}, got {k}.")
+            diff = mat[mine, k - 1] - ref_mat[theirs, k - 1]
+            n = diff.size
+            rows.append(
+                {
+                    "method": m,
+                    "reference": reference,
+                    "checkpoint": int(k),
+                    "pairs": int(n),
+                    "better": float((diff < 0).mean()) if n else math.nan,
+                    "tied": float((diff == 0).mean()) if n else math.nan,
+                    "worse": float((diff > 0).mean()) if n else math.nan,
+                    "median_difference": float(np.median(diff)) if n else math.nan,
+                    "p_value": _signed_rank_p(diff) if n else math.nan,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "method",
+            "reference",
+            "checkpoint",
+            "pairs",
+            "better",
+            "tied",
+            "worse",
+            "median_difference",
+            "p_value",
+        ],
+    )
+
+
+def verdict(
+    method: str,
+    reference: str,
+    better: float,
+    worse: float,
+    p_value: float,
+    pairs: int,
+    alpha: float = STATS_DEFAULTS.alpha,
+) -> str:
+    """One plain sentence about a paired comparison.
+
+    The method is called better (worse) than the reference only when the
+    signed-rank p-value is below ``alpha`` *and* it is better (worse) on more
+    seeds than the other way round; otherwise the two cannot be told apart
+    with these seeds.
+
+    Returns:
+        E.g. ``"ts is better than random (better on 15 of 20 seeds, p = 0.003)"``
+        or ``"ts and random cannot be told apart (p = 0.41)"``.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"Expected alpha in (0, 1), got {alpha!r}.")
+    if pairs == 0 or math.isnan(p_value):
+        return f"{method} and {reference} share no seeds: no comparison"
+    n_better, n_worse = round(better * pairs), round(worse * pairs)
+    if p_value < alpha and n_better > n_worse:
+        return (
+            f"{method} is better than {reference} (better on {n_better} of "
+            f"{pairs} seeds, worse on {n_worse}, p = {p_value:.2g})"
+        )
+    if p_value < alpha and n_worse > n_better:
+        return (
+            f"{method} is worse than {reference} (worse on {n_worse} of "
+            f"{pairs} seeds, better on {n_better}, p = {p_value:.2g})"
+        )
+    return f"{method} and {reference} cannot be told apart (p = {p_value:.2g})"

@@ -1,0 +1,146 @@
+"""Statistics of a comparison (:mod:`bolt_pco64.bench.stats`) on synthetic records."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bolt_pco64.bench.stats import (
+    bootstrap_interval,
+    found_optimum_intervals,
+    median_intervals,
+    paired_comparisons,
+    verdict,
+)
+
+
+def _records(curves: dict[str, np.ndarray]) -> pd.DataFrame:
+    """Records from ``method -> seeds x budget`` regret matrices (seed = row)."""
+    frames = []
+    for m, mat in curves.items():
+        seeds, budget = mat.shape
+        frames.append(
+            pd.DataFrame(
+                {
+                    "method": [m] * (seeds * budget),
+                    "seed": np.repeat(np.arange(seeds), budget),
+                    "iteration": np.tile(np.arange(1, budget + 1), seeds),
+                    "regret": mat.reshape(-1),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_truth_about_95_percent_of_the_time() -> None:
+    # Medians of Exponential(1) samples (true median ln 2) and rates of
+    # Bernoulli(0.3) samples, 20 "seeds" each, as in a default comparison.
+    rng = np.random.default_rng(2024)
+    n_sets, covered_median, covered_rate = 300, 0, 0
+    for i in range(n_sets):
+        x = rng.exponential(size=20)
+        lo, hi = bootstrap_interval(
+            x, "median", resamples=999, rng=np.random.default_rng(i)
+        )
+        covered_median += lo <= math.log(2) <= hi
+        b = (rng.random(20) < 0.3).astype(float)
+        lo, hi = bootstrap_interval(
+            b, "mean", resamples=999, rng=np.random.default_rng(i)
+        )
+        covered_rate += lo <= 0.3 <= hi
+    # Binomial standard error of a 95% coverage over 300 sets: 0.013.
+    assert 0.90 <= covered_median / n_sets <= 0.99
+    assert 0.90 <= covered_rate / n_sets <= 0.99
+
+
+def test_interval_is_seeded_and_narrows_with_more_seeds() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=20)
+    a = bootstrap_interval(x, rng=np.random.default_rng(1))
+    b = bootstrap_interval(x, rng=np.random.default_rng(1))
+    assert a == b
+    assert a[0] < np.median(x) < a[1]
+    big = rng.normal(size=400)
+    lo, hi = bootstrap_interval(big, rng=np.random.default_rng(1))
+    assert hi - lo < (a[1] - a[0]) / 2
+    assert bootstrap_interval([0.0, 0.0, 0.0]) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="finite value"):
+        bootstrap_interval([])
+    with pytest.raises(ValueError, match="statistic"):
+        bootstrap_interval([1.0, 2.0], statistic="mode")
+
+
+def test_median_and_found_intervals_from_records() -> None:
+    budget = 8
+    a = np.tile(np.linspace(0.5, 0.0, budget), (10, 1))  # every seed reaches 0
+    b = np.tile(np.linspace(0.5, 0.1, budget), (10, 1))
+    b[0, 3:] = np.nan  # a NaN (no feasible run yet) counts as the fill
+    rec = _records({"a": a, "b": b})
+    med = median_intervals(rec, budget, fill=1.0, checkpoints=[4, 8])
+    assert list(med["method"]) == ["a", "a", "b", "b"]
+    row = med[(med["method"] == "a") & (med["checkpoint"] == 8)].iloc[0]
+    assert (row["median"], row["low"], row["high"]) == (0.0, 0.0, 0.0)
+    rb = med[(med["method"] == "b") & (med["checkpoint"] == 8)].iloc[0]
+    assert rb["low"] <= rb["median"] <= rb["high"]
+    found = found_optimum_intervals(rec, budget, fill=1.0).set_index("method")
+    assert found.loc["a", "found"] == 10
+    assert found.loc["b", "found"] == 0
+    assert found.loc["a", "rate"] == 1.0
+    # Same records, other method order: the same intervals.
+    again = median_intervals(rec, budget, 1.0, [4, 8], methods=["b", "a"])
+    pd.testing.assert_frame_equal(
+        again.sort_values(["method", "checkpoint"]).reset_index(drop=True),
+        med.reset_index(drop=True),
+    )
+
+
+def test_signed_rank_detects_a_real_shift_and_not_a_null_one() -> None:
+    rng = np.random.default_rng(7)
+    seeds, budget = 20, 4
+    ref = rng.exponential(0.02, size=(seeds, budget))
+    shifted = ref * 0.3 + rng.normal(0.0, 0.001, size=(seeds, budget)).clip(0)
+    null = rng.exponential(0.02, size=(seeds, budget))  # same distribution
+    same = ref.copy()
+    rec = _records({"random": ref, "good": shifted, "null": null, "same": same})
+    cmp = paired_comparisons(rec, "random", budget, fill=1.0, checkpoints=[4])
+    cmp = cmp.set_index("method")
+    assert list(cmp.index) == ["good", "null", "same"]
+    assert cmp.loc["good", "p_value"] < 0.01
+    assert cmp.loc["good", "better"] > 0.8
+    assert cmp.loc["null", "p_value"] > 0.05
+    assert cmp.loc["same", "tied"] == 1.0
+    assert cmp.loc["same", "p_value"] == 1.0
+    for m in cmp.index:
+        r = cmp.loc[m]
+        assert r["better"] + r["tied"] + r["worse"] == pytest.approx(1.0)
+        assert r["pairs"] == seeds
+
+
+def test_paired_comparison_uses_only_shared_seeds() -> None:
+    ref = np.full((6, 3), 0.5)
+    other = np.zeros((4, 3))
+    rec = _records({"random": ref, "m": other})
+    rec = rec[~((rec["method"] == "random") & (rec["seed"] == 0))]
+    cmp = paired_comparisons(rec, "random", 3, 1.0, [3]).iloc[0]
+    assert cmp["pairs"] == 3  # seeds 1, 2, 3
+    assert cmp["better"] == 1.0
+    with pytest.raises(ValueError, match="reference method 'nope'"):
+        paired_comparisons(rec, "nope", 3, 1.0, [3])
+
+
+def test_verdict_says_plainly_when_methods_cannot_be_told_apart() -> None:
+    assert verdict("ts", "random", 0.75, 0.1, 0.003, 20) == (
+        "ts is better than random (better on 15 of 20 seeds, worse on 2, p = 0.003)"
+    )
+    assert verdict("ts", "random", 0.1, 0.8, 0.01, 20).startswith(
+        "ts is worse than random"
+    )
+    assert verdict("ts", "random", 0.5, 0.4, 0.3, 20) == (
+        "ts and random cannot be told apart (p = 0.3)"
+    )
+    # A small p-value with as many wins as losses is no verdict either.
+    assert "cannot be told apart" in verdict("a", "b", 0.4, 0.4, 0.01, 20)
