@@ -228,3 +228,30 @@ def test_bad_inputs_are_refused(problem: PCO64) -> None:
         fit_censored_margin(X, bad, ~torch.isnan(y), b, 0)
     with pytest.raises(ValueError, match="warm_start"):
         fit_gp(X, margin, b, 0, optimize=False)
+
+
+@pytest.mark.parametrize("method", ["gpc_ei", "tobit_ei", "gpc_pof"])
+def test_harness_runs_record_untried_valid_rows_and_recommendations(
+    method: str,
+) -> None:
+    from bolt_pco64.bench import BenchConfig, run_one
+    from bolt_pco64.table import load_table
+
+    table = load_table(make_table(capacity=80.0))
+    out = run_one(method, 3, table, BenchConfig(budget=14, n_init=6, q=2))
+    assert out.error is None
+    rec = out.records
+    rows = rec["row"].tolist()
+    assert len(rows) == 14
+    assert len(set(rows)) == 14
+    assert all(0 <= r < len(table) for r in rows)
+    feasible = table.feasible.numpy()
+    for i in range(len(rec)):
+        r = int(rec["recommended_row"].iloc[i])
+        if not rec["feasible"].iloc[: i + 1].any():
+            assert r == -1
+            assert math.isnan(rec["inference_regret"].iloc[i])
+            continue
+        assert r in rows[: i + 1]  # an evaluated configuration ...
+        assert feasible[r]  # ... that ran
+        assert rec["inference_regret"].iloc[i] >= rec["regret"].iloc[i]

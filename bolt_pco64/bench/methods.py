@@ -15,6 +15,18 @@ Built-in methods (:data:`METHODS`, extend it with :func:`register_method`):
 - ``naive``: qLogNEI on one GP that ignores the constraint: an OOM is recorded
   as the problem's ``worst_feasible_value`` and nothing models feasibility.
 
+Crash-aware methods (:mod:`bolt_pco64.bo.crash`; analytic LogEI of an
+objective GP on the feasible observations, hyperparameters refitted every
+``CRASH_DEFAULTS.refit_every`` steps):
+
+- ``gpc_ei``: LogEI x P(feasible) of a Dirichlet GP classifier of
+  ``ran_successfully`` (Gelbart, Snoek & Adams 2014);
+- ``tobit_ei``: LogEI x P(margin <= 0) of a GP of the memory margin with
+  crashes as censored observations (Tobit likelihood);
+- ``gpc_pof``: LogEI among the candidates whose classifier P(feasible)
+  reaches ``CRASH_DEFAULTS.pof_threshold`` (Gelbart et al.'s probabilistic
+  constraint), the most probably feasible candidate when none does.
+
 Until a run has its first feasible observation the model methods
 (``qlognei``, ``qlogei``, ``ts``) choose by ``qLogProbabilityOfFeasibility``
 of the constraint GP (there is no incumbent to improve on yet). ``naive`` has
@@ -59,7 +71,11 @@ class RunContext:
         fit_seconds: Time spent fitting models; a method adds to it.
         state: A dict that persists across the steps of one run (the
             built-in model methods keep their last GPs there to warm-start
-            the next fit).
+            the next fit). A method that models the objective keeps its GP
+            under ``"objective"`` (a BoTorch model of the throughput); the
+            harness recommends from it (the evaluated feasible configuration
+            of highest posterior mean, for the inference regret) and
+            otherwise recommends the best observed one.
     """
 
     problem: PCO64
@@ -146,6 +162,7 @@ def _propose_model(ctx: RunContext, kind: str) -> Tensor:
         warm_start=ctx.state.get("models"),
     )
     ctx.state["models"] = models
+    ctx.state["objective"] = models.objective
     ctx.fit_seconds += time.perf_counter() - t0
     choices = ctx.candidates[ctx.untried]
     if models.objective is None:
@@ -186,6 +203,7 @@ def _naive(ctx: RunContext) -> Tensor:
     t0 = time.perf_counter()
     model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
     ctx.state["model"] = model
+    ctx.state["objective"] = model
     ctx.fit_seconds += time.perf_counter() - t0
     with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
         acqf = qLogNoisyExpectedImprovement(
@@ -199,11 +217,49 @@ def _naive(ctx: RunContext) -> Tensor:
     ]
 
 
+def _propose_crash(ctx: RunContext, kind: str) -> Tensor:
+    """The crash-aware methods of :mod:`bolt_pco64.bo.crash`."""
+    from bolt_pco64.bo import (
+        CrashAwareState,
+        propose_censored_logei,
+        propose_classifier_logei,
+        propose_pof_threshold,
+    )
+
+    state = ctx.state.setdefault("crash", CrashAwareState())
+    choices = ctx.candidates[ctx.untried]
+    args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
+    if kind == "gpc_ei":
+        idx = propose_classifier_logei(ctx.X, ctx.y, *args)
+    elif kind == "tobit_ei":
+        idx = propose_censored_logei(ctx.X, ctx.y, ctx.margin, *args)
+    else:
+        idx = propose_pof_threshold(ctx.X, ctx.y, *args)
+    ctx.state["objective"] = state.objective
+    ctx.fit_seconds += state.fit_seconds
+    return ctx.untried[idx]
+
+
+def _gpc_ei(ctx: RunContext) -> Tensor:
+    return _propose_crash(ctx, "gpc_ei")
+
+
+def _tobit_ei(ctx: RunContext) -> Tensor:
+    return _propose_crash(ctx, "tobit_ei")
+
+
+def _gpc_pof(ctx: RunContext) -> Tensor:
+    return _propose_crash(ctx, "gpc_pof")
+
+
 register_method("random", _random)
 register_method("qlognei", _qlognei)
 register_method("qlogei", _qlogei)
 register_method("ts", _ts)
 register_method("naive", _naive)
+register_method("gpc_ei", _gpc_ei)
+register_method("tobit_ei", _tobit_ei)
+register_method("gpc_pof", _gpc_pof)
 
 
 def check_methods(methods: Sequence[str]) -> list[str]:

@@ -13,6 +13,19 @@ evaluation is one row of a long table (:func:`record_columns`):
 - ``best_feasible``: the best *true* (noise-free) feasible throughput
   evaluated so far, NaN before the first feasible evaluation; ``regret``:
   ``optimal_value - best_feasible`` (never negative, with or without noise);
+  this is the *simple* regret;
+- ``recommended_row``: the configuration the method would recommend after
+  this evaluation, among the feasible ones evaluated so far: for a method
+  that keeps an objective GP (``ctx.state["objective"]``), the one of highest
+  posterior mean under that GP (its hyperparameters, conditioned on every
+  feasible observation up to this one); before its first model, and for
+  model-free methods, the best *observed* throughput; -1 before the first
+  feasible evaluation. ``inference_regret``: ``optimal_value`` minus the
+  recommended row's true throughput (NaN before the first feasible
+  evaluation). Noise-free, it differs from ``regret`` only where the model's
+  posterior mean ranks the evaluated configurations differently from their
+  observations; with noise the two part (Ax's benchmarks call them
+  "inference" and "oracle" traces);
 - ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
   feasible run (``num_gpus`` from the table's instance). **An OOM run is
   charged** ``DEFAULTS.oom_cost_fraction`` (a quarter) of the median feasible
@@ -78,6 +91,8 @@ _TRAILING = (
     "feasible",
     "best_feasible",
     "regret",
+    "recommended_row",
+    "inference_regret",
     "gpu_hours",
     "fit_seconds",
     "acq_seconds",
@@ -235,9 +250,12 @@ class _Run:
         self.ys: list[float] = []
         self.fit_s: list[float] = []
         self.acq_s: list[float] = []
+        self.recommended: list[int] = []
         self.tried = torch.zeros(n_rows, dtype=torch.bool)
 
-    def evaluate(self, new: list[int], fit: float, acq: float) -> None:
+    def evaluate(
+        self, new: list[int], fit: float, acq: float, state: dict[str, Any]
+    ) -> None:
         z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
         for k, r in enumerate(new):
             t = float(self.true_y[r])
@@ -247,8 +265,32 @@ class _Run:
             self.fit_s.append(fit if k == 0 else 0.0)
             self.acq_s.append(acq if k == 0 else 0.0)
             self.tried[r] = True
+            self.recommended.append(self.recommend(state.get("objective")))
         if self.on_evaluation is not None:
             self.on_evaluation(len(new))
+
+    def recommend(self, objective: Any) -> int:
+        """The recommended row given the evaluations so far (see the module doc)."""
+        y = torch.tensor(self.ys, dtype=torch.double)
+        feasible = ~torch.isnan(y)
+        if not feasible.any():
+            return -1
+        if objective is None:
+            best = torch.where(feasible, y, torch.full_like(y, -math.inf))
+            return self.rows[int(torch.argmax(best))]
+        from bolt_pco64.bo import fit_gp, recommend
+
+        X = self.cand[torch.tensor(self.rows, dtype=torch.long)]
+        model = fit_gp(
+            X[feasible],
+            y[feasible],
+            self.problem.bounds.to(X),
+            0,
+            warm_start=objective,
+            optimize=False,
+        )
+        i = recommend(model, X, y)
+        return -1 if i is None else self.rows[i]
 
     def execute(self, fn: MethodFn) -> RunOutcome:
         cfg = self.config
@@ -256,7 +298,7 @@ class _Run:
         state: dict[str, Any] = {}
         error = tb = None
         init = torch.randperm(n_rows, generator=self.init_gen)[: cfg.n_init].tolist()
-        self.evaluate(init, 0.0, 0.0)
+        self.evaluate(init, 0.0, 0.0, state)
         try:
             while len(self.rows) < cfg.budget:
                 q = min(cfg.q, cfg.budget - len(self.rows))
@@ -281,7 +323,9 @@ class _Run:
                 proposed = fn(ctx)
                 total = time.perf_counter() - t0
                 new = _check_proposal(proposed, self.tried, q, self.method)
-                self.evaluate(new, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0))
+                self.evaluate(
+                    new, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0), state
+                )
         except Exception as err:  # a failing method ends only its own run
             error = error_line(err)
             tb = traceback.format_exc()
@@ -296,6 +340,7 @@ class _Run:
             cost_per_row(self.table),
             float(self.problem.optimal_value),
             instance_of(self.table),
+            self.recommended,
         )
         records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
         records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
@@ -342,6 +387,7 @@ def _records(
     cost: Tensor,
     optimal: float,
     instance: Instance,
+    recommended: Sequence[int] = (),
 ) -> pd.DataFrame:
     idx = torch.tensor(list(rows), dtype=torch.long)
     n = len(rows)
@@ -368,6 +414,10 @@ def _records(
     data["feasible"] = feas
     data["best_feasible"] = best
     data["regret"] = optimal - best
+    rec = np.asarray(list(recommended) or [-1] * n, dtype=np.int64)[:n]
+    rec_true = true_y.numpy()[np.clip(rec, 0, None)] if n else np.zeros(0)
+    data["recommended_row"] = rec
+    data["inference_regret"] = np.where(rec >= 0, optimal - rec_true, np.nan)
     data["gpu_hours"] = np.cumsum(cost[idx].numpy()) if n else np.zeros(0)
     data["fit_seconds"] = np.zeros(n)
     data["acq_seconds"] = np.zeros(n)

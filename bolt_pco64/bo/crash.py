@@ -50,6 +50,7 @@ candidate.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,11 +139,14 @@ class CrashAwareState:
             observation).
         crash_model: The last classifier or censored margin model.
         steps: Proposals made with this state so far.
+        fit_seconds: Wall time the last proposal spent fitting models (a
+            measurement only; nothing depends on it).
     """
 
     objective: SingleTaskGP | None = None
     crash_model: CrashModel | None = None
     steps: int = 0
+    fit_seconds: float = 0.0
 
 
 # --------------------------------------------------------------------------
@@ -583,6 +587,7 @@ def _propose(
     state = state if state is not None else CrashAwareState()
     refit = state.steps % defaults.refit_every == 0
     feasible = ~torch.isnan(y)
+    t0 = time.perf_counter()
     crash = fit_crash(state.crash_model, refit or state.crash_model is None)
     objective = None
     if feasible.any():
@@ -597,6 +602,7 @@ def _propose(
         )
     state.objective, state.crash_model = objective, crash
     state.steps += 1
+    state.fit_seconds = time.perf_counter() - t0
     log_pof = log_prob_feasible(crash, choices)
     taken = torch.zeros(m, dtype=torch.bool, device=choices.device)
     picks: list[int] = []
