@@ -1,11 +1,14 @@
-"""Download of the measured pco64 table from the Hugging Face Hub.
+"""Download of an instance's measured table from the Hugging Face Hub.
 
-``fetch_table`` downloads the dataset ``Glow-AI/pco64_tabular_data`` at revision
-``v0.1.0`` into a temporary folder, validates it with the same checks as
+``fetch_table(instance="pco64")`` downloads the instance's dataset
+(:attr:`~bolt_pco64.instances.Instance.dataset_id`, e.g.
+``Glow-AI/pco64_tabular_data``) at its revision (``v0.1.0``) into a temporary
+folder, validates it with the same checks as
 :func:`~bolt_pco64.table.load_table`, and only then installs it as
-``pco64.parquet`` in :func:`~bolt_pco64.table.data_home` (temporary file, then
-rename). A failed or invalid download changes nothing. It needs network access
-to the Hub; nothing else in the package does.
+``<name>.parquet`` (``pco64.parquet``) in :func:`~bolt_pco64.table.data_home`
+(temporary file, then rename), with a ``<name>.json`` record of where it came
+from. A failed or invalid download changes nothing. It needs network access to
+the Hub; nothing else in the package does.
 """
 
 from __future__ import annotations
@@ -16,24 +19,22 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_path, atomic_write_text
-from bolt_pco64.table import (
-    MEASURED_FILENAME,
-    Table,
-    TableSource,
-    data_home,
-    read_table_file,
-)
+from bolt_pco64.instances import PCO64_INSTANCE, Instance, get_instance
+from bolt_pco64.table import Table, TableSource, data_home, read_table_file
 
 __all__ = ["HF_FILE_PATTERNS", "HF_REPO_ID", "HF_REVISION", "FetchError", "fetch_table"]
 
-HF_REPO_ID = "Glow-AI/pco64_tabular_data"
-HF_REVISION = "v0.1.0"
+#: pco64's dataset and revision (kept for backward compatibility; each
+#: instance's own are its ``dataset_id`` and ``dataset_revision``).
+HF_REPO_ID = PCO64_INSTANCE.dataset_id
+HF_REVISION = PCO64_INSTANCE.dataset_revision
 #: Files of the dataset repository that may hold the table (parquet preferred).
 HF_FILE_PATTERNS = ("*.parquet", "*.csv")
 
@@ -45,8 +46,8 @@ class FetchError(RuntimeError):
     """The download failed, or the dataset held no usable table."""
 
 
-def _hub_download(local_dir: Path) -> None:
-    """Download the dataset's table files with ``huggingface_hub``."""
+def _hub_download(local_dir: Path, instance: Instance = PCO64_INSTANCE) -> None:
+    """Download ``instance``'s dataset table files with ``huggingface_hub``."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError as err:  # pragma: no cover - huggingface_hub is a dependency
@@ -54,28 +55,27 @@ def _hub_download(local_dir: Path) -> None:
             "huggingface_hub is needed: pip install huggingface_hub"
         ) from err
     snapshot_download(
-        HF_REPO_ID,
+        instance.dataset_id,
         repo_type="dataset",
-        revision=HF_REVISION,
+        revision=instance.dataset_revision,
         local_dir=local_dir,
         allow_patterns=list(HF_FILE_PATTERNS),
     )
 
 
-def _pick_table_file(folder: Path) -> Path:
-    """The one table file of a downloaded snapshot (parquet before CSV)."""
+def _pick_table_file(folder: Path, what: str) -> Path:
+    """The one table file of a downloaded snapshot (parquet before CSV).
+
+    ``what`` names the dataset and revision in errors.
+    """
     for pattern in HF_FILE_PATTERNS:
         found = sorted(p for p in folder.rglob(pattern) if p.is_file())
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
             names = [str(p.relative_to(folder)) for p in found]
-            raise FetchError(
-                f"Expected one {pattern} file in {HF_REPO_ID}@{HF_REVISION}, got {names}."
-            )
-    raise FetchError(
-        f"Expected a parquet or CSV table in {HF_REPO_ID}@{HF_REVISION}, got no such file."
-    )
+            raise FetchError(f"Expected one {pattern} file in {what}, got {names}.")
+    raise FetchError(f"Expected a parquet or CSV table in {what}, got no such file.")
 
 
 def _sha256(path: Path) -> str:
@@ -89,31 +89,38 @@ def _sha256(path: Path) -> str:
 def fetch_table(
     data_home_dir: str | os.PathLike[str] | None = None,
     *,
+    instance: str | Instance = "pco64",
     force: bool = False,
     download: Downloader | None = None,
 ) -> Path:
-    """Download, validate and install the measured pco64 table.
+    """Download, validate and install an instance's measured table.
 
     Args:
         data_home_dir: Where to install (default: :func:`~bolt_pco64.table.data_home`,
             i.e. ``BOLT_PCO64_HOME`` or the platform's user data folder).
+        instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
+            :class:`~bolt_pco64.instances.Instance`): whose dataset to fetch.
         force: Download again even if a table is already installed.
         download: The downloader, ``download(local_dir)``; the default uses
-            ``huggingface_hub.snapshot_download`` (tests pass a local fake).
+            ``huggingface_hub.snapshot_download`` on the instance's dataset id
+            and revision (tests pass a local fake).
 
     Returns:
-        The path of the installed ``pco64.parquet``.
+        The path of the installed ``<name>.parquet`` (``pco64.parquet``).
 
     Raises:
         FetchError: If the download fails or holds no single table file.
-        TableError: If the downloaded table breaks the card's schema; nothing is
-            installed then.
+        TableError: If the downloaded table breaks the instance's schema;
+            nothing is installed then.
+        ValueError: If ``instance`` is unknown.
     """
+    inst = get_instance(instance)
+    what = f"{inst.dataset_id}@{inst.dataset_revision}"
     home = data_home(data_home_dir)
-    target = home / MEASURED_FILENAME
+    target = home / inst.measured_filename
     if target.is_file() and not force:
         return target
-    download = download or _hub_download
+    download = download or partial(_hub_download, instance=inst)
     with tempfile.TemporaryDirectory(prefix="bolt_pco64-fetch-") as tmp:
         folder = Path(tmp)
         try:
@@ -122,13 +129,13 @@ def fetch_table(
             raise
         except Exception as err:
             raise FetchError(
-                f"Download of {HF_REPO_ID}@{HF_REVISION} failed ({type(err).__name__}: {err}); "
+                f"Download of {what} failed ({type(err).__name__}: {err}); "
                 "fetch needs network access to the Hugging Face Hub."
             ) from err
-        source = _pick_table_file(folder)
+        source = _pick_table_file(folder, what)
         # Validates every invariant; raises TableError naming the file otherwise.
         frame, meta = read_table_file(source)
-        Table(frame, TableSource("measured", source))
+        Table(frame, TableSource("measured", source), meta, inst)
         home.mkdir(parents=True, exist_ok=True)
         with atomic_path(target) as staged:
             if source.suffix.lower() == ".parquet":
@@ -140,11 +147,14 @@ def fetch_table(
                 )
                 pq.write_table(table, staged)
         record = {
-            "repo_id": HF_REPO_ID,
-            "revision": HF_REVISION,
+            "instance": inst.name,
+            "repo_id": inst.dataset_id,
+            "revision": inst.dataset_revision,
             "file": str(source.relative_to(folder)),
             "sha256": _sha256(target),
             "metadata": meta,
         }
-        atomic_write_text(home / "pco64.json", json.dumps(record, indent=2) + "\n")
+        atomic_write_text(
+            home / f"{inst.name}.json", json.dumps(record, indent=2) + "\n"
+        )
     return target

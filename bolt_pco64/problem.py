@@ -1,10 +1,17 @@
-"""The pco64 BoTorch test problem and its outcome constraint (design section 2)."""
+"""The pco BoTorch test problems and their outcome constraint (design sections 2, 4).
+
+One implementation, :class:`PCO`, parametrised by an
+:class:`~bolt_pco64.instances.Instance`; :class:`PCO16`, :class:`PCO32` and
+:class:`PCO64` bind one instance each. :data:`PROBLEMS` maps instance names to
+these classes.
+"""
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
 import torch
@@ -12,10 +19,28 @@ from botorch.test_functions.base import ConstrainedBaseTestProblem
 from botorch.test_functions.synthetic import SyntheticTestFunction
 from torch import Tensor
 
+from bolt_pco64.instances import (
+    PCO16_INSTANCE,
+    PCO32_INSTANCE,
+    PCO64_INSTANCE,
+    Instance,
+    get_instance,
+)
 from bolt_pco64.snap import RowSnapper
 from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
 
-__all__ = ["PCO64", "PCO64OutcomeConstraint", "is_noise_std", "validate_points"]
+__all__ = [
+    "PCO",
+    "PCO16",
+    "PCO32",
+    "PCO64",
+    "PROBLEMS",
+    "PCO64OutcomeConstraint",
+    "PCOOutcomeConstraint",
+    "is_noise_std",
+    "problem_class",
+    "validate_points",
+]
 
 TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
 NoiseStd = float | Literal["measured"] | None
@@ -31,19 +56,22 @@ def _frozen(values: Tensor) -> Tensor:
     return values.to(torch.float64).contiguous().view(torch.int64)
 
 
-def validate_points(X: object, bounds: Tensor) -> Tensor:
+def validate_points(
+    X: object, bounds: Tensor, columns: Sequence[str] = INPUT_COLUMNS
+) -> Tensor:
     """Check candidate points and return them (as a tensor).
 
     Args:
-        X: A ``batch_shape x 8``-dim tensor, real or integer dtype.
-        bounds: The ``2 x 8``-dim bounds of the problem.
+        X: A ``batch_shape x d``-dim tensor, real or integer dtype.
+        bounds: The ``2 x d``-dim bounds of the problem.
+        columns: The ``d`` input names, used in error messages.
 
     Returns:
         ``X`` itself.
 
     Raises:
         TypeError: If ``X`` is not a tensor, or is boolean or complex.
-        ValueError: If the last dimension is not 8, an entry is NaN/inf, or a
+        ValueError: If the last dimension is not ``d``, an entry is NaN/inf, or a
             point lies outside the bounds; the message names the first offending
             entry.
     """
@@ -71,7 +99,7 @@ def validate_points(X: object, bounds: Tensor) -> Tensor:
             where = tuple(int(i) for i in (~finite).nonzero()[0])
             raise ValueError(
                 f"Expected finite values in `X`, got {X[where].item()} at X{list(where)} "
-                f"({INPUT_COLUMNS[where[-1]]})."
+                f"({columns[where[-1]]})."
             )
     x = X.detach().to(torch.float64)
     outside = (x < lo) | (x > hi)
@@ -81,7 +109,7 @@ def validate_points(X: object, bounds: Tensor) -> Tensor:
         raise ValueError(
             "Expected `X` to be within the bounds of the test problem, got "
             f"X{list(where)} = {x[where].item():g} outside [{lo[k].item():g}, "
-            f"{hi[k].item():g}] ({INPUT_COLUMNS[k]})."
+            f"{hi[k].item():g}] ({columns[k]})."
         )
     return X
 
@@ -125,8 +153,8 @@ def _gather(bits: Tensor, rows: Tensor, dtype: torch.dtype) -> Tensor:
     return flat.to(dtype).reshape(rows.shape)
 
 
-class PCO64OutcomeConstraint(torch.nn.Module):
-    r"""The memory constraint of pco64 as a callable module: ``c(X) <= 0`` iff feasible.
+class PCOOutcomeConstraint(torch.nn.Module):
+    r"""The memory constraint as a callable module: ``c(X) <= 0`` iff feasible.
 
     ``c(X)`` is the ``peak_mem_normalised`` of the table row each point snaps to:
     negative for a run that fit in memory, the table's fixed positive pad for one
@@ -143,6 +171,7 @@ class PCO64OutcomeConstraint(torch.nn.Module):
 
     def __init__(self, table: Table) -> None:
         super().__init__()
+        self.columns: tuple[str, ...] = table.instance.input_columns
         self.snapper = RowSnapper(table.X)
         self.register_buffer("bounds", table.bounds.clone())
         self.register_buffer(
@@ -150,15 +179,15 @@ class PCO64OutcomeConstraint(torch.nn.Module):
         )
 
     def lookup(self, X: Tensor) -> Tensor:
-        """Row indices (``batch_shape``-dim long tensor) of ``batch_shape x 8`` points."""
-        validate_points(X, self.bounds)
+        """Row indices (``batch_shape``-dim long tensor) of ``batch_shape x d`` points."""
+        validate_points(X, self.bounds, self.columns)
         return self.snapper(X)
 
     def forward(self, X: Tensor) -> Tensor:
         """Memory margin of the snapped rows.
 
         Args:
-            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+            X: A ``batch_shape x d``-dim tensor of points inside the bounds.
 
         Returns:
             A ``batch_shape``-dim tensor (X's dtype and device; the bounds' dtype
@@ -168,26 +197,30 @@ class PCO64OutcomeConstraint(torch.nn.Module):
         return _gather(self.margin_bits, rows, _result_dtype(X, self.bounds.dtype))
 
 
-class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
-    r"""pco64: throughput of LLM training on 64 GPUs by parallelism configuration.
+#: The outcome-constraint module under its historical name.
+PCO64OutcomeConstraint = PCOOutcomeConstraint
 
-    An 8-dimensional maximisation problem over the rows of a tabular benchmark.
-    Inputs (``X``'s last dimension, in this order): ``log2_dp_size``,
-    ``log2_tp_size``, ``log2_pp_size``, ``log2_cp_size``, ``log2_sp_size``,
-    ``log2_dp_bucket_size_mb``, ``zero_stage`` (the ordinal 0/1/2 of ZeRO stage
-    0/2/3) and ``log2_num_model_chunks``. Every input is declared continuous:
-    any real point inside ``bounds`` is accepted and snaps to the nearest table
-    row (Euclidean distance in this encoding; ties go to the earliest row in
-    canonical order). The value is that row's ``throughput_mean``, **NaN where
-    the configuration ran out of memory** -- a crash, not a bad value. The
-    memory constraint is :attr:`outcome_constraint` (``c(X) <= 0`` iff feasible);
-    :meth:`evaluate_slack_true` is ``-c(X)``, so :meth:`is_feasible` works as in
-    BoTorch.
 
-    The class attributes state the published table (card: 780 rows, best
-    0.27068 at dp 16, tp 4, pp 1, cp 1, sp 4, bucket 64 MB, ZeRO 2, 1 chunk); an
-    instance recomputes bounds, optimum and optimizer from the table it serves,
-    whatever its size.
+class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
+    r"""A pco problem: training throughput by parallelism configuration.
+
+    A ``d``-dimensional maximisation problem over the rows of a tabular
+    benchmark; :class:`PCO16`, :class:`PCO32` and :class:`PCO64` bind it to one
+    instance each (:attr:`instance`, which names the inputs, in ``X`` order,
+    and their encoding: log2 columns as stored, ``zero_stage`` as the ordinal
+    0/1/2 of stage 0/2/3). Every input is declared continuous: any real point
+    inside ``bounds`` is accepted and snaps to the nearest table row (Euclidean
+    distance in the encoding; ties go to the earliest row in canonical order).
+    The value is that row's ``throughput_mean``, **NaN where the configuration
+    ran out of memory** -- a crash, not a bad value. The memory constraint is
+    :attr:`outcome_constraint` (``c(X) <= 0`` iff feasible);
+    :meth:`evaluate_slack_true` is ``-c(X)``, so :meth:`is_feasible` works as
+    in BoTorch.
+
+    The class attributes (``dim``, ``_bounds``, ``_optimal_value``,
+    ``_optimizers``) state the instance's published figures; a problem
+    recomputes bounds, optimum and optimizer from the table it serves, whatever
+    its size.
 
     Args:
         noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian noise
@@ -199,20 +232,37 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         negate: If True, negate the objective (as in BoTorch).
         dtype: The dtype of ``bounds``, ``optimizers`` and ``candidates()``.
         table: A path (parquet or raw CSV), a DataFrame, a loaded
-            :class:`~bolt_pco64.table.Table`, or ``None`` for the default
-            source order (``BOLT_PCO64_TABLE``, the measured table, then the
-            simulated stand-in with a warning); see :func:`load_table`.
+            :class:`~bolt_pco64.table.Table` of the instance, or ``None`` for
+            the default source order (the instance's ``BOLT_PCO64_TABLE``, its
+            measured table, then its simulated stand-in with a warning); see
+            :func:`~bolt_pco64.table.load_table`.
+
+    Raises:
+        TypeError: If the class binds no instance (use a subclass).
+        ValueError: If ``noise_std`` is invalid or the table is another
+            instance's.
+        TableError: If the table breaks the instance's schema.
     """
 
-    dim = 8
+    #: The instance this class serves (set by each subclass).
+    instance: ClassVar[Instance]
     num_objectives = 1
     num_constraints = 1
-    continuous_inds = list(range(8))
     _is_minimization_by_default = False
     _check_grad_at_opt = False
-    _bounds = [(1, 6), (0, 2), (0, 4), (0, 2), (0, 2), (6, 9), (0, 2), (0, 2)]
-    _optimal_value = 0.27068
-    _optimizers = [(4.0, 2.0, 0.0, 0.0, 2.0, 6.0, 1.0, 0.0)]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """State a subclass's ``instance``'s published figures as BoTorch's
+        class attributes."""
+        super().__init_subclass__(**kwargs)
+        inst = cls.__dict__.get("instance")
+        if inst is None:
+            return
+        cls.dim = inst.dim
+        cls.continuous_inds = list(range(inst.dim))
+        cls._bounds = [(float(lo), float(hi)) for lo, hi in inst.bounds]
+        cls._optimal_value = inst.published.best_value
+        cls._optimizers = [tuple(float(v) for v in inst.published.best_config)]
 
     throughput_bits: Tensor
     std_bits: Tensor
@@ -224,11 +274,16 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         dtype: torch.dtype = torch.double,
         table: TableLike = None,
     ) -> None:
+        if not hasattr(type(self), "instance"):
+            raise TypeError(
+                "Expected a problem class bound to an instance (PCO16, PCO32, "
+                f"PCO64 or problem_class(name)), got {type(self).__name__}."
+            )
         if not is_noise_std(noise_std):
             raise ValueError(
                 f"Expected `noise_std` to be None, a float >= 0 or 'measured', got {noise_std!r}."
             )
-        self.table: Table = load_table(table)
+        self.table: Table = load_table(table, instance=self.instance)
         best = self.table.best_row
         self._bounds = [
             tuple(float(v) for v in col) for col in self.table.bounds.T.tolist()
@@ -239,7 +294,7 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
             self.table.frame["throughput_mean"].iloc[self.table.worst_feasible_row]
         )
         super().__init__(noise_std=noise_std, negate=negate, dtype=dtype)  # type: ignore[arg-type]
-        self.outcome_constraint = PCO64OutcomeConstraint(self.table)
+        self.outcome_constraint = PCOOutcomeConstraint(self.table)
         self.register_buffer(
             "throughput_bits", _frozen(self.table.column("throughput_mean"))
         )
@@ -248,7 +303,7 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
     # -- lookups -------------------------------------------------------------
 
     def candidates(self) -> Tensor:
-        """All configurations, a ``N x 8``-dim tensor in canonical order.
+        """All configurations, a ``N x d``-dim tensor in canonical order.
 
         On the problem's dtype and device: the choices for
         ``botorch.optim.optimize_acqf_discrete``. Row ``i`` is table row ``i``.
@@ -260,7 +315,7 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         """Indices of the rows that ``X`` snaps to.
 
         Args:
-            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+            X: A ``batch_shape x d``-dim tensor of points inside the bounds.
 
         Returns:
             A ``batch_shape``-dim long tensor of canonical row indices; read any
@@ -283,14 +338,14 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         """Noiseless throughput of the snapped rows.
 
         Args:
-            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+            X: A ``batch_shape x d``-dim tensor of points inside the bounds.
 
         Returns:
             A ``batch_shape``-dim tensor (X's dtype and device; the problem's
             dtype for integer ``X``): ``throughput_mean``, NaN where the row ran
             out of memory. Always a new tensor, never a view of the table.
         """
-        validate_points(X, self.bounds)
+        validate_points(X, self.bounds, self.instance.input_columns)
         return self._evaluate_true(X)
 
     def _evaluate_true(self, X: Tensor) -> Tensor:
@@ -305,13 +360,13 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         ``"measured"`` scales it by each row's ``throughput_std``.
 
         Args:
-            X: A ``batch_shape x 8``-dim tensor of points inside the bounds.
+            X: A ``batch_shape x d``-dim tensor of points inside the bounds.
             noise: If True, add observation noise as set by ``noise_std``.
 
         Returns:
             A new ``batch_shape``-dim tensor; NaN where the row ran out of memory.
         """
-        validate_points(X, self.bounds)
+        validate_points(X, self.bounds, self.instance.input_columns)
         rows = self.outcome_constraint.snapper(X)
         f = self._values(self.throughput_bits, X, rows)
         if noise and self.noise_std is not None:
@@ -323,13 +378,13 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
         return -f if self.negate else f
 
     def evaluate_slack_true(self, X: Tensor) -> Tensor:
-        """Constraint slack ``-c(X)`` of ``batch_shape x 8``-dim points.
+        """Constraint slack ``-c(X)`` of ``batch_shape x d``-dim points.
 
         Returns:
             A ``batch_shape x 1``-dim tensor, ``>= 0`` iff the configuration fits
             in memory (BoTorch's slack convention).
         """
-        validate_points(X, self.bounds)
+        validate_points(X, self.bounds, self.instance.input_columns)
         return self._evaluate_slack_true(X)
 
     def _evaluate_slack_true(self, X: Tensor) -> Tensor:
@@ -339,3 +394,63 @@ class PCO64(SyntheticTestFunction, ConstrainedBaseTestProblem):
     def is_simulated(self) -> bool:
         """Whether the table served is the simulated stand-in."""
         return self.table.is_simulated
+
+
+class PCO64(PCO):
+    r"""pco64: throughput of LLM training on 64 GPUs (16 hosts) by parallelism configuration.
+
+    A 64-layer model (hidden 5120, FFN 25600, 64 heads, sequence 8192, batch
+    512) on 96 GB GPUs. 8 inputs, in this order: ``log2_dp_size``,
+    ``log2_tp_size``, ``log2_pp_size``, ``log2_cp_size``, ``log2_sp_size``,
+    ``log2_dp_bucket_size_mb``, ``zero_stage`` (ordinal) and
+    ``log2_num_model_chunks``. Published table (card): 780 rows, 560 feasible,
+    best 0.270684453437186 at dp 16, tp 4, pp 1, cp 1, sp 4, bucket 64 MB,
+    ZeRO 2, 1 chunk. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO64_INSTANCE
+
+
+class PCO32(PCO):
+    r"""pco32: throughput of LLM training on 32 GPUs (8 hosts) by parallelism configuration.
+
+    A 40-layer model (hidden 5120, FFN 17408, 40 heads, sequence 8192, batch
+    512) on 96 GB GPUs; the 8 inputs of :class:`PCO64`, in the same order.
+    Published (bolt-bench 0.2.0): 379 rows, 339 feasible, best
+    0.469575911560675 at dp 32, tp 1, pp 1, cp 1, sp 1, bucket 256 MB, ZeRO 2,
+    1 chunk. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO32_INSTANCE
+
+
+class PCO16(PCO):
+    r"""pco16: throughput of LLM training on 16 GPUs (2 hosts) by parallelism configuration.
+
+    A 32-layer model (hidden 4096, FFN 11008, 32 heads, sequence 2048, batch
+    512) on 80 GB GPUs. Context parallelism is fixed at 1 (``log2_cp_size`` is
+    context) and gradient accumulation varies instead: 8 inputs, in this order,
+    ``log2_dp_size``, ``log2_tp_size``, ``log2_pp_size``, ``log2_sp_size``,
+    ``log2_dp_bucket_size_mb``, ``zero_stage`` (ordinal),
+    ``log2_num_model_chunks`` and ``log2_grad_accum_steps``. Published
+    (bolt-bench 0.2.0): 919 rows, 632 feasible, best 0.1489374720046964 at
+    dp 16, tp 1, pp 1, sp 1, bucket 256 MB, ZeRO 2, 1 chunk, 4 accumulation
+    steps. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO16_INSTANCE
+
+
+#: The problem class of every instance, by name.
+PROBLEMS: dict[str, type[PCO]] = {
+    cls.instance.name: cls for cls in (PCO16, PCO32, PCO64)
+}
+
+
+def problem_class(instance: str | Instance) -> type[PCO]:
+    """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
+
+    Raises:
+        ValueError: If no instance has that name.
+    """
+    return PROBLEMS[get_instance(instance).name]

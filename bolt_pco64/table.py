@@ -1,19 +1,24 @@
-"""Loading and validation of the pco64 table (design section 1).
+"""Loading and validation of an instance's table (design sections 1 and 4).
 
-The table has the 17 columns of the dataset card. Rows are put in *canonical
-order* (ascending lexicographic order of the 8 encoded inputs), so that a file's
-own row order never changes any result. Every invariant of the card is checked
-on load; a table that breaks one is refused with a single :class:`TableError`
-that names the file, the column and the first offending row.
+A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
+says which are inputs, in ``X`` order, and which are context). Rows are put in
+*canonical order* (ascending lexicographic order of the encoded inputs), so
+that a file's own row order never changes any result. Every invariant of the
+card is checked on load; a table that breaks one is refused with a single
+:class:`TableError` that names the file, the column and the first offending
+row.
 
-Where the table comes from, first match wins (see :func:`load_table`):
+Where an instance's table comes from, first match wins (see :func:`load_table`;
+``pco64`` in the names below stands for the instance's name):
 
 1. the ``source`` argument (a path or a :class:`pandas.DataFrame`);
-2. the environment variable ``BOLT_PCO64_TABLE`` (a path);
+2. the instance's environment variable ``BOLT_PCO64_TABLE``
+   (:attr:`~bolt_pco64.instances.Instance.env_table`; a path);
 3. the measured table: ``data/pco64.parquet`` in a source checkout, or
-   ``pco64.parquet`` in :func:`data_home` (where ``bolt-pco64 fetch`` puts it);
-4. the shipped, **simulated** stand-in ``pco64_simulated.parquet``, with a
-   :class:`SimulatedTableWarning` once per process.
+   ``pco64.parquet`` in :func:`data_home` (where ``bolt-pco64 fetch`` puts it;
+   ``BOLT_PCO64_HOME`` is the data home of every instance);
+4. the instance's shipped, **simulated** stand-in ``pco64_simulated.parquet``,
+   with a :class:`SimulatedTableWarning` once per process and instance.
 
 A table file is only ever read, never written to.
 
@@ -30,9 +35,9 @@ rounded to :data:`FINGERPRINT_DECIMALS` decimals (not the throughputs).
 *Refreshing the registry* (whenever a shipped stand-in is regenerated and its
 memory model or candidates changed): run ::
 
-    python -c "from bolt_pco64.table import refresh_standin_registry as r; r('data/pco64_simulated.parquet')"
+    python -c "from bolt_pco64.table import refresh_standin_registry as r; r('data/pco16_simulated.parquet')"
 
-which adds the file's entry (:func:`standin_fingerprint_entry`) to the
+(one or more paths) which adds each file's entry (:func:`standin_fingerprint_entry`) to the
 registry; old entries stay, so earlier stand-ins remain recognised.
 ``tests/test_table.py`` fails while a shipped stand-in is not registered.
 """
@@ -58,6 +63,9 @@ import pyarrow.parquet as pq
 import torch
 from torch import Tensor
 
+from bolt_pco64 import instances
+from bolt_pco64.instances import PCO64_INSTANCE, Instance
+
 __all__ = [
     "COLUMNS",
     "CONTEXT_COLUMN",
@@ -69,6 +77,7 @@ __all__ = [
     "OUTPUT_COLUMNS",
     "STANDIN_FILENAME",
     "ZERO_STAGES",
+    "InstanceLike",
     "SimulatedTableWarning",
     "Table",
     "TableError",
@@ -87,47 +96,35 @@ __all__ = [
     "standin_registry",
 ]
 
-#: The 8 inputs, in the order of ``X``'s last dimension.
-INPUT_COLUMNS: tuple[str, ...] = (
-    "log2_dp_size",
-    "log2_tp_size",
-    "log2_pp_size",
-    "log2_cp_size",
-    "log2_sp_size",
-    "log2_dp_bucket_size_mb",
-    "zero_stage",
-    "log2_num_model_chunks",
-)
-#: The context column: constant over a table, not an input.
-CONTEXT_COLUMN = "log2_grad_accum_steps"
-#: The output columns of the card, in the card's order.
-OUTPUT_COLUMNS: tuple[str, ...] = (
-    "ran_successfully",
-    "throughput_mean",
-    "throughput_std",
-    "peak_mem_normalised",
-    "overall_time",
-    "all_time_steps",
-    "peak_mem",
-    "peak_mem_per_gpu",
-)
-#: All 17 columns of the card, in the card's order.
-COLUMNS: tuple[str, ...] = (*INPUT_COLUMNS, CONTEXT_COLUMN, *OUTPUT_COLUMNS)
+# pco64's names, kept for backward compatibility: an instance's own come from
+# its :class:`~bolt_pco64.instances.Instance`.
+#: pco64's 8 inputs, in the order of ``X``'s last dimension.
+INPUT_COLUMNS: tuple[str, ...] = PCO64_INSTANCE.input_columns
+#: pco64's context column: constant over a table, not an input.
+CONTEXT_COLUMN = PCO64_INSTANCE.context_columns[0]
+#: The output columns of every card, in the cards' order.
+OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
+#: All 17 columns of pco64's card, in the card's order.
+COLUMNS: tuple[str, ...] = PCO64_INSTANCE.columns
 #: Columns that hold a list of numbers, published as a string such as "[1.0, 2.5]".
 LIST_COLUMNS: tuple[str, ...] = ("all_time_steps", "peak_mem_per_gpu")
 #: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
-ZERO_STAGES: tuple[int, ...] = (0, 2, 3)
+ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
 #: Largest log2 value an input may take (2**30 of anything is out of range).
 MAX_LOG2 = 30
 
-ENV_TABLE = "BOLT_PCO64_TABLE"
+ENV_TABLE = PCO64_INSTANCE.env_table
+#: The data home of every instance (see :func:`data_home`).
 ENV_HOME = "BOLT_PCO64_HOME"
-MEASURED_FILENAME = "pco64.parquet"
-STANDIN_FILENAME = "pco64_simulated.parquet"
+MEASURED_FILENAME = PCO64_INSTANCE.measured_filename
+STANDIN_FILENAME = PCO64_INSTANCE.standin_filename
 #: Package data file of the registered stand-in fingerprints.
 STANDIN_REGISTRY = "standin_fingerprints.json"
 #: Decimals of ``peak_mem`` (GB) that enter :func:`content_fingerprint`.
 FINGERPRINT_DECIMALS = 3
+
+#: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
+InstanceLike = str | Instance
 
 _FLOAT_COLUMNS = (
     "throughput_mean",
@@ -154,7 +151,8 @@ class TableSource:
 
     Attributes:
         kind: ``"argument"`` (a path passed in), ``"dataframe"`` (a DataFrame
-            passed in), ``"environment"`` (``BOLT_PCO64_TABLE``), ``"measured"``
+            passed in), ``"environment"`` (the instance's ``BOLT_PCO64_TABLE``),
+            ``"measured"``
             (the measured table found in a checkout or the data home) or
             ``"simulated"`` (the shipped stand-in).
         path: The file read, or ``None`` for a DataFrame.
@@ -203,27 +201,33 @@ def _checkout_data_dir() -> Path | None:
     return None
 
 
-def bundled_table_path() -> Path:
-    """Path of the shipped simulated stand-in table (wheel or checkout)."""
-    packaged = resources.files("bolt_pco64") / "data" / STANDIN_FILENAME
+def bundled_table_path(instance: InstanceLike = "pco64") -> Path:
+    """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
+
+    Raises:
+        FileNotFoundError: If the installation lacks it.
+    """
+    name = instances.get_instance(instance).standin_filename
+    packaged = resources.files("bolt_pco64") / "data" / name
     if packaged.is_file():
         return Path(str(packaged))
     checkout = _checkout_data_dir()
-    if checkout is not None and (checkout / STANDIN_FILENAME).is_file():
-        return checkout / STANDIN_FILENAME
+    if checkout is not None and (checkout / name).is_file():
+        return checkout / name
     raise FileNotFoundError(
-        f"The shipped stand-in table {STANDIN_FILENAME!r} is missing from the "
+        f"The shipped stand-in table {name!r} is missing from the "
         "installation; reinstall bolt_pco64."
     )
 
 
-def measured_table_paths() -> list[Path]:
-    """Places searched, in order, for the measured table (they may not exist)."""
+def measured_table_paths(instance: InstanceLike = "pco64") -> list[Path]:
+    """Places searched, in order, for ``instance``'s measured table (they may not exist)."""
+    name = instances.get_instance(instance).measured_filename
     paths = []
     checkout = _checkout_data_dir()
     if checkout is not None:
-        paths.append(checkout / MEASURED_FILENAME)
-    paths.append(data_home() / MEASURED_FILENAME)
+        paths.append(checkout / name)
+    paths.append(data_home() / name)
     return paths
 
 
@@ -232,40 +236,68 @@ def measured_table_paths() -> list[Path]:
 # --------------------------------------------------------------------------
 
 
-def encode_inputs(frame: pd.DataFrame) -> np.ndarray:
-    """Encoded inputs of ``frame`` as an ``N x 8`` float64 array.
+def encode_inputs(frame: pd.DataFrame, instance: InstanceLike = "pco64") -> np.ndarray:
+    """Encoded inputs of ``frame`` as an ``N x d`` float64 array (``d`` inputs).
 
-    log2 columns are used as they are; ``zero_stage`` 0/2/3 becomes 0/1/2.
+    log2 columns are used as they are; an ordinal column (``zero_stage`` 0/2/3)
+    becomes the position of its raw value in the column's levels (0/1/2).
     """
-    raw = frame.loc[:, list(INPUT_COLUMNS)].to_numpy(dtype=np.float64, copy=True)
-    z = INPUT_COLUMNS.index("zero_stage")
-    raw[:, z] = np.searchsorted(np.asarray(ZERO_STAGES, dtype=np.float64), raw[:, z])
+    inst = instances.get_instance(instance)
+    columns = list(inst.input_columns)
+    raw = frame.loc[:, columns].to_numpy(dtype=np.float64, copy=True)
+    for k, spec in enumerate(inst.inputs):
+        if spec.encoding == "ordinal":
+            levels = np.asarray(spec.levels, dtype=np.float64)
+            order = np.argsort(levels)
+            raw[:, k] = order[np.searchsorted(levels[order], raw[:, k])]
     return raw
 
 
-def decode_inputs(X: Tensor | np.ndarray | Sequence[float]) -> dict[str, int]:
-    """Raw units of one encoded configuration (a length-8 vector).
+#: Short names of the input columns in :func:`decode_inputs`' result.
+_SHORT_NAMES = {
+    "log2_dp_size": "dp",
+    "log2_tp_size": "tp",
+    "log2_pp_size": "pp",
+    "log2_cp_size": "cp",
+    "log2_sp_size": "sp",
+    "log2_dp_bucket_size_mb": "bucket_mb",
+    "zero_stage": "zero_stage",
+    "log2_num_model_chunks": "chunks",
+    "log2_grad_accum_steps": "grad_accum_steps",
+}
 
-    Returns a dict with ``dp``, ``tp``, ``pp``, ``cp``, ``sp`` (sizes),
-    ``bucket_mb``, ``zero_stage`` (0/2/3) and ``chunks``.
+
+def decode_inputs(
+    X: Tensor | np.ndarray | Sequence[float], instance: InstanceLike = "pco64"
+) -> dict[str, int]:
+    """Raw units of one encoded configuration (a length-``d`` vector).
+
+    Returns a dict in input order: sizes for the log2 columns (``dp``, ``tp``,
+    ``pp``, ``cp``, ``sp``, ``bucket_mb``, ``chunks``, ``grad_accum_steps``,
+    as far as the instance has them as inputs) and the raw ``zero_stage``
+    (0/2/3).
+
+    Raises:
+        ValueError: If ``X`` has the wrong length or an ordinal is out of range.
     """
+    inst = instances.get_instance(instance)
     x = [float(v) for v in (X.tolist() if hasattr(X, "tolist") else X)]
-    if len(x) != len(INPUT_COLUMNS):
-        raise ValueError(f"Expected {len(INPUT_COLUMNS)} encoded inputs, got {len(x)}.")
-    z = round(x[6])
-    if not 0 <= z < len(ZERO_STAGES):
-        raise ValueError(f"Expected a ZeRO ordinal in 0..2, got {x[6]}.")
-    sizes = [2 ** round(v) for v in x]
-    return {
-        "dp": sizes[0],
-        "tp": sizes[1],
-        "pp": sizes[2],
-        "cp": sizes[3],
-        "sp": sizes[4],
-        "bucket_mb": sizes[5],
-        "zero_stage": ZERO_STAGES[z],
-        "chunks": sizes[7],
-    }
+    if len(x) != inst.dim:
+        raise ValueError(f"Expected {inst.dim} encoded inputs, got {len(x)}.")
+    out: dict[str, int] = {}
+    for spec, value in zip(inst.inputs, x, strict=True):
+        short = _SHORT_NAMES.get(spec.name, spec.name)
+        if spec.encoding == "ordinal":
+            k = round(value)
+            if not 0 <= k < len(spec.levels):
+                raise ValueError(
+                    f"Expected a {spec.name} ordinal in 0..{len(spec.levels) - 1}, "
+                    f"got {value}."
+                )
+            out[short] = spec.levels[k]
+        else:
+            out[short] = 2 ** round(value)
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -324,7 +356,7 @@ def parse_float_list(value: object) -> tuple[float, ...]:
 
 
 def _fail(where: str, column: str | None, row: int | None, what: str) -> TableError:
-    parts = [f"pco64 table {where}"]
+    parts = [where]
     if column is not None:
         parts.append(f"column {column!r}")
     if row is not None:
@@ -385,22 +417,25 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
+def _validate(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
     """Check every invariant of design section 1 and return a clean frame.
 
-    The returned frame has exactly the card's 17 columns (extra columns are
-    dropped), integer inputs, boolean ``ran_successfully``, float outputs and
-    the list columns parsed into tuples of floats; rows are still in file order.
+    The returned frame has exactly the instance's 17 columns in
+    :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are
+    dropped), integer inputs and context, boolean ``ran_successfully``, float
+    outputs and the list columns parsed into tuples of floats; rows are still
+    in file order.
     """
-    missing = [c for c in COLUMNS if c not in raw.columns]
+    columns = inst.columns
+    missing = [c for c in columns if c not in raw.columns]
     if missing:
         raise _fail(
             where,
             missing[0],
             None,
-            f"missing column(s) {missing}; expected {list(COLUMNS)}",
+            f"missing column(s) {missing}; expected {list(columns)}",
         )
-    doubled = [c for c in COLUMNS if int((raw.columns == c).sum()) > 1]
+    doubled = [c for c in columns if int((raw.columns == c).sum()) > 1]
     if doubled:
         raise _fail(where, doubled[0], None, "the column appears more than once")
     if len(raw) == 0:
@@ -410,7 +445,8 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
     floats: dict[str, np.ndarray] = {}
     lists: dict[str, list[tuple[float, ...]]] = {}
 
-    for column in (*INPUT_COLUMNS, CONTEXT_COLUMN):
+    levels = {spec.name: spec.levels for spec in inst.inputs if spec.levels}
+    for column in (*inst.input_columns, *inst.context_columns):
         values = _numeric(raw, column, where)
         bad = ~np.isfinite(values)
         if bad.any():
@@ -420,15 +456,15 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
         if bad.any():
             i = _first(bad)
             raise _fail(where, column, i, f"expected an integer, got {values[i]}")
-        if column == "zero_stage":
-            bad = ~np.isin(values, ZERO_STAGES)
+        if column in levels:
+            bad = ~np.isin(values, levels[column])
             if bad.any():
                 i = _first(bad)
                 raise _fail(
                     where,
                     column,
                     i,
-                    f"expected one of {list(ZERO_STAGES)}, got {values[i]:g}",
+                    f"expected one of {list(levels[column])}, got {values[i]:g}",
                 )
         else:
             bad = (values < 0) | (values > MAX_LOG2)
@@ -442,22 +478,30 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
                 )
         ints[column] = values.astype(np.int64)
 
-    context = ints[CONTEXT_COLUMN]
-    bad = context != context[0]
-    if bad.any():
-        i = _first(bad)
-        raise _fail(
-            where,
-            CONTEXT_COLUMN,
-            i,
-            f"expected a constant (context, not an input), got {context[i]} after {context[0]}",
-        )
+    for column in inst.context_columns:
+        context = ints[column]
+        bad = context != context[0]
+        if bad.any():
+            i = _first(bad)
+            others = sorted(
+                other.name
+                for other in instances.INSTANCES.values()
+                if column in other.input_columns
+            )
+            hint = f" (it is an input of {', '.join(others)})" if others else ""
+            raise _fail(
+                where,
+                column,
+                i,
+                f"expected a constant (context of {inst.name}, not an input), got "
+                f"{context[i]} after {context[0]}{hint}",
+            )
 
     feasible = _boolean(raw, "ran_successfully", where)
     for column in _FLOAT_COLUMNS:
         floats[column] = _numeric(raw, column, where)
 
-    inputs = pd.DataFrame({c: ints[c] for c in INPUT_COLUMNS})
+    inputs = pd.DataFrame({c: ints[c] for c in inst.input_columns})
     dup = inputs.duplicated(keep="first").to_numpy()
     if dup.any():
         i = _first(dup)
@@ -540,13 +584,13 @@ def _validate(raw: pd.DataFrame, where: str) -> pd.DataFrame:
                 raise _fail(where, column, i, str(err)) from None
         lists[column] = parsed
 
-    columns: dict[str, object] = {
+    cells: dict[str, object] = {
         **ints,
         "ran_successfully": feasible,
         **floats,
         **lists,
     }
-    frame = pd.DataFrame({c: columns[c] for c in COLUMNS})
+    frame = pd.DataFrame({c: cells[c] for c in columns})
     for column in LIST_COLUMNS:
         frame[column] = frame[column].astype(object)
     return frame
@@ -567,16 +611,16 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
         TableError: If the file is empty, a directory, or cannot be parsed.
     """
     if not path.exists():
-        raise FileNotFoundError(f"pco64 table file not found: {path}")
+        raise FileNotFoundError(f"table file not found: {path}")
     if path.is_dir():
-        raise TableError(f"pco64 table {path}: expected a file, got a directory")
+        raise TableError(f"table {path}: expected a file, got a directory")
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
     except OSError as err:
-        raise TableError(f"pco64 table {path}: cannot be read ({err})") from err
+        raise TableError(f"table {path}: cannot be read ({err})") from err
     if not magic:
-        raise TableError(f"pco64 table {path}: the file is empty")
+        raise TableError(f"table {path}: the file is empty")
     try:
         if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
             table = pq.read_table(path)
@@ -601,39 +645,52 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
         OSError,
     ) as err:
         raise TableError(
-            f"pco64 table {path}: unreadable ({type(err).__name__}: {err})"
+            f"table {path}: unreadable ({type(err).__name__}: {err})"
         ) from err
 
 
-_WARNED = False
+#: Instances whose stand-in warning this process has issued.
+_WARNED: set[str] = set()
 
 
-def _warn_simulated(path: Path | None) -> None:
-    global _WARNED
-    if _WARNED:
+def _warn_simulated(table: Table) -> None:
+    name = table.instance.name
+    if name in _WARNED:
         return
-    _WARNED = True
+    _WARNED.add(name)
+    where = table.source.path or "a DataFrame"
     warnings.warn(
-        f"bolt_pco64 is serving the SIMULATED stand-in table ({path or 'a DataFrame'}): its numbers "
-        "come from an analytic model, not from the measured pco64 sweep. Run "
-        "`bolt-pco64 fetch` or pass table=... to use the measured table.",
+        f"bolt_pco64 is serving a SIMULATED stand-in table ({where}): its numbers "
+        f"come from an analytic model, not from the measured {name} sweep. Run "
+        f"`bolt-pco64 fetch` or pass table=... to use the measured table.",
         SimulatedTableWarning,
         stacklevel=4,
     )
 
 
 class Table:
-    """A validated pco64 table in canonical order.
+    """A validated table of one instance, in canonical order.
+
+    Args:
+        frame: The raw table (extra columns are dropped).
+        source: Where it came from.
+        metadata: The parquet file's key-value metadata, if any.
+        instance: The instance (name or :class:`~bolt_pco64.instances.Instance`)
+            whose schema the table must follow.
 
     Attributes:
-        frame: The card's 17 columns, rows in canonical order (index ``0..N-1``);
-            inputs as int64, ``ran_successfully`` as bool, the list columns as
-            tuples of floats.
-        X: Encoded inputs, an ``N x 8``-dim float64 tensor (CPU).
+        instance: The :class:`~bolt_pco64.instances.Instance`.
+        frame: The card's 17 columns in ``instance.columns`` order, rows in
+            canonical order (index ``0..N-1``); inputs as int64,
+            ``ran_successfully`` as bool, the list columns as tuples of floats.
+        X: Encoded inputs, an ``N x d``-dim float64 tensor (CPU), ``d`` inputs.
         source: Where the table came from (:class:`TableSource`), with
             ``simulated`` set if the content is a registered stand-in's.
         metadata: The parquet file's key-value metadata (empty for CSV/DataFrame).
         fingerprint: :func:`content_fingerprint` of the table.
+
+    Raises:
+        TableError: If the table breaks the instance's schema or invariants.
     """
 
     def __init__(
@@ -641,14 +698,27 @@ class Table:
         frame: pd.DataFrame,
         source: TableSource,
         metadata: dict[str, str] | None = None,
+        instance: InstanceLike = "pco64",
     ) -> None:
-        where = str(source.path) if source.path is not None else "<DataFrame>"
-        clean = _validate(frame, where)
-        encoded = encode_inputs(clean)
+        self.instance: Instance = instances.get_instance(instance)
+        name = self.instance.name
+        where = f"{name} table " + (
+            str(source.path) if source.path is not None else "<DataFrame>"
+        )
+        self.metadata: dict[str, str] = dict(metadata or {})
+        labelled = self.metadata.get("instance")
+        if labelled is not None and labelled != name:
+            raise _fail(
+                where,
+                None,
+                None,
+                f"expected a {name} table, got one labelled {labelled!r}",
+            )
+        clean = _validate(frame, where, self.instance)
+        encoded = encode_inputs(clean, self.instance)
         order = np.lexsort(encoded.T[::-1])
         self.frame: pd.DataFrame = clean.iloc[order].reset_index(drop=True)
         self.X: Tensor = torch.from_numpy(np.ascontiguousarray(encoded[order]))
-        self.metadata: dict[str, str] = dict(metadata or {})
         self.fingerprint: str = content_fingerprint(self)
         simulated = (
             source.simulated
@@ -684,16 +754,15 @@ class Table:
     def column(self, name: str, dtype: torch.dtype = torch.double) -> Tensor:
         """A numeric column as an ``N``-dim tensor in canonical order."""
         if name not in self.frame.columns or name in LIST_COLUMNS:
-            raise KeyError(
-                f"Expected a numeric column of {list(c for c in COLUMNS if c not in LIST_COLUMNS)}, got {name!r}."
-            )
+            numeric = [c for c in self.frame.columns if c not in LIST_COLUMNS]
+            raise KeyError(f"Expected a numeric column of {numeric}, got {name!r}.")
         return torch.tensor(
             self.frame[name].to_numpy(dtype=np.float64, copy=True), dtype=dtype
         )
 
     @property
     def bounds(self) -> Tensor:
-        """``2 x 8``-dim tensor of the per-column min/max of the encoded inputs."""
+        """``2 x d``-dim tensor of the per-column min/max of the encoded inputs."""
         return torch.stack([self.X.min(dim=0).values, self.X.max(dim=0).values])
 
     @property
@@ -709,9 +778,10 @@ class Table:
         return int(np.argmin(np.where(self.frame["ran_successfully"], tm, np.inf)))
 
 
-def _from_path(path: Path, kind: SourceKind) -> Table:
+def _from_path(path: Path, kind: SourceKind, instance: Instance) -> Table:
     frame, meta = read_table_file(path)
-    return Table(frame, TableSource(kind, path.resolve(), kind == "simulated"), meta)
+    source = TableSource(kind, path.resolve(), kind == "simulated")
+    return Table(frame, source, meta, instance)
 
 
 # --------------------------------------------------------------------------
@@ -730,7 +800,7 @@ def content_fingerprint(table: Table) -> str:
     generator's noise seed).
     """
     digest = hashlib.sha256()
-    digest.update(json.dumps(list(INPUT_COLUMNS)).encode())
+    digest.update(json.dumps(list(table.instance.input_columns)).encode())
     digest.update(table.X.numpy().astype("<i8").tobytes())
     digest.update(table.frame["ran_successfully"].to_numpy(dtype="u1").tobytes())
     peak = table.frame["peak_mem"].to_numpy(dtype=np.float64)
@@ -746,7 +816,7 @@ def _registry_path() -> Path:
 def standin_registry() -> dict[str, dict[str, str]]:
     """The registered stand-in fingerprints: ``fingerprint -> entry``.
 
-    Each entry has ``instance`` (``"pco64"``), ``generator_version`` and
+    Each entry has ``instance`` (e.g. ``"pco64"``), ``generator_version`` and
     ``file``. Read once per process from the package data file
     ``standin_fingerprints.json``; empty if the file is missing.
     """
@@ -758,13 +828,15 @@ def standin_registry() -> dict[str, dict[str, str]]:
 
 
 def standin_fingerprint_entry(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], instance: InstanceLike | None = None
 ) -> dict[str, dict[str, str]]:
     """The registry entry of a stand-in file: ``{fingerprint: {...}}``.
 
     Args:
         path: A stand-in table written by the generator (parquet with its
             ``source=simulated`` metadata).
+        instance: Its instance; default: the file's ``instance`` metadata,
+            else ``"pco64"``.
 
     Raises:
         ValueError: If the file's metadata does not say ``source=simulated``.
@@ -776,10 +848,11 @@ def standin_fingerprint_entry(
             f"Expected a stand-in with parquet metadata source=simulated, got "
             f"source={meta.get('source')!r} in {file}."
         )
-    table = Table(frame, TableSource("argument", file.resolve()), meta)
+    inst = instances.get_instance(instance or meta.get("instance", "pco64"))
+    table = Table(frame, TableSource("argument", file.resolve()), meta, inst)
     return {
         table.fingerprint: {
-            "instance": "pco64",
+            "instance": inst.name,
             "generator_version": meta.get("generator_version", "unknown"),
             "file": file.name,
         }
@@ -815,44 +888,60 @@ def refresh_standin_registry(*paths: str | os.PathLike[str]) -> Path:
 
 def load_table(
     source: str | os.PathLike[str] | pd.DataFrame | Table | None = None,
+    *,
+    instance: InstanceLike = "pco64",
 ) -> Table:
-    """Load and validate the pco64 table.
+    """Load and validate an instance's table.
 
     Args:
         source: A path to a parquet file or to the raw CSV export
             (``data_64depth-64gpus.csv``), a DataFrame with the card's columns,
-            an already loaded :class:`Table` (returned as is), or ``None`` to
-            search ``BOLT_PCO64_TABLE``, then the measured table, then the
-            shipped simulated stand-in (see the module docstring).
+            an already loaded :class:`Table` of ``instance`` (returned as is), or
+            ``None`` to search the instance's environment variable
+            (``BOLT_PCO64_TABLE``), then its measured table, then its shipped
+            simulated stand-in (see the module docstring).
+        instance: The instance, ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
+            :class:`~bolt_pco64.instances.Instance`).
 
     Returns:
-        The validated :class:`Table` in canonical order.
+        The validated :class:`Table` in canonical order; a simulated one issues
+        a :class:`SimulatedTableWarning` (once per process and instance).
 
     Raises:
         FileNotFoundError: If a named file does not exist.
         TableError: If the table cannot be read or breaks the schema.
+        TypeError: If ``source`` is of another type.
+        ValueError: If ``instance`` is unknown, or a given :class:`Table` is
+            another instance's.
     """
+    inst = instances.get_instance(instance)
     if isinstance(source, Table):
+        if source.instance != inst:
+            raise ValueError(
+                f"Expected a {inst.name} table, got a {source.instance.name} table."
+            )
         return source
-    table = _load(source)
+    table = _load(source, inst)
     if table.is_simulated:
-        _warn_simulated(table.source.path)
+        _warn_simulated(table)
     return table
 
 
-def _load(source: str | os.PathLike[str] | pd.DataFrame | None) -> Table:
+def _load(
+    source: str | os.PathLike[str] | pd.DataFrame | None, inst: Instance
+) -> Table:
     if isinstance(source, pd.DataFrame):
-        return Table(source, TableSource("dataframe", None))
+        return Table(source, TableSource("dataframe", None), None, inst)
     if source is not None:
         if not isinstance(source, (str, os.PathLike)):
             raise TypeError(
                 f"Expected a path, a pandas DataFrame or None, got {type(source).__name__}."
             )
-        return _from_path(Path(source).expanduser(), "argument")
-    env = os.environ.get(ENV_TABLE)
+        return _from_path(Path(source).expanduser(), "argument", inst)
+    env = os.environ.get(inst.env_table)
     if env:
-        return _from_path(Path(env).expanduser(), "environment")
-    for path in measured_table_paths():
+        return _from_path(Path(env).expanduser(), "environment", inst)
+    for path in measured_table_paths(inst):
         if path.is_file():
-            return _from_path(path, "measured")
-    return _from_path(bundled_table_path(), "simulated")
+            return _from_path(path, "measured", inst)
+    return _from_path(bundled_table_path(inst), "simulated", inst)

@@ -1,4 +1,4 @@
-"""Small hand-built tables of the card's schema, for tests that need known numbers."""
+"""Small hand-built tables of an instance's schema, for tests that need known numbers."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from bolt_pco64.table import COLUMNS
+from bolt_pco64.instances import get_instance
 
 PAD = 0.5
 CAPACITY = 96.0
 
-Config = tuple[int, int, int, int, int, int, int, int]
+#: Raw input values of one configuration, in the instance's input order.
+Config = tuple[int, ...]
 
 
 def frame_from(
@@ -26,13 +27,18 @@ def frame_from(
     overall_time: Sequence[float] | None = None,
     capacity: float = CAPACITY,
     pad: float = PAD,
+    instance: str = "pco64",
 ) -> pd.DataFrame:
     """A raw-export frame: ``configs`` in raw units (zero_stage 0/2/3), ``None`` = OOM.
+
+    ``configs`` hold the raw inputs of ``instance`` in its input order; its
+    context columns get the instance's values.
 
     Unless given, peaks are 40, 43, 46, ... GB, ``throughput_std`` is 1% of the
     throughput and ``overall_time`` is 100 + row s; OOM rows get NaN, inf and
     ``pad`` where the card says so.
     """
+    inst = get_instance(instance)
     n = len(configs)
     if peak_mem is None:
         peak_mem = [40.0 + 3.0 * i for i in range(n)]
@@ -53,8 +59,8 @@ def frame_from(
         )
         rows.append(
             {
-                **dict(zip(COLUMNS[:8], cfg, strict=True)),
-                "log2_grad_accum_steps": 0,
+                **dict(zip(inst.input_columns, cfg, strict=True)),
+                **dict(inst.context),
                 "ran_successfully": ok,
                 "throughput_mean": float(tp) if ok else np.nan,
                 "throughput_std": float(sd) if ok else np.nan,
@@ -65,27 +71,35 @@ def frame_from(
                 "peak_mem_per_gpu": str([float(pm), float(pm) - 1.0]) if ok else "[]",
             }
         )
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return pd.DataFrame(rows, columns=list(inst.columns))
 
 
-def small_frame(seed: int = 0, n: int = 40, oom_share: float = 0.3) -> pd.DataFrame:
-    """``n`` distinct random configurations with random throughputs and OOMs.
+def lattice(instance: str = "pco64") -> list[Config]:
+    """A small box of raw configurations at the low end of the instance's bounds.
+
+    Three levels of the first three inputs, two of the others, every level of an
+    ordinal one (for pco64: 1,296 configurations).
+    """
+    axes = []
+    for k, spec in enumerate(get_instance(instance).inputs):
+        if spec.levels:
+            axes.append(spec.levels)
+        else:
+            width = 2 if k < 3 else 1
+            axes.append(tuple(range(spec.low, min(spec.high, spec.low + width) + 1)))
+    return list(itertools.product(*axes))
+
+
+def small_frame(
+    seed: int = 0, n: int = 40, oom_share: float = 0.3, instance: str = "pco64"
+) -> pd.DataFrame:
+    """``n`` distinct random configurations of ``instance`` with random
+    throughputs and OOMs.
 
     The rows are shuffled (not in canonical order) on purpose.
     """
     rng = np.random.default_rng(seed)
-    space = list(
-        itertools.product(
-            range(1, 4),
-            range(3),
-            range(3),
-            range(2),
-            range(2),
-            range(6, 8),
-            (0, 2, 3),
-            range(2),
-        )
-    )
+    space = lattice(instance)
     pick = rng.choice(len(space), size=n, replace=False)
     configs = [space[i] for i in pick]
     tps: list[float | None] = [
@@ -94,4 +108,6 @@ def small_frame(seed: int = 0, n: int = 40, oom_share: float = 0.3) -> pd.DataFr
     ]
     if all(t is None for t in tps):
         tps[0] = 0.1
-    return frame_from(configs, tps, peak_mem=list(rng.uniform(20, 80, size=n)))
+    return frame_from(
+        configs, tps, peak_mem=list(rng.uniform(20, 80, size=n)), instance=instance
+    )

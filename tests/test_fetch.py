@@ -134,7 +134,7 @@ def test_cli_fetch_uses_the_hub_client_and_reports(
 def test_cli_fetch_failure_is_one_line_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(local_dir: Path) -> None:
+    def broken(local_dir: Path, instance: object = None) -> None:
         raise OSError("hub unreachable")
 
     monkeypatch.setattr(fetch_module, "_hub_download", broken)
@@ -143,3 +143,40 @@ def test_cli_fetch_failure_is_one_line_exit_2(
     lines = result.output.strip().splitlines()
     assert len(lines) == 1
     assert "hub unreachable" in lines[0]
+
+
+@pytest.mark.parametrize("name", ["pco16", "pco32"])
+def test_each_instance_fetches_its_own_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_snapshot_download(repo_id: str, **kwargs: object) -> str:
+        seen.update(kwargs, repo_id=repo_id)
+        small_frame(seed=3, instance=name).to_parquet(
+            Path(str(kwargs["local_dir"])) / "t.parquet"
+        )
+        return str(kwargs["local_dir"])
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    path = fetch_table(tmp_path, instance=name)
+    assert path == tmp_path / f"{name}.parquet"
+    assert seen["repo_id"] == f"Glow-AI/{name}_tabular_data"
+    assert seen["revision"] == "v0.1.0"
+    record = json.loads((tmp_path / f"{name}.json").read_text())
+    assert (record["instance"], record["repo_id"]) == (name, seen["repo_id"])
+    # installed where that instance's loader looks, and only there
+    monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path))
+    assert load_table(instance=name).source.path == path
+    assert sorted(os.listdir(tmp_path)) == [f"{name}.json", f"{name}.parquet"]
+
+
+def test_another_instances_table_is_not_installed(tmp_path: Path) -> None:
+    pco64_table = small_frame(seed=1)
+    with pytest.raises(TableError, match=r"pco16 table .*log2_cp_size"):
+        fetch_table(
+            tmp_path, instance="pco16", download=_fake_hub({"a.parquet": pco64_table})
+        )
+    assert list(tmp_path.iterdir()) == []

@@ -25,7 +25,7 @@ def test_readme_python_blocks_run_with_only_the_stand_in_warning(
     blocks = _python_blocks(README.read_text(encoding="utf-8"))
     assert blocks, "the README lost its code examples"
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(table_module, "_WARNED", False)
+    monkeypatch.setattr(table_module, "_WARNED", set())
     namespace: dict[str, object] = {"__name__": "__readme__"}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

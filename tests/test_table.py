@@ -311,9 +311,11 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.parent.mkdir()
     table = pa.Table.from_pandas(small_frame(seed=5), preserve_index=False)
     pq.write_table(table.replace_schema_metadata({b"source": b"simulated"}), path)
-    monkeypatch.setattr(table_module, "bundled_table_path", lambda: path)
+    monkeypatch.setattr(
+        table_module, "bundled_table_path", lambda instance="pco64": path
+    )
     monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: None)
-    monkeypatch.setattr(table_module, "_WARNED", False)
+    monkeypatch.setattr(table_module, "_WARNED", set())
     return path
 
 
@@ -422,7 +424,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty stand-in registry in a temporary folder, and a fresh warning state."""
     path = tmp_path / "registry" / "standin_fingerprints.json"
     monkeypatch.setattr(table_module, "_registry_path", lambda: path)
-    monkeypatch.setattr(table_module, "_WARNED", False)
+    monkeypatch.setattr(table_module, "_WARNED", set())
     table_module.standin_registry.cache_clear()
     yield path
     table_module.standin_registry.cache_clear()
@@ -446,7 +448,7 @@ def test_registered_stand_in_is_simulated_in_every_form(
     assert [v["generator_version"] for v in entry.values()] == ["9.9"]
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
     for form, source in forms.items():
-        monkeypatch.setattr(table_module, "_WARNED", False)
+        monkeypatch.setattr(table_module, "_WARNED", set())
         with pytest.warns(SimulatedTableWarning):
             table = load_table(source)
         assert table.is_simulated, form
