@@ -65,6 +65,7 @@ def main() -> None:
     data = experiment.lookup_data().df
     ran = set(data.loc[data["metric_name"] == OBJECTIVE_NAME, "trial_index"])
     names = list(problem.search_space.parameters)
+    print(f"configuration: {','.join(names)}")
     print(f"{'trial':>5}  {'configuration':<24} {'ran':<5} {'best so far':>11} "
           f"{'inference':>9} {'time (s)':>9}")  # fmt: skip
     for i, index in enumerate(sorted(experiment.trials)):
