@@ -5,8 +5,9 @@
 
 1. ``overhead_gb``, the reported memory not itemised by the model, so that
    the card's best configuration reports the published peak (pco64: 74.2 GB)
-   on its fullest GPU; instances without a published peak use
-   :attr:`ModelConstants.overhead_prior_gb`;
+   on its fullest GPU; for an instance without a published peak (pco16,
+   pco32) the overhead that puts the usable capacity at the assumed share
+   :attr:`Assumptions.usable_fraction` of its GPU memory;
 2. ``fragmentation`` and ``usable_gb``: for each fragmentation on
    :data:`FRAGMENTATION_GRID`, nearest the prior first, ``usable_gb`` midway
    between the footprints of the ``F``-th and ``F+1``-th lightest
@@ -183,6 +184,7 @@ def _best_index(instance: Instance, configs: list[Config]) -> int:
 
 def _fit_memory(
     instance: Instance,
+    a: Assumptions,
     k: ModelConstants,
     base: np.ndarray,
     dyn: np.ndarray,
@@ -192,33 +194,49 @@ def _fit_memory(
 ) -> tuple[float, float, float]:
     """``(overhead_gb, fragmentation, usable_gb)``: steps 1 and 2."""
     pub = instance.published
-    if pub.best_peak_mem_gb is None:
-        overhead = k.overhead_prior_gb
-    else:
-        j = int(np.argmax(base[best]))
-        overhead = float(pub.best_peak_mem_gb / spread[best, j] - base[best, j])
-    peaks = (base + overhead) * spread  # padding stays -inf
-    top = peaks.max(axis=1)
     frags = sorted(
         FRAGMENTATION_GRID, key=lambda x: (abs(x - k.fragmentation_prior), x)
     )
-    for frag in frags:
+
+    def cut(overhead: float, frag: float) -> tuple[np.ndarray, float, bool]:
+        """Footprints, the usable capacity that lets ``F`` fit, and if it is a gap."""
+        peaks = (base + overhead) * spread  # padding stays -inf
         foot = (peaks + frag * dyn).max(axis=1) + fixed
         ranked = np.sort(foot)
         lo, hi = ranked[pub.feasible - 1], ranked[pub.feasible]
-        usable = 0.5 * (lo + hi)
+        return foot, float(0.5 * (lo + hi)), bool(hi > lo)
+
+    if pub.best_peak_mem_gb is not None:
+        j = int(np.argmax(base[best]))
+        overheads = [float(pub.best_peak_mem_gb / spread[best, j] - base[best, j])]
+    for frag in frags:
+        if pub.best_peak_mem_gb is None:
+            # No published peak: the overhead that puts the cut at the
+            # assumed usable share of the GPU's memory.
+            target = (a.usable_fraction or 1.0) * instance.gpu_memory_gb
+            lo_ov, hi_ov = 0.0, instance.gpu_memory_gb
+            if cut(lo_ov, frag)[1] > target:
+                continue
+            for _ in range(80):
+                mid = 0.5 * (lo_ov + hi_ov)
+                lo_ov, hi_ov = (
+                    (mid, hi_ov) if cut(mid, frag)[1] < target else (lo_ov, mid)
+                )
+            overheads = [0.5 * (lo_ov + hi_ov)]
+        overhead = overheads[0]
+        foot, usable, gap = cut(overhead, frag)
         feasible = foot <= usable
-        if not (hi > lo and usable <= instance.gpu_memory_gb and feasible[best]):
+        if not (gap and usable <= instance.gpu_memory_gb and feasible[best]):
             continue
+        top = ((base + overhead) * spread).max(axis=1)
         largest = round(float(top[feasible].max()), 1)
         if pub.max_feasible_peak_gb not in (None, largest):
             continue
-        return overhead, frag, float(usable)
+        return overhead, frag, usable
     raise CalibrationError(
         f"Expected a fragmentation on the grid that meets {instance.name}'s "
         f"published memory figures (rows {pub.rows}, feasible {pub.feasible}, "
-        f"largest feasible peak {pub.max_feasible_peak_gb}), got none "
-        f"(overhead {overhead:.2f} GB)."
+        f"largest feasible peak {pub.max_feasible_peak_gb}), got none."
     )
 
 
@@ -296,7 +314,7 @@ def build_model(
         for j in range(cfg.pp):
             spread[i, j] = s[stages == j].max()
         fixed[i] = fixed_hidden_gb(cfg, instance.gpus_per_host, k)
-    overhead, frag, usable = _fit_memory(instance, k, base, dyn, spread, fixed, best)
+    overhead, frag, usable = _fit_memory(instance, a, k, base, dyn, spread, fixed, best)
     peaks_by_stage = (base + overhead) * spread
     foot = (peaks_by_stage + frag * dyn).max(axis=1) + fixed
     feasible = foot <= usable

@@ -1,51 +1,57 @@
 """Memory per GPU: what the allocator reports, and what it does not.
 
 Reported peak (``torch.cuda.max_memory_allocated``) of a GPU on pipeline
-stage ``i`` (:func:`stage_memory`, bytes; GB below are 2**30 bytes):
+stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
 
 * **Model state** of the parameters the GPU holds: ``1 / tp`` of the layers of
   its stage (Shoeybi et al. 2019) plus the input embedding (first stage) or
-  output layer (last stage). Main gradients are fp32 (Megatron-LM forces
-  ``accumulate_allreduce_grads_in_fp32`` with bf16), so are master weights and
-  Adam's moments. Bytes per parameter, sharded over the ``dp * cp`` ranks that
-  reduce gradients (:attr:`Config.reduce_ranks`, ``N``):
+  the output layer (last stage). DeepSpeed's bf16 semantics: bf16 weights,
+  bf16 gradients (``grad_accum_dtype`` defaults to the model's dtype), fp32
+  master weights and Adam moments. Bytes per parameter, ``N = dp * cp`` the
+  ranks that reduce gradients (:attr:`Config.reduce_ranks`):
 
-  - ZeRO-0 (Megatron DDP + mixed-precision optimizer): ``2 + 4 + 12 = 18``
-    (Megatron-LM's distributed-optimizer documentation, "non-distributed");
-  - ZeRO-2 (DeepSpeed stage 2): bf16 weights replicated, fp32 gradients and
-    optimizer state sharded: ``2 + (4 + 12) / N`` (Rajbhandari et al. 2020,
-    section 5.2);
-  - ZeRO-3: everything sharded, ``18 / N``, plus the bf16 weights of the
+  - ZeRO-0 with a pipeline (DeepSpeed's ``BF16_Optimizer``, which shards the
+    fp32 master weights and optimizer state over the data-parallel group):
+    ``2 + 2 + 12 / N``;
+  - ZeRO-0 without a pipeline (nothing sharded): ``2 + 2 + 12 = 16``;
+  - ZeRO-2 (DeepSpeed stage 2): bf16 weights replicated, gradient partition
+    and optimizer state sharded: ``2 + (2 + 12) / N`` (Rajbhandari et al.
+    2020, section 5.2);
+  - ZeRO-3: everything sharded, ``16 / N``, plus the bf16 weights of the
     layer being computed and the one prefetched, gathered in every
-    micro-batch, and that layer's fp32 gradient before its reduce-scatter.
+    micro-batch, and that layer's gradient before its reduce-scatter.
 
 * **Activations** per layer and micro-batch of ``t = s b / cp`` tokens on one
-  GPU, bf16, selective recomputation (Korthikanti et al. 2022, section 4: the
-  attention core is recomputed -- flash attention, Dao et al. 2022, never
-  stores the ``s x s`` scores): the inputs of the two norms, of the QKV and
-  MLP input projections (``8 t h`` bytes, split over ``sp``); Q, K, V and
-  their pre-norm/rotary copies, the attention output, and the SwiGLU MLP's
-  stored tensors (``2 f`` up/gate, ``f`` product: ``6 t f`` bytes), split over
-  ``tp``. With full recomputation only the layer input (``2 t h / sp``) is
-  kept per layer, plus one layer's full activations while it is recomputed.
+  GPU (:func:`layer_activation_bytes`). With full recomputation (the mode the
+  stand-ins assume, :mod:`bolt_pco64.simulate.spec`) each layer keeps only its
+  input, ``2 t h`` bytes split over ``sp`` (Megatron keeps the
+  sequence-parallel shard), plus, during the backward, one layer's full
+  activations being recomputed. Those full activations, as selective
+  recomputation would store them (Korthikanti et al. 2022, section 4; flash
+  attention, Dao et al. 2022, never stores the ``s x s`` scores): the inputs
+  of the two norms and of the QKV and MLP input projections (``8 t h`` bytes,
+  split over ``sp``), Q, K, V and their pre-rotary copies and the attention
+  output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
+  for SwiGLU), split over ``tp``.
 * **In flight**: the 1F1B schedule's stage ``i`` holds ``min(pp - i, m)``
   micro-batches of its ``L / pp`` layers; interleaved with ``v`` chunks it
   holds ``2 (pp - i - 1) + (v - 1) pp + 1`` chunk-micro-batches of
   ``L / (pp v)`` layers (Narayanan et al. 2021; Megatron's warm-up count).
 * the logits of the last stage (:attr:`ModelConstants.logits_bytes` per
-  logit), the backward working set of one layer, the gradient buckets (two
-  in flight; ZeRO-0's contiguous Megatron gradient buffer needs no extra
-  bucket memory), and a calibrated fixed runtime overhead
-  (:attr:`Calibration.overhead_gb`: cuBLAS/cuDNN workspaces, allocator block
-  rounding, loss temporaries).
+  logit), the backward working set of one layer, gradient buffers: ZeRO-2's
+  ``overlap_comm`` footprint, which DeepSpeed documents as 4.5 times the
+  reduce and all-gather bucket sizes (the reduce bucket is the swept
+  ``bucket_mb``; the all-gather bucket
+  :attr:`ModelConstants.allgather_bucket_elements`), ZeRO-3's two reduce
+  buckets; and the calibrated overhead (:attr:`Calibration.overhead_gb`).
 
-Memory the allocator does not report (:func:`hidden_memory`): the CUDA
-context and NCCL's buffers for each communicator of the GPU -- the *fixed*
-per-GPU memory, counted here once and nowhere else -- and the caching
-allocator's fragmentation, a calibrated fraction of the memory allocated and
-freed every step (:attr:`Calibration.fragmentation`; Guo et al. 2024,
-"GMLake", measure 10-30 %). A run OOMs where some GPU's reported peak plus
-hidden memory exceeds the calibrated usable capacity.
+Memory the allocator does not report (:func:`fixed_hidden_gb` and the
+calibration): the CUDA context and NCCL's buffers for each communicator of
+the GPU -- the *fixed* per-GPU memory, counted here once and nowhere else --
+and the caching allocator's fragmentation, a calibrated fraction of the
+memory allocated and freed every step (:attr:`Calibration.fragmentation`;
+Guo et al. 2024, "GMLake", measure 10-30 %). A run OOMs where some GPU's
+reported peak plus hidden memory exceeds the calibrated usable capacity.
 """
 
 from __future__ import annotations

@@ -170,6 +170,9 @@ class Assumptions:
             ``train_batch = micro_batch x grad_accum x dp``).
         recompute: The activation-recomputation mode (see :data:`Recompute`).
         hardware: The cluster.
+        usable_fraction: Usable share of a GPU's memory where the instance
+            publishes no peak (so the calibration cannot fit it); ``None``
+            where it is fitted (pco64).
     """
 
     architecture: str
@@ -180,6 +183,7 @@ class Assumptions:
     micro_batch_size: int | None
     recompute: Recompute
     hardware: Hardware
+    usable_fraction: float | None = None
 
 
 #: Per-instance assumptions (see the module docstring of
@@ -194,7 +198,9 @@ class Assumptions:
 #: about 560 of pco64's 780 configurations fit (with selective recomputation
 #: a tensor-parallel size of 1 holds about 100 GB of activations and fewer
 #: than 450 configurations fit in 96 GB). Micro-batch size 1 where
-#: accumulation is fixed (8192-token sequences).
+#: accumulation is fixed (8192-token sequences). Usable memory where no peak
+#: is published: pco32 shares pco64's cluster and harness, so pco64's fitted
+#: share (0.855, rounded); pco16's DGX H100 *assumed* 0.95.
 ASSUMPTIONS: dict[str, Assumptions] = {
     "pco64": Assumptions(
         architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
@@ -215,6 +221,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         micro_batch_size=1,
         recompute="full",
         hardware=GH200_QUAD,
+        usable_fraction=0.855,
     ),
     "pco16": Assumptions(
         architecture="Llama-2-7B (SwiGLU MLP, multi-head attention)",
@@ -225,6 +232,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         micro_batch_size=None,
         recompute="full",
         hardware=DGX_H100,
+        usable_fraction=0.95,
     ),
 }
 
@@ -261,9 +269,10 @@ class ModelConstants:
             attention kernels (block-wise rescaling, more launches).
         elementwise_passes: HBM traffic of the memory-bound kernels (norms,
             activations, residual adds, rotary embeddings) in units of the
-            stored activation bytes, forward and backward.
-        rho_tp: Exposed fraction of tensor-parallel collectives (Megatron
-            overlaps part of the backward all-gather with weight-gradient GEMMs).
+            layer's full activation bytes, forward and backward.
+        rho_tp: Exposed fraction of tensor-parallel collectives (Transformer
+            Engine's communication/GEMM overlap hides most of them; with 0.5
+            or more the pipelined configurations outrun the card's best).
         rho_cp: Fraction of the attention time that hides the CP exchange.
         rho_z3: Exposed fraction of ZeRO-3 parameter gathers beyond what
             exceeds the layer's compute (imperfect prefetch).
@@ -273,9 +282,9 @@ class ModelConstants:
             write bf16 weights).
         working_set_layers: Backward working set (gradients and temporaries of
             the layer being back-propagated), in layers' worth of activations.
-        logits_bytes: Bytes per logit held on the last stage: bf16 logits,
-            their fp32 copy in the vocab-parallel cross entropy and its fp32
-            gradient.
+        logits_bytes: Bytes per logit held on the last stage: the bf16 logits
+            and one fp32 buffer that Megatron's vocab-parallel cross entropy
+            turns into the softmax and then, in place, into the gradient.
         startup_s: Process launch, imports and model construction.
         startup_per_comm_s: NCCL communicator set-up, per communicator.
         startup_per_gb_s: Parameter initialisation per GB of model state.
@@ -287,6 +296,12 @@ class ModelConstants:
         slow_step_max: Largest relative slow-down of such a step.
         peak_jitter: Largest relative per-GPU spread of the reported peak.
         fragmentation_prior: Allocator fragmentation the calibration prefers.
+        allgather_bucket_elements: ZeRO-2's all-gather bucket (elements), which
+            with the swept reduce bucket sets the ``overlap_comm`` footprint.
+            *Assumed* 6.5e8, 1.3 times DeepSpeed's default of 5e8: with the
+            default the card's best configuration is too light relative to
+            the others for 560 runs to stay under the 79.3 GB largest
+            feasible peak.
     """
 
     cuda_context_gb: float = 0.6
@@ -301,7 +316,7 @@ class ModelConstants:
     bucket_launch_s: float = 20e-6
     adam_bytes_per_param: float = 34.0
     working_set_layers: float = 1.0
-    logits_bytes: float = 10.0
+    logits_bytes: float = 6.0
     startup_s: float = 75.0
     startup_per_comm_s: float = 4.0
     startup_per_gb_s: float = 0.5
@@ -314,4 +329,3 @@ class ModelConstants:
     peak_jitter: float = 0.003
     fragmentation_prior: float = 0.1
     allgather_bucket_elements: float = 6.5e8
-    overhead_prior_gb: float = 3.0

@@ -4,19 +4,22 @@ Per GPU, with ``m`` micro-batches of ``b`` sequences, ``t = s b / cp`` tokens
 per micro-batch and ``N = dp * cp`` gradient-reduction ranks
 (:func:`step_breakdown`):
 
-* **compute**: GEMM FLOPs ``2 t (h (q + 2 kv) + q h + 3 h f) / tp`` per layer
-  forward (SwiGLU: three MLP matrices), three passes (forward and backward),
-  plus causal attention ``2 s t q / tp`` forward and four passes (flash
-  attention's backward recomputes the scores; Dao et al. 2022). Full
-  recomputation runs the forward once more. At the calibrated fraction
-  :attr:`Calibration.compute_efficiency` of the bf16 peak, lowered for narrow
-  GEMMs (``1 / (1 + d0 tp / h + d0 / t)``) and ring attention
-  (``1 + c_cp (cp - 1)``); memory-bound kernels move a multiple of the stored
+* **compute**: GEMM FLOPs ``2 t (h (q + 2 kv) + q h + k h f) / tp`` per layer
+  forward (``k = 2`` MLP matrices for GeLU, 3 for SwiGLU) in three passes
+  (forward, two backward), plus causal attention ``2 s t q / tp`` forward in
+  four passes (flash attention's backward recomputes the scores; Dao et al.
+  2022). Full recomputation runs the forward once more: four GEMM passes and
+  five attention passes, the 33 % extra compute Korthikanti et al. 2022
+  report. At the calibrated fraction :attr:`Calibration.compute_efficiency`
+  of the bf16 peak, lowered for narrow GEMMs (``1 / (1 + d0 tp / h + d0 /
+  t)``) and for ring attention (``1 + c_cp (cp - 1)``); memory-bound kernels
+  move :attr:`ModelConstants.elementwise_passes` times the layer's full
   activation bytes at HBM bandwidth (the work sequence parallelism divides).
 * **tensor parallel**: per layer and micro-batch two all-gathers and two
   reduce-scatters forward and as many backward (or their all-reduce
   equivalent without sequence parallelism) of ``t h`` bf16 values, ring
-  alpha-beta model (Thakur et al. 2005), a fraction ``rho_tp`` exposed.
+  alpha-beta model (Thakur et al. 2005), a fraction ``rho_tp`` exposed
+  (Transformer Engine overlaps most of it with the GEMMs).
 * **context parallel**: ring attention passes K and V ``cp - 1`` times
   forward, K, V and their gradients backward, hidden behind the attention
   kernels up to ``rho_cp`` (Liu et al. 2023).
@@ -25,27 +28,30 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
   scatter/gather optimisation), on the critical path of the 1F1B schedule;
   interleaving with ``v`` chunks sends ``v`` times as much. The bubble is
   ``(pp - 1) / v`` micro-batch times of the slowest stage (Narayanan et al.
-  2021, section 2.2): interleaving helps where micro-batches are few relative
-  to ``pp`` and its extra point-to-point traffic matters where they are many,
-  as the paper's figures 12-13 report. No per-micro-batch scheduling
-  overhead is modelled beyond these terms (the former unsourced 8 ms is gone).
-* **gradient reduction**, over ``N`` ranks in fp32 (the precision of the main
-  gradients the memory model holds), in buckets of ``bucket_mb``:
+  2021, section 2.2.2): interleaving helps where micro-batches are few
+  relative to ``pp`` and its extra point-to-point traffic weighs where they
+  are many, as the paper's section 5.4 reports. No other per-micro-batch
+  overhead is modelled (version 1's unsourced 8 ms per micro-batch is gone).
+* **gradient reduction**, over ``N`` ranks in bf16 (the gradients' own
+  precision, DeepSpeed's default ``communication_data_type``), in buckets of
+  ``bucket_mb``:
 
-  - ZeRO-0 (Megatron DDP with ``overlap_grad_reduce``): one bucketed
-    all-reduce per step, launched during the last micro-batch's backward;
-    the last bucket is never hidden;
-  - ZeRO-2 (DeepSpeed stage 2, ``overlap_comm``): partitioned gradients are
-    reduce-scattered in *every* micro-batch's backward (DeepSpeed reduces at
-    each micro-step when gradients are partitioned), then the updated bf16
-    weights are all-gathered once per step;
+  - ZeRO-0: one bucketed all-reduce per step after the last backward (the
+    engine reduces at the gradient-accumulation boundary; nothing hides it),
+    and with a pipeline ``BF16_Optimizer``'s all-gather of the updated
+    weights;
+  - ZeRO-2 (``overlap_comm``): the gradients are reduce-scattered in *every*
+    micro-step (DeepSpeed ``engine.allreduce_gradients``: "ZeRO stage >= 2
+    communicates during non gradient accumulation boundaries as well"),
+    hidden behind that micro-batch's backward except the last bucket, then
+    the updated bf16 weights are all-gathered once per step;
   - ZeRO-3: as ZeRO-2, and each layer's bf16 weights are all-gathered in the
     forward and the backward of every micro-batch, prefetched: exposed where
     a gather outlasts the layer's compute, plus a fraction ``rho_z3``.
 
-  Every bucket pays a launch cost and the ring's latency ``2 (N - 1) alpha``,
-  so small buckets cost more with more ranks, large ones leave more exposed
-  at the end of the backward.
+  Every bucket pays a launch cost and the ring's latency ``(N - 1) alpha``
+  per phase, so small buckets cost more with more ranks, large ones leave
+  more exposed at the end of the backward.
 * **optimizer**: the fused Adam update of the local (sharded) parameters at
   HBM bandwidth.
 
