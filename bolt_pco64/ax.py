@@ -2,8 +2,8 @@
 
 :func:`get_benchmark_problem` returns an Ax
 :class:`~ax.benchmark.benchmark_problem.BenchmarkProblem` for an instance of the
-family (``"pco64"``; ``"pco16"`` and ``"pco32"`` where the package has their
-problem classes) served from any table of the card's schema:
+family (``"pco16"``, ``"pco32"``, ``"pco64"``) served from any table of its
+card's schema:
 
 - **Parameters** are the table's knobs, by their column names, typed as what
   they are: an integer range where the table's levels of a log2 knob are
@@ -72,9 +72,8 @@ from ax.core.search_space import SearchSpace
 from ax.core.types import TParamValue
 from torch import Tensor
 
-import bolt_pco64
 from bolt_pco64.instances import InputSpec, Instance, get_instance
-from bolt_pco64.problem import PCO64, TableLike
+from bolt_pco64.problem import PCO, TableLike, problem_class
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -103,27 +102,12 @@ BASELINE_DRAWS = 5
 DEFAULT_NUM_TRIALS = 40
 
 
-# -- the problem behind an instance name ------------------------------------
+# -- the problem's inputs ------------------------------------------------------
 
 
-def _botorch_problem(instance: Instance, table: TableLike) -> PCO64:
-    """The package's BoTorch problem of ``instance`` (``PCO64`` for ``"pco64"``)."""
-    cls = getattr(bolt_pco64, instance.name.upper(), None)
-    if cls is None:
-        raise ValueError(
-            f"Expected an instance with a problem class in this version of "
-            f"bolt_pco64, got {instance.name!r} (bolt_pco64.{instance.name.upper()} "
-            "does not exist)."
-        )
-    return cls(table=table)
-
-
-def _input_specs(problem: PCO64) -> tuple[InputSpec, ...]:
+def _input_specs(problem: PCO) -> tuple[InputSpec, ...]:
     """The input columns of ``problem``, in the order of its ``X``."""
-    instance = getattr(problem, "instance", None)
-    if instance is None:  # a PCO64 that predates ``problem.instance``
-        instance = get_instance("pco64")
-    return instance.inputs
+    return problem.instance.inputs
 
 
 # -- search space -------------------------------------------------------------
@@ -148,7 +132,7 @@ def _parameter(spec: InputSpec, levels: Sequence[int]) -> Parameter:
     )
 
 
-def search_space_from_problem(problem: PCO64) -> SearchSpace:
+def search_space_from_problem(problem: PCO) -> SearchSpace:
     """The Ax search space of the knobs of ``problem``'s table.
 
     One parameter per input column, named after it, in ``X`` order, with the
@@ -173,7 +157,7 @@ def search_space_from_problem(problem: PCO64) -> SearchSpace:
 class _Rows:
     """Snapping of Ax parameterizations to table rows of a BoTorch problem."""
 
-    def __init__(self, problem: PCO64) -> None:
+    def __init__(self, problem: PCO) -> None:
         self.problem = problem
         self.specs = _input_specs(problem)
 
@@ -205,7 +189,7 @@ class PCOTestFunction(BenchmarkTestFunction):
         crash_value: The placeholder throughput of a crash.
     """
 
-    problem: PCO64
+    problem: PCO
     crash_value: float
     outcome_names: Sequence[str] = (OBJECTIVE_NAME, CONSTRAINT_NAME)
     _rows: _Rows = field(init=False, repr=False)
@@ -284,7 +268,7 @@ class StepRuntime:
         crash_fraction: The cost of a crash as a fraction of that median.
     """
 
-    def __init__(self, problem: PCO64, crash_fraction: float = CRASH_TIME_FRACTION):
+    def __init__(self, problem: PCO, crash_fraction: float = CRASH_TIME_FRACTION):
         if not (math.isfinite(crash_fraction) and crash_fraction >= 0):
             raise ValueError(
                 f"Expected `crash_fraction` to be a finite number >= 0, got {crash_fraction!r}."
@@ -349,7 +333,7 @@ def expected_best_of_random_draws(
 
 
 def get_benchmark_problem(
-    instance: str = "pco64",
+    instance: str | Instance = "pco64",
     *,
     table: TableLike = None,
     num_trials: int = DEFAULT_NUM_TRIALS,
@@ -362,8 +346,8 @@ def get_benchmark_problem(
     """An Ax ``BenchmarkProblem`` for a pco instance (see the module docstring).
 
     Args:
-        instance: ``"pco64"``, or ``"pco16"``/``"pco32"`` where the package has
-            their problem classes.
+        instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
+            :class:`~bolt_pco64.instances.Instance`).
         table: The table to serve, as for the BoTorch problem (a path, a
             DataFrame, a loaded table, or ``None`` for the default sources).
         num_trials: Trials of one replication, ``>= 1``.
@@ -386,7 +370,7 @@ def get_benchmark_problem(
         ``"pco64_simulated"`` on the shipped stand-in).
 
     Raises:
-        ValueError: For an unknown instance or one without a problem class, a
+        ValueError: For an unknown instance, a
             ``num_trials`` below 1, or a baseline not below the optimum.
     """
     if (
@@ -398,7 +382,7 @@ def get_benchmark_problem(
             f"Expected `num_trials` to be an int >= 1, got {num_trials!r}."
         )
     spec = get_instance(instance)
-    problem = _botorch_problem(spec, table)
+    problem = problem_class(spec)(table=table)
     frame = problem.table.frame
     optimal = float(problem.optimal_value)
     worst = float(problem.worst_feasible_value)

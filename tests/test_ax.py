@@ -35,6 +35,7 @@ from bolt_pco64.ax import (
     expected_best_of_random_draws,
     get_benchmark_problem,
 )
+from bolt_pco64.instances import get_instance
 from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
 from tests._tables import frame_from
 
@@ -122,18 +123,26 @@ def test_parameters_are_the_knobs_typed_by_the_table_levels() -> None:
     assert problem.num_trials == 7
 
 
-def test_standin_levels_are_read_from_the_table() -> None:
-    problem = get_benchmark_problem()
-    raw = pd.read_parquet(STANDIN)
+@pytest.mark.parametrize("instance", ["pco16", "pco32", "pco64"])
+def test_standin_levels_and_optimum_are_read_from_the_table(instance: str) -> None:
+    problem = get_benchmark_problem(instance)
+    raw = pd.read_parquet(REPO / "data" / f"{instance}_simulated.parquet")
+    assert list(problem.search_space.parameters) == list(
+        get_instance(instance).input_columns
+    )
     for name, param in problem.search_space.parameters.items():
         levels = sorted(int(v) for v in raw[name].unique())
         if isinstance(param, RangeParameter):
+            assert param.parameter_type == ParameterType.INT
             assert list(range(int(param.lower), int(param.upper) + 1)) == levels
         else:
             assert isinstance(param, ChoiceParameter)
             assert param.values == levels
     assert problem.search_space.parameters["zero_stage"].values == list(ZERO_STAGES)
-    assert problem.name == "pco64_simulated"
+    feasible = raw["ran_successfully"].astype(bool)
+    assert problem.optimal_value == raw.loc[feasible, "throughput_mean"].max()
+    assert problem.worst_feasible_value == raw.loc[feasible, "throughput_mean"].min()
+    assert problem.name == f"{instance}_simulated"
 
 
 def test_objective_constraint_and_reference_values() -> None:
