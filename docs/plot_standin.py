@@ -152,6 +152,59 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     plot_throughput_vs_memory(frame, here / "standin_throughput_vs_memory.png")
     plot_by_knob(frame, here / "standin_by_knob.png")
+    for key, value in landscape_figures(frame).items():
+        print(f"{key}: {value:.4g}")
+
+
+def landscape_figures(frame: pd.DataFrame) -> dict[str, float]:
+    """The README's realism figures of a pco64-schema table.
+
+    A *local optimum* is a feasible row with no feasible neighbour of higher
+    ``throughput_mean``; neighbours differ in exactly one encoded input by
+    one level (``zero_stage`` as the ordinal 0/1/2). The bucket-size effect
+    is, over groups of rows equal in every input but the bucket with all
+    four bucket sizes feasible, the median relative spread ``(max - min) /
+    max`` of their throughputs.
+    """
+    instance = get_instance("pco64")
+    cols = list(instance.input_columns)
+    zero = instance.inputs[instance.input_index("zero_stage")]
+    enc = frame[cols].copy()
+    enc["zero_stage"] = enc["zero_stage"].map(zero.encode)
+    ok = frame["ran_successfully"].to_numpy()
+    value = np.where(ok, frame["throughput_mean"].to_numpy(), -np.inf)
+    index = {tuple(int(v) for v in row): i for i, row in enumerate(enc.values)}
+    local = 0
+    for i, row in enumerate(enc.values):
+        if not ok[i]:
+            continue
+        better = False
+        for j in range(len(cols)):
+            for step in (-1, 1):
+                key = list(int(v) for v in row)
+                key[j] += step
+                k = index.get(tuple(key))
+                if k is not None and value[k] > value[i]:
+                    better = True
+        local += not better
+    best = value.max()
+    others = [c for c in cols if c != "log2_dp_bucket_size_mb"]
+    spreads = []
+    for _, group in frame[frame["ran_successfully"]].groupby(others):
+        if len(group) == 4:
+            t = group["throughput_mean"]
+            spreads.append(float((t.max() - t.min()) / t.max()))
+    return {
+        "rows": float(len(frame)),
+        "feasible": float(ok.sum()),
+        "within_1pct": float((value >= 0.99 * best).sum()),
+        "within_5pct": float((value >= 0.95 * best).sum()),
+        "local_optima": float(local),
+        "bucket_spread_median": float(np.median(spreads)),
+        "bucket_spread_max": float(np.max(spreads)),
+        "feasible_peak_min": float(frame.loc[ok, "peak_mem"].min()),
+        "feasible_peak_max": float(frame.loc[ok, "peak_mem"].max()),
+    }
 
 
 if __name__ == "__main__":
