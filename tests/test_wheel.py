@@ -11,26 +11,31 @@ from pathlib import Path
 
 import pytest
 
+from bolt_pco64.instances import INSTANCES
+
 ROOT = Path(__file__).resolve().parent.parent
 
+#: Run from the installed wheel, elsewhere: each instance's problem serves its
+#: shipped stand-in (one warning per instance), recognised by content too.
 CHECK = """
-import warnings, pathlib, bolt_pco64
+import sys, warnings, pathlib, bolt_pco64
 import pandas as pd
-from bolt_pco64 import PCO64, SimulatedTableWarning
+from bolt_pco64 import SimulatedTableWarning, problem_class
+names = sys.argv[1:]
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    f = PCO64()
-    PCO64()
-assert [type(w.message) for w in caught] == [SimulatedTableWarning], caught
+    problems = [problem_class(name)() for name in names for _ in range(2)]
+assert [type(w.message) for w in caught] == [SimulatedTableWarning] * len(names), caught
 assert pathlib.Path(bolt_pco64.__file__).is_relative_to(pathlib.Path(r"{target}"))
-assert f.table.source.kind == "simulated" and f.is_simulated
-assert pathlib.Path(f.table.source.path).is_relative_to(pathlib.Path(r"{target}"))
-# recognised by its content, without the file's metadata or name
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", SimulatedTableWarning)
-    g = PCO64(table=pd.read_parquet(f.table.source.path))
-assert g.is_simulated and g.table.source.kind == "dataframe"
-print(len(f.table), f.table.n_feasible)
+for f in problems:
+    assert f.table.source.kind == "simulated" and f.is_simulated
+    assert pathlib.Path(f.table.source.path).is_relative_to(pathlib.Path(r"{target}"))
+    # recognised by its content, without the file's metadata or name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        g = type(f)(table=pd.read_parquet(f.table.source.path))
+    assert g.is_simulated and g.table.source.kind == "dataframe"
+    print(f.table.instance.name, len(f.table), f.table.n_feasible)
 """
 
 
@@ -38,6 +43,10 @@ print(len(f.table), f.table.n_feasible)
 def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     if not (ROOT / "data" / "pco64_simulated.parquet").is_file():
         pytest.fail("data/pco64_simulated.parquet is missing from the checkout")
+    # every stand-in of the checkout must ship (pco16/pco32 once generated)
+    shipped = [
+        n for n in INSTANCES if (ROOT / "data" / f"{n}_simulated.parquet").is_file()
+    ]
     dist = tmp_path / "dist"
     subprocess.run(
         [
@@ -57,7 +66,8 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     (wheel,) = dist.glob("bolt_pco64-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
-    assert "bolt_pco64/data/pco64_simulated.parquet" in names
+    for name in shipped:
+        assert f"bolt_pco64/data/{name}_simulated.parquet" in names
     assert "bolt_pco64/standin_fingerprints.json" in names
     target = tmp_path / "site"
     subprocess.run(
@@ -80,7 +90,7 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     env["PYTHONPATH"] = str(target)
     env["BOLT_PCO64_HOME"] = str(tmp_path / "empty_home")
     out = subprocess.run(
-        [sys.executable, "-c", CHECK.format(target=target)],
+        [sys.executable, "-c", CHECK.format(target=target), *shipped],
         cwd=elsewhere,
         env=env,
         capture_output=True,
@@ -88,6 +98,7 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    rows, feasible = map(int, out.stdout.split())
-    assert rows > 0
-    assert 0 < feasible <= rows
+    served = [line.split() for line in out.stdout.splitlines()]
+    assert [name for name, _, _ in served] == [n for n in shipped for _ in range(2)]
+    for _, rows, feasible in served:
+        assert 0 < int(feasible) <= int(rows)
