@@ -26,7 +26,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_path, atomic_write_text
-from bolt_pco64.instances import PCO64_INSTANCE, Instance, get_instance
+from bolt_pco64.instances import (
+    DEFAULT_INSTANCE,
+    PCO64_INSTANCE,
+    Instance,
+    get_instance,
+)
 from bolt_pco64.table import Table, TableSource, data_home, read_table_file
 
 __all__ = ["HF_FILE_PATTERNS", "HF_REPO_ID", "HF_REVISION", "FetchError", "fetch_table"]
@@ -46,7 +51,7 @@ class FetchError(RuntimeError):
     """The download failed, or the dataset held no usable table."""
 
 
-def _hub_download(local_dir: Path, instance: Instance = PCO64_INSTANCE) -> None:
+def _hub_download(local_dir: Path, instance: Instance) -> None:
     """Download ``instance``'s dataset table files with ``huggingface_hub``."""
     try:
         from huggingface_hub import snapshot_download
@@ -89,7 +94,7 @@ def _sha256(path: Path) -> str:
 def fetch_table(
     data_home_dir: str | os.PathLike[str] | None = None,
     *,
-    instance: str | Instance = "pco64",
+    instance: str | Instance = DEFAULT_INSTANCE,
     force: bool = False,
     download: Downloader | None = None,
 ) -> Path:

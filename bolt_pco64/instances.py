@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "DEFAULT_INSTANCE",
     "INSTANCES",
     "OUTPUT_COLUMNS",
     "PCO16_INSTANCE",
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 InstanceName = Literal["pco16", "pco32", "pco64"]
+#: The instance served where none is named (the package's namesake).
+DEFAULT_INSTANCE: InstanceName = "pco64"
 #: How an input column is searched: ``"log2"`` values are used as they are;
 #: ``"ordinal"`` values are replaced by their position in ``InputSpec.levels``.
 Encoding = Literal["log2", "ordinal"]

@@ -64,7 +64,7 @@ import torch
 from torch import Tensor
 
 from bolt_pco64 import instances
-from bolt_pco64.instances import PCO64_INSTANCE, Instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
 
 __all__ = [
     "COLUMNS",
@@ -201,7 +201,7 @@ def _checkout_data_dir() -> Path | None:
     return None
 
 
-def bundled_table_path(instance: InstanceLike = "pco64") -> Path:
+def bundled_table_path(instance: InstanceLike = DEFAULT_INSTANCE) -> Path:
     """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
 
     Raises:
@@ -220,7 +220,7 @@ def bundled_table_path(instance: InstanceLike = "pco64") -> Path:
     )
 
 
-def measured_table_paths(instance: InstanceLike = "pco64") -> list[Path]:
+def measured_table_paths(instance: InstanceLike = DEFAULT_INSTANCE) -> list[Path]:
     """Places searched, in order, for ``instance``'s measured table (they may not exist)."""
     name = instances.get_instance(instance).measured_filename
     paths = []
@@ -236,7 +236,9 @@ def measured_table_paths(instance: InstanceLike = "pco64") -> list[Path]:
 # --------------------------------------------------------------------------
 
 
-def encode_inputs(frame: pd.DataFrame, instance: InstanceLike = "pco64") -> np.ndarray:
+def encode_inputs(
+    frame: pd.DataFrame, instance: InstanceLike = DEFAULT_INSTANCE
+) -> np.ndarray:
     """Encoded inputs of ``frame`` as an ``N x d`` float64 array (``d`` inputs).
 
     log2 columns are used as they are; an ordinal column (``zero_stage`` 0/2/3)
@@ -268,7 +270,7 @@ _SHORT_NAMES = {
 
 
 def decode_inputs(
-    X: Tensor | np.ndarray | Sequence[float], instance: InstanceLike = "pco64"
+    X: Tensor | np.ndarray | Sequence[float], instance: InstanceLike = DEFAULT_INSTANCE
 ) -> dict[str, int]:
     """Raw units of one encoded configuration (a length-``d`` vector).
 
@@ -698,7 +700,7 @@ class Table:
         frame: pd.DataFrame,
         source: TableSource,
         metadata: dict[str, str] | None = None,
-        instance: InstanceLike = "pco64",
+        instance: InstanceLike = DEFAULT_INSTANCE,
     ) -> None:
         self.instance: Instance = instances.get_instance(instance)
         name = self.instance.name
@@ -836,7 +838,7 @@ def standin_fingerprint_entry(
         path: A stand-in table written by the generator (parquet with its
             ``source=simulated`` metadata).
         instance: Its instance; default: the file's ``instance`` metadata,
-            else ``"pco64"``.
+            else :data:`~bolt_pco64.instances.DEFAULT_INSTANCE`.
 
     Raises:
         ValueError: If the file's metadata does not say ``source=simulated``.
@@ -848,7 +850,7 @@ def standin_fingerprint_entry(
             f"Expected a stand-in with parquet metadata source=simulated, got "
             f"source={meta.get('source')!r} in {file}."
         )
-    inst = instances.get_instance(instance or meta.get("instance", "pco64"))
+    inst = instances.get_instance(instance or meta.get("instance", DEFAULT_INSTANCE))
     table = Table(frame, TableSource("argument", file.resolve()), meta, inst)
     return {
         table.fingerprint: {
@@ -889,13 +891,14 @@ def refresh_standin_registry(*paths: str | os.PathLike[str]) -> Path:
 def load_table(
     source: str | os.PathLike[str] | pd.DataFrame | Table | None = None,
     *,
-    instance: InstanceLike = "pco64",
+    instance: InstanceLike = DEFAULT_INSTANCE,
 ) -> Table:
     """Load and validate an instance's table.
 
     Args:
-        source: A path to a parquet file or to the raw CSV export
-            (``data_64depth-64gpus.csv``), a DataFrame with the card's columns,
+        source: A path to a parquet file or to the raw CSV export (the
+            instance's ``raw_csv_filename``, e.g. ``data_64depth-64gpus.csv``),
+            a DataFrame with the card's columns,
             an already loaded :class:`Table` of ``instance`` (returned as is), or
             ``None`` to search the instance's environment variable
             (``BOLT_PCO64_TABLE``), then its measured table, then its shipped
