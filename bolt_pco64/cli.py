@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from bolt_pco64.bench.config import DEFAULTS, QUICK
+from bolt_pco64.instances import INSTANCES, Instance, get_instance
 
 __all__ = ["QUIET_WARNINGS", "CLIError", "main"]
 
@@ -121,41 +122,102 @@ def _one_line(err: BaseException, origin: str | None = None) -> CLIError:
     return CLIError(f"{origin}: {text}" if origin else text)
 
 
-def _table_origin(table_path: Path | None) -> str | None:
+def _table_origin(table_path: Path | None, instance: Instance) -> str | None:
     """What named the table: ``--table``, the environment variable, or nothing."""
     if table_path is not None:
         return "--table"
-    from bolt_pco64.table import ENV_TABLE
-
-    return ENV_TABLE if os.environ.get(ENV_TABLE) else None
+    return instance.env_table if os.environ.get(instance.env_table) else None
 
 
-def _load(table_path: Path | None) -> Any:
-    """The table, or a one-line :class:`CLIError` naming where it came from.
+def _load(table_path: Path | None, problem: str = "pco64") -> Any:
+    """``problem``'s table, or a one-line :class:`CLIError` naming its origin.
 
     The stand-in's Python warning is not shown: the commands say it in words.
     """
     from bolt_pco64.table import SimulatedTableWarning, TableError, load_table
 
+    instance = get_instance(problem)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SimulatedTableWarning)
-            return load_table(table_path)
-    except (TableError, OSError) as err:
-        raise _one_line(err, _table_origin(table_path)) from err
+            return load_table(table_path, instance=instance)
+    except (TableError, OSError, ValueError) as err:
+        raise _one_line(err, _table_origin(table_path, instance)) from err
+
+
+def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
+    """``(figure, published, this table, equal)`` for each published figure.
+
+    Values are compared as published: the best value to 5 decimals (as the
+    pco64 card gives it), peaks to 0.1 GB.
+    """
+    inst: Instance = table.instance
+    pub = inst.published
+    frame = table.frame
+    feasible = frame["ran_successfully"].to_numpy(dtype=bool)
+    best = table.best_row
+    best_config = tuple(int(v) for v in table.X[best].tolist())
+    checks = [
+        ("rows", f"{pub.rows}", f"{len(table)}"),
+        ("feasible", f"{pub.feasible}", f"{table.n_feasible}"),
+        (
+            "best throughput_mean",
+            f"{pub.best_value:.5f}",
+            f"{frame['throughput_mean'].iloc[best]:.5f}",
+        ),
+        (
+            "best configuration (encoded)",
+            ",".join(map(str, pub.best_config)),
+            ",".join(map(str, best_config)),
+        ),
+    ]
+    if pub.best_peak_mem_gb is not None:
+        checks.append(
+            (
+                "best peak_mem (GB)",
+                f"{pub.best_peak_mem_gb:.1f}",
+                f"{frame['peak_mem'].iloc[best]:.1f}",
+            )
+        )
+    if pub.max_feasible_peak_gb is not None:
+        checks.append(
+            (
+                "largest feasible peak_mem (GB)",
+                f"{pub.max_feasible_peak_gb:.1f}",
+                f"{frame['peak_mem'].to_numpy()[feasible].max():.1f}",
+            )
+        )
+    return [(name, want, got, want == got) for name, want, got in checks]
+
+
+_PROBLEM_NAMES = sorted(INSTANCES)
+
+
+def _problem_option(allow_all: bool = False) -> Any:
+    names = [*_PROBLEM_NAMES, "all"] if allow_all else _PROBLEM_NAMES
+    return click.option(
+        "--problem",
+        type=click.Choice(names),
+        default="pco64",
+        show_default=True,
+        help="The instance"
+        + (" ('all': each one, with a combined summary)." if allow_all else "."),
+    )
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="bolt_pco64")
 def main() -> None:
-    """pco64: LLM-training throughput on 64 GPUs by parallelism configuration,
-    as a BoTorch test problem with out-of-memory crashes."""
+    """pco16, pco32, pco64: LLM-training throughput on 16, 32 and 64 GPUs by
+    parallelism configuration, as BoTorch test problems with out-of-memory
+    crashes."""
 
 
 _TABLE_TYPE = click.Path(dir_okay=False, path_type=Path)
 
 
 @main.command()
+@_problem_option()
 @click.option(
     "--table",
     "table_path",
@@ -163,28 +225,43 @@ _TABLE_TYPE = click.Path(dir_okay=False, path_type=Path)
     default=None,
     help="Inspect this table file (parquet or raw CSV) instead of the default.",
 )
-def info(table_path: Path | None) -> None:
-    """Which table is in use, its size, bounds and best configuration."""
-    from bolt_pco64.table import INPUT_COLUMNS, decode_inputs
+def info(problem: str, table_path: Path | None) -> None:
+    """Which table is in use, its size, bounds and best configuration, and
+    whether it meets the figures published about the measured table."""
+    from bolt_pco64.table import decode_inputs
 
-    table = _load(table_path)
+    table = _load(table_path, problem)
+    instance = table.instance
     best = table.best_row
     row = table.frame.iloc[best]
-    raw = decode_inputs(table.X[best])
+    raw = decode_inputs(table.X[best], instance=instance)
     bounds = table.bounds
+    checks = _published_check(table)
+    missed = [name for name, _, _, ok in checks if not ok]
+    what = "the stand-in" if table.is_simulated else "this table"
     lines = [
+        f"problem:    {instance.name} ({instance.num_gpus} GPUs on "
+        f"{instance.num_hosts} hosts, {instance.gpu_memory_gb:g} GB each)",
         f"table:      {table.source}",
         f"rows:       {len(table)}",
         f"feasible:   {table.n_feasible} ({len(table) - table.n_feasible} ran out of memory)",
         "bounds (encoded inputs):",
         *(
             f"  {name:<24} {bounds[0, k].item():g} .. {bounds[1, k].item():g}"
-            for k, name in enumerate(INPUT_COLUMNS)
+            for k, name in enumerate(instance.input_columns)
         ),
         "best configuration:",
         "  " + ", ".join(f"{k}={v}" for k, v in raw.items()),
         f"  throughput_mean = {row['throughput_mean']:.5f}",
         f"  peak_mem        = {row['peak_mem']:.1f} GB",
+        f"published figures ({instance.dataset_id}): published / this table",
+        *(
+            f"  {name:<31} {want:>16} {got:>16}  {'ok' if ok else 'DIFFERS'}"
+            for name, want, got, ok in checks
+        ),
+        f"{what} meets its published figures"
+        if not missed
+        else f"{what} does NOT meet its published figures ({', '.join(missed)})",
     ]
     if table.is_simulated:
         lines.append("NOTE: these numbers are SIMULATED (stand-in), not measured.")
@@ -192,6 +269,7 @@ def info(table_path: Path | None) -> None:
 
 
 @main.command()
+@_problem_option()
 @click.option(
     "--data-home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -199,7 +277,7 @@ def info(table_path: Path | None) -> None:
     help="Install here instead of BOLT_PCO64_HOME / the user data folder.",
 )
 @click.option("--force", is_flag=True, help="Download again even if installed.")
-def fetch(data_home: Path | None, force: bool) -> None:
+def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     """Download the measured table from the Hugging Face Hub (needs network).
 
     The download is validated before it is installed; a failed or invalid
@@ -209,13 +287,14 @@ def fetch(data_home: Path | None, force: bool) -> None:
     from bolt_pco64.table import TableError
 
     try:
-        path = fetch_table(data_home, force=force)
+        path = fetch_table(data_home, instance=problem, force=force)
     except (FetchError, TableError, OSError) as err:
         raise _one_line(err) from err
     click.echo(f"measured table installed: {path}")
 
 
 @main.command()
+@_problem_option()
 @click.option(
     "--out",
     "out",
@@ -224,18 +303,19 @@ def fetch(data_home: Path | None, force: bool) -> None:
     help="Parquet file to write (atomically).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the noise.")
-def generate(out: Path, seed: int) -> None:
+def generate(problem: str, out: Path, seed: int) -> None:
     """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file)."""
     from bolt_pco64.simulate import write_simulated_table
 
     try:
-        path = write_simulated_table(out, seed=seed)
+        path = write_simulated_table(out, seed=seed, instance=problem)
     except OSError as err:
         raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
     click.echo(str(path))
 
 
 @main.command()
+@_problem_option(allow_all=True)
 @click.option(
     "--methods",
     type=_Methods(),
@@ -299,6 +379,7 @@ def generate(out: Path, seed: int) -> None:
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
+    problem: str,
     methods: list[str] | None,
     seeds: int | None,
     budget: int | None,
@@ -312,13 +393,20 @@ def bench(
     noise: float | str | None,
     no_progress: bool,
 ) -> None:
-    """Compare BO methods on pco64; resumable (see bolt_pco64.bench).
+    """Compare BO methods on a problem, or on all; resumable (see
+    bolt_pco64.bench).
 
     Everything is checked before anything is written: a refused run leaves
-    the file system as it was.
+    the file system as it was. With --problem all, OUT/<problem>/ holds each
+    problem's results and OUT/summary.md and OUT/regret.png the combined ones.
     """
     from bolt_pco64.bench.benchmark import run_benchmark
 
+    if problem == "all" and table_path is not None:
+        raise click.BadParameter(
+            "expected one --problem for a table file, got --problem all",
+            param_hint="'--table'",
+        )
     preset = QUICK if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
     out_dir = out if out is not None else Path(preset.out)
@@ -334,8 +422,12 @@ def bench(
         "dask_scheduler": dask_scheduler,
         "table": None if table_path is None else str(table_path),
         "noise": noise,
+        "problem": problem,
     }
-    table = _load(table_path)
+    if problem == "all":
+        _bench_all(args, names, out_dir, noise, jobs, dask_scheduler, no_progress)
+        return
+    table = _load(table_path, problem)
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
@@ -373,5 +465,60 @@ def bench(
         lines.append(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
             "data (`bolt-pco64 fetch` installs the measured one)."
+        )
+    click.echo("\n".join(lines))
+
+
+def _bench_all(
+    args: dict[str, Any],
+    names: list[str],
+    out_dir: Path,
+    noise: float | str | None,
+    jobs: int,
+    dask_scheduler: str | None,
+    no_progress: bool,
+) -> None:
+    """``bench --problem all``: every instance, then the combined summary."""
+    from bolt_pco64.bench.family import run_problems
+    from bolt_pco64.table import SimulatedTableWarning, TableError
+
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            result = run_problems(
+                problems=_PROBLEM_NAMES,
+                methods=names,
+                seeds=args["seeds"],
+                budget=args["budget"],
+                n_init=args["n_init"],
+                q=args["q"],
+                out=out_dir,
+                noise=noise,
+                jobs=jobs,
+                dask_scheduler=dask_scheduler,
+                progress=not no_progress,
+                arguments=args,
+            )
+    except (TableError, ValueError, OSError) as err:
+        raise _one_line(err) from err
+    lines = [result.summary_markdown.rstrip()]
+    if result.errors:
+        lines.append("")
+        lines.append(f"{len(result.errors)} run(s) failed (see each meta.json):")
+        lines += [f"  {k}: {v}" for k, v in result.errors.items()]
+    lines.append("")
+    lines.append(
+        f"{len(result.ran)} run(s) done in {time.perf_counter() - t0:.0f} s; "
+        f"each problem's results in {result.out}/<problem>/."
+    )
+    lines.append(f"plot: {result.plot}")
+    simulated = [
+        p for p, r in result.results.items() if "SIMULATED" in r.summary_markdown
+    ]
+    if simulated:
+        lines.append(
+            f"NOTE: the results on {', '.join(simulated)} are on SIMULATED stand-in "
+            "tables, not measured data."
         )
     click.echo("\n".join(lines))

@@ -30,8 +30,9 @@ from bolt_pco64.bench import (
     run_benchmark,
 )
 from bolt_pco64.cli import main
-from bolt_pco64.instances import PCO64_INSTANCE
+from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
 from tests._synth import make_table
+from tests._tables import small_frame
 
 REPO = Path(__file__).resolve().parent.parent
 TIMING = ["fit_seconds", "acq_seconds"]
@@ -547,13 +548,14 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
     measured = _run(tmp_path / "m", table_path, **kw)
     assert "| GPU-hours (median) |" in measured.summary_markdown
     assert "simulated" not in measured.summary_markdown.lower()
-    assert labels == ["evaluations", "GPU-hours (cumulative)"]
+    # Simple and inference regret against evaluations, simple against cost.
+    assert labels == ["evaluations", "evaluations", "GPU-hours (cumulative)"]
     labels.clear()
     with warnings.catch_warnings():  # the stand-in warns once per process
         warnings.simplefilter("ignore", SimulatedTableWarning)
         standin = run_benchmark(out=tmp_path / "s", progress=False, **kw)
     assert "| simulated GPU-hours (median) |" in standin.summary_markdown
-    assert labels == ["evaluations", "simulated GPU-hours (cumulative)"]
+    assert labels == ["evaluations", "evaluations", "simulated GPU-hours (cumulative)"]
 
 
 @pytest.mark.slow
@@ -578,3 +580,64 @@ def test_the_harness_leaves_pyplot_and_the_backend_alone(
     before, after, pyplot = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (before, after, pyplot) == ("svg", "svg", False)
     assert (tmp_path / "o" / "regret.png").stat().st_size > 0
+
+
+def _family_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A small synthetic table for each instance, named by its environment variable."""
+    paths = {}
+    for name, inst in INSTANCES.items():
+        path = tmp_path / "tables" / f"{name}.parquet"
+        path.parent.mkdir(exist_ok=True)
+        small_frame(seed=3, n=30, instance=name).to_parquet(path, index=False)
+        monkeypatch.setenv(inst.env_table, str(path))
+        paths[name] = path
+    return paths
+
+
+def test_bench_problem_all_writes_each_problem_and_a_combined_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _family_tables(tmp_path, monkeypatch)
+    out = tmp_path / "fam"
+    args = ["bench", "--problem", "all", "--methods", "random", "--seeds", "2"]
+    args += ["--budget", "5", "--n-init", "2", "--out", str(out), "--no-progress"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    for name, inst in INSTANCES.items():
+        rec = pd.read_parquet(out / name / "runs.parquet")
+        assert len(rec) == 2 * 5
+        assert [c for c in rec.columns if c in inst.input_columns] == list(
+            inst.input_columns
+        )
+        meta = json.loads((out / name / "meta.json").read_text())
+        assert (meta["problem"], meta["status"]) == (name, "complete")
+        assert meta["cost_model"]["gpus"] == inst.num_gpus
+    combined = pd.read_csv(out / "summary.csv")
+    assert combined["problem"].tolist() == sorted(INSTANCES)
+    assert combined["runs"].tolist() == [2, 2, 2]
+    md = (out / "summary.md").read_text()
+    for name in INSTANCES:
+        assert f"| {name} | random | 2 |" in md
+    assert (out / "regret.png").stat().st_size > 0
+    assert f"plot: {out / 'regret.png'}" in result.output
+    # A rerun resumes every problem.
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    assert "0 run(s) done" in again.output
+
+
+def test_bench_problem_all_refuses_before_creating_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = _family_tables(tmp_path, monkeypatch)
+    paths["pco64"].write_bytes(b"PAR1 garbage")
+    before = _tree(tmp_path)
+    result = CliRunner().invoke(
+        main,
+        ["bench", "--problem", "all", "--methods", "random", "--seeds", "1",
+         "--budget", "5", "--n-init", "2", "--out", str(tmp_path / "fam"),
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "pco64.parquet" in result.output
+    assert _tree(tmp_path) == before

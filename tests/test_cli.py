@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from bolt_pco64.cli import main
 from tests._synth import make_table
-from tests._tables import frame_from
+from tests._tables import frame_from, small_frame
 
 
 def test_info_reports_table_rows_bounds_and_best(tmp_path: Path) -> None:
@@ -187,3 +187,46 @@ def test_table_errors_name_the_option_or_the_variable(
     assert env.exit_code == 2
     assert env.output.startswith("Error: BOLT_PCO64_TABLE: ")
     assert "gone.parquet" in env.output
+
+
+def test_info_names_the_problem_and_checks_the_published_figures(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mine16.csv"
+    small_frame(seed=1, n=12, instance="pco16").to_csv(path, index=False)
+    result = CliRunner().invoke(
+        main, ["info", "--problem", "pco16", "--table", str(path)]
+    )
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "problem:    pco16 (16 GPUs on 2 hosts, 80 GB each)" in out
+    assert "log2_grad_accum_steps" in out
+    assert "log2_cp_size " not in out
+    assert "rows: " in out
+    assert "this table does NOT meet its published figures (rows, feasible" in out
+    assert "published figures (Glow-AI/pco16_tabular_data)" in out
+    # A pco64 table is refused as pco16's, naming where it came from.
+    other = tmp_path / "mine64.csv"
+    small_frame(seed=1, n=12).to_csv(other, index=False)
+    wrong = CliRunner().invoke(
+        main, ["info", "--problem", "pco16", "--table", str(other)]
+    )
+    assert wrong.exit_code == 2
+    assert wrong.output.startswith("Error: --table: ")
+    assert len(wrong.output.strip().splitlines()) == 1
+
+
+def test_info_says_the_pco64_stand_in_meets_its_published_figures() -> None:
+    result = CliRunner().invoke(main, ["info", "--problem", "pco64"])
+    assert result.exit_code == 0, result.output
+    assert "the stand-in meets its published figures" in result.output
+    assert "DIFFERS" not in result.output
+
+
+def test_problem_option_refuses_unknown_instances_and_table_with_all() -> None:
+    unknown = CliRunner().invoke(main, ["info", "--problem", "pco8"])
+    assert unknown.exit_code == 2
+    assert "Invalid value for '--problem'" in unknown.output
+    both = CliRunner().invoke(main, ["bench", "--problem", "all", "--table", "x.csv"])
+    assert both.exit_code == 2
+    assert "Invalid value for '--table'" in both.output

@@ -17,7 +17,9 @@ from every seed, written into one output directory. The parts:
   behind one :class:`Backend` interface, with bit-identical records;
 - :mod:`~bolt_pco64.bench.report`: summary, Markdown table and regret plot;
 - :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, which checks
-  everything before it creates anything, then runs and reports.
+  everything before it creates anything, then runs and reports;
+- :mod:`~bolt_pco64.bench.family`: :func:`run_problems`, the same comparison
+  on every problem of the family with a combined report.
 
 Reliability: each finished run is written atomically to
 ``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
@@ -77,6 +79,7 @@ if TYPE_CHECKING:
         BenchConfig,
         BenchDefaults,
     )
+    from bolt_pco64.bench.family import FamilyResult, run_problems
     from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext, register_method
     from bolt_pco64.bench.report import (
         checkpoints_for,
@@ -100,6 +103,8 @@ _WHERE: dict[str, str] = {
     "InProcessBackend": "backends",
     "ProcessBackend": "backends",
     "make_backend": "backends",
+    "FamilyResult": "family",
+    "run_problems": "family",
     "BenchResult": "benchmark",
     "run_benchmark": "benchmark",
     "DEFAULT_METHODS": "config",
@@ -139,6 +144,7 @@ __all__ = [
     "BenchDefaults",
     "BenchResult",
     "DaskBackend",
+    "FamilyResult",
     "InProcessBackend",
     "MethodFn",
     "OutputDirError",
@@ -155,6 +161,7 @@ __all__ = [
     "register_method",
     "run_benchmark",
     "run_one",
+    "run_problems",
     "summarize",
     "summary_markdown",
 ]

@@ -121,7 +121,8 @@ def run_benchmark(
         q: Batch size of each proposal.
         out: Output directory (created once every check has passed).
         table: The table (see :func:`bolt_pco64.load_table`); default source
-            when ``None``.
+            when ``None``. A loaded :class:`~bolt_pco64.Table` brings its own
+            instance; a path, DataFrame or ``None`` is pco64's.
         noise: ``None``, a standard deviation, or ``"measured"``.
         jobs: Local worker processes (1 = in this process).
         dask_scheduler: Address of an existing Dask scheduler (overrides jobs).
@@ -148,7 +149,9 @@ def run_benchmark(
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)
     config.check()
-    tab = load_table(table)
+    tab = load_table(
+        table, instance=table.instance if isinstance(table, Table) else "pco64"
+    )
     config.check(len(tab))
     path = check_output_dir(out)
     args = arguments or {

@@ -1,0 +1,181 @@
+"""Every problem of the family in one comparison (``bench --problem all``).
+
+:func:`run_problems` runs the same comparison on each instance (pco16,
+pco32, pco64 by default) into ``OUT/<problem>/`` (each a complete
+:func:`~bolt_pco64.bench.run_benchmark` directory, resumable on its own) and
+writes one combined ``OUT/summary.csv`` (a ``problem`` column first),
+``OUT/summary.md`` and ``OUT/regret.png`` (one row of plots per problem).
+Every problem's table, output directory and stored runs are checked before
+anything is created, so a refused comparison leaves the file system as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench.backends import make_backend
+from bolt_pco64.bench.benchmark import BenchResult, check_seeds, run_benchmark
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.methods import check_methods
+from bolt_pco64.bench.report import _plot_panels, cost_label, summary_markdown
+from bolt_pco64.bench.run import make_problem
+from bolt_pco64.bench.store import ResultStore, check_output_dir
+from bolt_pco64.instances import INSTANCES, get_instance
+
+__all__ = ["FamilyResult", "run_problems"]
+
+
+@dataclass
+class FamilyResult:
+    """What :func:`run_problems` produced.
+
+    Attributes:
+        out: The output directory.
+        results: Each problem's :class:`~bolt_pco64.bench.BenchResult`, by name.
+        summary: Every problem's summary, a ``problem`` column first.
+        summary_markdown: ``summary.md``'s text.
+        plot: Path of the combined ``regret.png``.
+    """
+
+    out: Path
+    results: dict[str, BenchResult]
+    summary: pd.DataFrame
+    summary_markdown: str
+    plot: Path
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """``"problem/method/seed" -> error`` for the failed runs."""
+        return {
+            f"{p}/{k}": v for p, r in self.results.items() for k, v in r.errors.items()
+        }
+
+    @property
+    def ran(self) -> list[tuple[str, str, int]]:
+        """``(problem, method, seed)`` run by this call."""
+        return [(p, m, s) for p, r in self.results.items() for m, s in r.ran]
+
+
+def run_problems(
+    problems: Sequence[str] = tuple(INSTANCES),
+    methods: Sequence[str] = DEFAULTS.methods,
+    seeds: int | Sequence[int] = DEFAULTS.seeds,
+    budget: int = DEFAULTS.budget,
+    n_init: int = DEFAULTS.n_init,
+    q: int = DEFAULTS.q,
+    out: str | os.PathLike[str] = DEFAULTS.out,
+    noise: float | str | None = None,
+    jobs: int = DEFAULTS.jobs,
+    dask_scheduler: str | None = None,
+    progress: bool = True,
+    arguments: dict[str, Any] | None = None,
+) -> FamilyResult:
+    """Run (or resume) one comparison on each problem, and a combined report.
+
+    Each problem's table comes from its default source (its environment
+    variable, its measured table, else its stand-in; see
+    :func:`bolt_pco64.load_table`). The other arguments are
+    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every problem.
+
+    Raises:
+        OutputDirError, BackendError, FileNotFoundError, TableError,
+        ValueError: As :func:`~bolt_pco64.bench.run_benchmark`, for any
+            problem, before anything is created or written.
+    """
+    from bolt_pco64.table import load_table
+
+    names = check_methods(methods)
+    backend = make_backend(jobs, dask_scheduler)
+    seed_list = check_seeds(seeds)
+    config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
+    config.check()
+    if not problems:
+        raise ValueError(f"Expected problems from {sorted(INSTANCES)}, got none.")
+    chosen = list(dict.fromkeys(get_instance(p).name for p in problems))
+    tables = {p: load_table(None, instance=p) for p in chosen}
+    root = check_output_dir(out)
+    for p, table in tables.items():
+        config.check(len(table))
+        check_output_dir(root / p)
+        ResultStore(root / p, config, table, names, seed_list, {})  # refuses a mismatch
+    with backend:  # an unreachable scheduler is refused here
+        pass
+    args = dict(arguments or {"problems": chosen, "out": str(root)})
+    results = {
+        p: run_benchmark(
+            methods=names,
+            seeds=seed_list,
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            out=root / p,
+            table=table,
+            noise=noise,
+            jobs=jobs,
+            dask_scheduler=dask_scheduler,
+            progress=progress,
+            arguments={**args, "problem": p, "out": str(root / p)},
+        )
+        for p, table in tables.items()
+    }
+    return _combined_report(root, results, tables, names, seed_list, config)
+
+
+def _combined_report(
+    root: Path,
+    results: dict[str, BenchResult],
+    tables: dict[str, Any],
+    methods: list[str],
+    seeds: list[int],
+    config: BenchConfig,
+) -> FamilyResult:
+    summary = pd.concat(
+        [r.summary.assign(problem=p) for p, r in results.items()], ignore_index=True
+    )
+    summary = summary[["problem", *[c for c in summary.columns if c != "problem"]]]
+    atomic_write_text(root / "summary.csv", summary.to_csv(index=False))
+    simulated = [p for p, t in tables.items() if t.is_simulated]
+    if len(simulated) == len(tables):
+        cost = "simulated GPU-hours"
+    elif simulated:
+        cost = f"GPU-hours (simulated on {', '.join(simulated)})"
+    else:
+        cost = "GPU-hours"
+    header = [
+        f"# pco family benchmark summary: {', '.join(results)}",
+        "",
+        f"{len(methods)} methods × {len(seeds)} seeds × {config.budget} evaluations "
+        f"per problem (n_init {config.n_init}, q {config.q}, noise {config.noise}). "
+        "Each problem's own summary.md (in its folder) names its table and cost "
+        "model."
+        + (f" SIMULATED stand-in tables: {', '.join(simulated)}." if simulated else ""),
+    ]
+    md = summary_markdown(
+        summary, config.budget, header, cost=cost, first_column="problem"
+    )
+    atomic_write_text(root / "summary.md", md)
+    panels = []
+    for p, r in results.items():
+        problem = make_problem(tables[p])
+        kind = "simulated stand-in" if tables[p].is_simulated else tables[p].source.kind
+        panels.append(
+            (
+                f"{p} ({kind})",
+                r.records,
+                float(problem.optimal_value),
+                float(problem.worst_feasible_value),
+                config.budget,
+                methods,
+                cost_label(tables[p]),
+            )
+        )
+    plot = root / "regret.png"
+    _plot_panels(panels, plot)
+    return FamilyResult(root, results, summary, md, plot)
