@@ -108,6 +108,7 @@ def run_benchmark(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
+    reference: str = DEFAULTS.reference,
 ) -> BenchResult:
     """Run (or resume) a comparison and write all its files into ``out``.
 
@@ -129,6 +130,9 @@ def run_benchmark(
         progress: Show tqdm progress bars (on stderr).
         arguments: Recorded in ``meta.json`` as the arguments (the CLI passes
             its options); defaults to this call's arguments.
+        reference: The method the summary compares every other one with
+            over the shared seeds; when it is not among ``methods`` the
+            summary says that there are no comparisons.
 
     Returns:
         A :class:`BenchResult`.
@@ -167,6 +171,7 @@ def run_benchmark(
         "noise": noise,
         "jobs": jobs,
         "dask_scheduler": dask_scheduler,
+        "reference": reference,
     }
     store = ResultStore(path, config, tab, names, seed_list, args)
     problem = make_problem(tab)
@@ -187,6 +192,7 @@ def run_benchmark(
         config,
         store.failed(),
         store.key["table"],
+        reference,
     )
     store.write_meta("complete")
     return BenchResult(

@@ -32,6 +32,8 @@ class BenchDefaults:
         out: Output directory.
         oom_cost_fraction: An OOM run is charged this fraction of the table's
             median feasible ``overall_time``.
+        reference: The method every other one is compared with, seed by seed,
+            in the summary (``bolt_pco64.bench.report.compare_to_reference``).
         dask_connect_timeout_s: How long to try to reach a Dask scheduler
             before the run is refused.
     """
@@ -44,6 +46,7 @@ class BenchDefaults:
     jobs: int = 1
     out: str = "bench-results/full"
     oom_cost_fraction: float = 0.25
+    reference: str = "random"
     dask_connect_timeout_s: float = 10.0
 
     def describe(self) -> str:

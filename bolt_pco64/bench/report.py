@@ -4,6 +4,12 @@ Regret before a run's first feasible evaluation counts as
 ``optimal_value - worst_feasible_value`` (as bad as the worst configuration
 that runs). The cost is labelled "simulated GPU-hours" where the table is the
 simulated stand-in and "GPU-hours" otherwise (:func:`cost_label`).
+
+Both the *simple* regret (``regret``: of the best configuration evaluated)
+and the *inference* regret (``inference_regret``: of the configuration the
+method recommends) are reported as medians over seeds with 95% bootstrap
+intervals, and every method is compared with a reference method over the
+shared seeds (:mod:`bolt_pco64.bench.stats`).
 """
 
 from __future__ import annotations
@@ -20,6 +26,16 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.run import instance_of
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    found_optimum_intervals,
+    keyed_rng,
+    median_band,
+    median_intervals,
+    outcome_matrix,
+    paired_comparisons,
+    verdict,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -28,6 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "checkpoints_for",
+    "compare_to_reference",
+    "comparisons_markdown",
     "cost_label",
     "plot_regret",
     "summarize",
@@ -47,16 +65,17 @@ def cost_label(table: Table) -> str:
 
 
 def _regret_matrix(
-    runs: pd.DataFrame, budget: int, fill: float
+    runs: pd.DataFrame, budget: int, fill: float, column: str = "regret"
 ) -> tuple[list[int], np.ndarray]:
     """``seeds x budget`` regret (NaN before the first feasible -> ``fill``)."""
-    seeds = sorted(runs["seed"].unique().tolist())
-    mat = np.full((len(seeds), budget), np.nan)
-    for i, s in enumerate(seeds):
-        r = runs[runs["seed"] == s].sort_values("iteration")
-        vals = r["regret"].to_numpy(dtype=np.float64)[:budget]
-        mat[i, : len(vals)] = vals
-    return seeds, np.where(np.isnan(mat), fill, mat)
+    return outcome_matrix(runs, budget, fill, column)
+
+
+#: The regret columns reported, with their labels.
+REGRETS: tuple[tuple[str, str], ...] = (
+    ("regret", "regret"),
+    ("inference_regret", "inference regret"),
+)
 
 
 def summarize(
@@ -74,11 +93,14 @@ def summarize(
     that runs. Failed runs (``failed``) are left out and counted.
 
     Returns:
-        One row per method: ``runs``, ``failed``, ``regret_median@k``,
-        ``regret_q25@k``, ``regret_q75@k`` for each checkpoint ``k``,
-        ``found_optimum`` (share of runs), ``evals_to_optimum_median`` (inf when
-        the median run did not find it), ``ooms_median``, ``ooms_total``,
-        ``gpu_hours_median``.
+        One row per method: ``runs``, ``failed``; for each checkpoint ``k``
+        ``regret_median@k``, ``regret_q25@k``, ``regret_q75@k``, the 95%
+        bootstrap interval of the median ``regret_low@k``/``regret_high@k``,
+        and the same median and interval of ``inference_regret`` (NaN for
+        records without that column); ``found_optimum`` (share of runs) with
+        ``found_optimum_low``/``found_optimum_high``,
+        ``evals_to_optimum_median`` (inf when the median run did not find it),
+        ``ooms_median``, ``ooms_total``, ``gpu_hours_median``.
     """
     failed = failed or set()
     fill = float(optimal_value - worst_feasible_value)
@@ -99,15 +121,31 @@ def summarize(
             rows.append(row)
             continue
         _, mat = _regret_matrix(ok, budget, fill)
-        for k in checkpoints_for(budget):
+        ks = checkpoints_for(budget)
+        for k in ks:
             col = mat[:, k - 1]
             row[f"regret_median@{k}"] = float(np.median(col))
             row[f"regret_q25@{k}"] = float(np.quantile(col, 0.25))
             row[f"regret_q75@{k}"] = float(np.quantile(col, 0.75))
+        for column, _ in REGRETS:
+            if column not in ok.columns:
+                for k in ks:
+                    for what in ("median", "low", "high"):
+                        row[f"{column}_{what}@{k}"] = math.nan
+                continue
+            ci = median_intervals(ok, budget, fill, ks, column, [m])
+            for c in ci.to_dict("records"):
+                k = c["checkpoint"]
+                row[f"{column}_median@{k}"] = c["median"]
+                row[f"{column}_low@{k}"] = c["low"]
+                row[f"{column}_high@{k}"] = c["high"]
         hit = mat <= 0
         found = hit.any(axis=1)
         first = np.where(found, hit.argmax(axis=1) + 1, np.inf)
+        rate = found_optimum_intervals(ok, budget, fill, "regret", [m]).iloc[0]
         row["found_optimum"] = float(found.mean())
+        row["found_optimum_low"] = float(rate["low"])
+        row["found_optimum_high"] = float(rate["high"])
         row["evals_to_optimum_median"] = float(np.median(first))
         per = ok.groupby("seed")
         ooms = per["feasible"].apply(lambda f: int((~f.astype(bool)).sum()))
@@ -116,6 +154,83 @@ def summarize(
         row["gpu_hours_median"] = float(per["gpu_hours"].max().median())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def compare_to_reference(
+    records: pd.DataFrame,
+    reference: str,
+    optimal_value: float,
+    worst_feasible_value: float,
+    budget: int,
+    failed: set[tuple[str, int]] | None = None,
+    methods: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Paired comparisons of every method with ``reference`` (complete runs).
+
+    :func:`~bolt_pco64.bench.stats.paired_comparisons` of the simple regret at
+    each checkpoint, plus a ``verdict`` column (:func:`~bolt_pco64.bench.stats.verdict`).
+    Empty when ``reference`` has no complete run.
+    """
+    failed = failed or set()
+    keep = np.array(
+        [
+            (m, int(s)) not in failed
+            for m, s in zip(records["method"], records["seed"], strict=True)
+        ],
+        dtype=bool,
+    )
+    ok = records.loc[keep] if len(records) else records
+    if ok.empty or reference not in set(ok["method"]):
+        return pd.DataFrame()
+    fill = float(optimal_value - worst_feasible_value)
+    cmp = paired_comparisons(
+        ok, reference, budget, fill, checkpoints_for(budget), "regret", methods
+    )
+    cmp["verdict"] = [
+        verdict(
+            r["method"], reference, r["better"], r["worse"], r["p_value"], r["pairs"]
+        )
+        for r in cmp.to_dict("records")
+    ]
+    return cmp
+
+
+def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
+    """The paired comparisons as Markdown: a table and one line per method."""
+    if comparisons.empty:
+        return ""
+    ref = comparisons["reference"].iloc[0]
+    ks = checkpoints_for(budget)
+    lines = [
+        f"## Paired comparisons with {ref} (simple regret, shared seeds)",
+        "",
+        "Per checkpoint: seeds where the method's regret is lower / equal / "
+        f"higher than {ref}'s, and the two-sided Wilcoxon signed-rank p-value "
+        "(ties kept in the ranking, Pratt); not corrected for multiple "
+        "comparisons.",
+        "",
+        "| method | " + " | ".join(f"@{k}: better/tied/worse (p)" for k in ks) + " |",
+        "|" + "|".join("---" for _ in range(len(ks) + 1)) + "|",
+    ]
+    verdicts = []
+    for m, sub in comparisons.groupby("method", sort=False):
+        cells = [str(m)]
+        said = []
+        for k in ks:
+            r = sub[sub["checkpoint"] == k].iloc[0]
+            n = int(r["pairs"])
+            cells.append(
+                f"{round(r['better'] * n)}/{round(r['tied'] * n)}/"
+                f"{round(r['worse'] * n)} ({r['p_value']:.2g})"
+            )
+            said.append(f"@{k}: {r['verdict']}")
+        lines.append("| " + " | ".join(cells) + " |")
+        verdicts.append(f"- {'; '.join(said)}.")
+    return "\n".join([*lines, "", *verdicts]) + "\n"
+
+
+def _ci(median: float, low: float, high: float) -> str:
+    return f"{_fmt(median)} [{_fmt(low)}, {_fmt(high)}]"
 
 
 def _fmt(v: float) -> str:
@@ -144,8 +259,8 @@ def summary_markdown(
     cols = [
         *lead,
         "runs",
-        *[f"regret @{k}: median [IQR]" for k in ks],
-        "found optimum",
+        *[f"regret @{k}: median [95% CI]" for k in ks],
+        "found optimum [95% CI]",
         "evals to optimum (median)",
         "OOMs per run (median)",
         "OOMs total",
@@ -164,23 +279,60 @@ def summary_markdown(
             continue
         for k in ks:
             cells.append(
-                f"{_fmt(r[f'regret_median@{k}'])} "
-                f"[{_fmt(r[f'regret_q25@{k}'])}, {_fmt(r[f'regret_q75@{k}'])}]"
+                _ci(
+                    r[f"regret_median@{k}"], r[f"regret_low@{k}"], r[f"regret_high@{k}"]
+                )
             )
         e = r["evals_to_optimum_median"]
         cells += [
-            f"{100 * r['found_optimum']:.0f}%",
+            f"{100 * r['found_optimum']:.0f}% [{100 * r['found_optimum_low']:.0f}%, "
+            f"{100 * r['found_optimum_high']:.0f}%]",
             f"> {budget}" if math.isinf(e) else f"{e:g}",
             f"{r['ooms_median']:g}",
             f"{r['ooms_total']}",
             f"{r['gpu_hours_median']:.1f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Inference regret (of the configuration each method recommends: its "
+        "model's best posterior mean among the evaluated feasible ones; for "
+        "model-free methods the best observed), median [95% CI]:",
+        "",
+        "| " + " | ".join([*lead, *[f"@{k}" for k in ks]]) + " |",
+        "|" + "|".join("---" for _ in range(len(lead) + len(ks))) + "|",
+    ]
+    for r in summary.to_dict("records"):
+        if r["runs"] == 0:
+            continue
+        cells = [str(r[c]) for c in lead]
+        cells += [
+            _ci(
+                r[f"inference_regret_median@{k}"],
+                r[f"inference_regret_low@{k}"],
+                r[f"inference_regret_high@{k}"],
+            )
+            for k in ks
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Medians over seeds; intervals: 95% percentile bootstrap over seeds "
+        f"({STATS_DEFAULTS.resamples} resamples).",
+    ]
     return "\n".join(lines) + "\n"
 
 
+#: What the plot's lines and bands are (written under the plot).
+PLOT_CAPTION = (
+    "Line: median over seeds. Band: pointwise 95% percentile-bootstrap interval "
+    f"of that median (seeds resampled, {STATS_DEFAULTS.band_resamples} resamples). "
+    "Regret before the first feasible evaluation = optimal - worst feasible."
+)
+
+
 def _draw_regret(
-    axes: tuple[Axes, Axes],
+    axes: Sequence[Axes],
     records: pd.DataFrame,
     optimal_value: float,
     worst_feasible_value: float,
@@ -188,19 +340,27 @@ def _draw_regret(
     methods: Sequence[str],
     cost: str,
 ) -> None:
-    """Median regret with IQR bands vs evaluations (left) and cost (right)."""
+    """Median regret with bootstrap bands: simple and inference regret vs
+    evaluations, simple regret vs cost."""
     fill = float(optimal_value - worst_feasible_value)
     gmax = float(records["gpu_hours"].max()) if len(records) else 1.0
     grid = np.linspace(0.0, gmax, 300)
     x_eval = np.arange(1, budget + 1)
+    seed = STATS_DEFAULTS.seed
     for m in methods:
         sub = records[records["method"] == m]
         if sub.empty:
             continue
         _, mat = _regret_matrix(sub, budget, fill)
-        med, lo, hi = (np.quantile(mat, p, axis=0) for p in (0.5, 0.25, 0.75))
+        med, lo, hi = median_band(mat, rng=keyed_rng(seed, m, "regret"))
         (line,) = axes[0].plot(x_eval, med, label=m)
-        axes[0].fill_between(x_eval, lo, hi, alpha=0.2, color=line.get_color())
+        color = line.get_color()
+        axes[0].fill_between(x_eval, lo, hi, alpha=0.15, color=color)
+        if "inference_regret" in sub.columns:
+            _, imat = _regret_matrix(sub, budget, fill, "inference_regret")
+            med, lo, hi = median_band(imat, rng=keyed_rng(seed, m, "inference"))
+            axes[1].plot(x_eval, med, label=m, color=color)
+            axes[1].fill_between(x_eval, lo, hi, alpha=0.15, color=color)
         curves = []
         for _, r in sub.groupby("seed"):
             r = r.sort_values("iteration")
@@ -210,19 +370,24 @@ def _draw_regret(
             )
             pos = np.searchsorted(g, grid, side="right") - 1
             curves.append(np.where(pos >= 0, reg[np.clip(pos, 0, None)], fill))
-        c = np.asarray(curves)
-        med, lo, hi = (np.quantile(c, p, axis=0) for p in (0.5, 0.25, 0.75))
-        axes[1].plot(grid, med, label=m, color=line.get_color())
-        axes[1].fill_between(grid, lo, hi, alpha=0.2, color=line.get_color())
+        med, lo, hi = median_band(np.asarray(curves), rng=keyed_rng(seed, m, "cost"))
+        axes[2].plot(grid, med, label=m, color=color)
+        axes[2].fill_between(grid, lo, hi, alpha=0.15, color=color)
     axes[0].set_xlabel("evaluations")
-    axes[1].set_xlabel(f"{cost} (cumulative)")
-    for ax in axes:
+    axes[1].set_xlabel("evaluations")
+    axes[2].set_xlabel(f"{cost} (cumulative)")
+    labels = (
+        "simple regret (optimal - best feasible evaluated)",
+        "inference regret (optimal - recommended)",
+        "simple regret (optimal - best feasible evaluated)",
+    )
+    for ax, label in zip(axes, labels, strict=True):
         # Linear near 0 (regret 0 = optimum found), logarithmic above 1e-3.
         ax.set_yscale("symlog", linthresh=1e-3)
         ax.set_ylim(bottom=0.0)
-        ax.set_ylabel("regret (optimal - best feasible throughput)")
+        ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize="small")
 
 
 def plot_regret(
@@ -235,9 +400,12 @@ def plot_regret(
     title: str = "",
     cost: str = "GPU-hours",
 ) -> None:
-    """Write a PNG: median regret with IQR bands vs evaluations and cost.
+    """Write a PNG: median regret with bootstrap bands vs evaluations and cost.
 
-    The y axis is symmetric-log (linear below 1e-3), so that both the early
+    Three plots: simple regret and inference regret against evaluations,
+    simple regret against cost; the line is the median over seeds, the band
+    its pointwise 95% bootstrap interval (:data:`PLOT_CAPTION`, written under
+    the plots). The y axis is symmetric-log (linear below 1e-3), so that both the early
     descent and the last small steps to the optimum (regret 0) are visible.
     Against cost, each run's regret is a step function of its cumulative
     GPU-hours, held at its final value after its budget is spent. Draws on a
@@ -262,17 +430,18 @@ def _plot_panels(
     budget, methods, cost)``, written to ``path``."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(12, 4.5 * len(panels)))
-    grid = fig.subplots(len(panels), 2, squeeze=False)
+    fig = Figure(figsize=(17, 4.8 * len(panels) + 0.4))
+    grid = fig.subplots(len(panels), 3, squeeze=False)
     for (sub_title, records, opt, worst, budget, methods, cost), axes in zip(
         panels, grid, strict=True
     ):
-        _draw_regret((axes[0], axes[1]), records, opt, worst, budget, methods, cost)
+        _draw_regret(list(axes), records, opt, worst, budget, methods, cost)
         if sub_title:
             axes[0].set_title(sub_title, loc="left")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
+    fig.text(0.01, 0.005, PLOT_CAPTION, fontsize="small", va="bottom")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
 
 
@@ -287,11 +456,15 @@ def write_summary(
     config: BenchConfig,
     failed: set[tuple[str, int]],
     fingerprint: str,
+    reference: str = DEFAULTS.reference,
 ) -> tuple[pd.DataFrame, str]:
-    """Write ``summary.csv``, ``summary.md`` and ``regret.png`` into ``out``.
+    """Write ``summary.csv``, ``summary.md``, ``comparisons.csv`` and ``regret.png``.
 
     Args:
         fingerprint: The table's fingerprint (named in the header).
+        reference: The method every other one is compared with
+            (:func:`compare_to_reference`); without complete runs of it
+            ``summary.md`` says so and ``comparisons.csv`` is empty.
 
     Returns:
         The summary frame and the Markdown text.
@@ -322,6 +495,14 @@ def write_summary(
         f"{DEFAULTS.oom_cost_fraction} × the median feasible overall_time.",
     ]
     md = summary_markdown(summary, budget, header, cost=cost)
+    comparisons = compare_to_reference(
+        records, reference, optimal_value, worst_feasible_value, budget, failed, methods
+    )
+    atomic_write_text(path / "comparisons.csv", comparisons.to_csv(index=False))
+    if comparisons.empty:
+        md += f"\nNo paired comparisons: the reference {reference!r} has no complete run.\n"
+    else:
+        md += "\n" + comparisons_markdown(comparisons, budget)
     atomic_write_text(path / "summary.md", md)
     kind = "simulated stand-in" if table.is_simulated else table.source.kind
     plot_regret(

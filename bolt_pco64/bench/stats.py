@@ -15,7 +15,9 @@ say how much of a difference between methods the seeds support.
   shares of seeds where the method is better, tied and worse, and the p-value
   of a Wilcoxon signed-rank test;
 - :func:`verdict`: one plain sentence per comparison, saying when two methods
-  cannot be told apart.
+  cannot be told apart;
+- :func:`median_band`: the median of every column of a ``seeds x points``
+  matrix with a pointwise bootstrap band (the plot's line and band).
 
 **Bootstrap.** Percentile intervals (Efron & Tibshirani 1993, "An
 Introduction to the Bootstrap", ch. 13) of ``scipy.stats.bootstrap``, resampling
@@ -52,6 +54,8 @@ __all__ = [
     "StatsDefaults",
     "bootstrap_interval",
     "found_optimum_intervals",
+    "keyed_rng",
+    "median_band",
     "median_intervals",
     "outcome_matrix",
     "paired_comparisons",
@@ -65,13 +69,16 @@ class StatsDefaults:
 
     Attributes:
         level: Confidence level of the intervals.
-        resamples: Bootstrap resamples.
+        resamples: Bootstrap resamples of an interval.
+        band_resamples: Bootstrap resamples of a plot band (one per plotted
+            point, so fewer).
         alpha: Significance level of :func:`verdict`.
         seed: Base seed of the bootstrap.
     """
 
     level: float = 0.95
     resamples: int = 9999
+    band_resamples: int = 999
     alpha: float = 0.05
     seed: int = 0
 
@@ -80,7 +87,8 @@ class StatsDefaults:
 STATS_DEFAULTS = StatsDefaults()
 
 
-def _rng(seed: int, *keys: str | int) -> np.random.Generator:
+def keyed_rng(seed: int, *keys: str | int) -> np.random.Generator:
+    """A generator seeded by ``seed`` and ``keys`` (strings by their CRC-32)."""
     words = [int(seed)] + [
         zlib.crc32(k.encode("utf-8")) if isinstance(k, str) else int(k) for k in keys
     ]
@@ -127,10 +135,44 @@ def bootstrap_interval(
         confidence_level=level,
         method="percentile",
         vectorized=True,
-        rng=rng if rng is not None else _rng(STATS_DEFAULTS.seed),
+        rng=rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed),
     )
     ci = res.confidence_interval
     return float(ci.low), float(ci.high)
+
+
+def median_band(
+    matrix: np.ndarray,
+    level: float = STATS_DEFAULTS.level,
+    resamples: int = STATS_DEFAULTS.band_resamples,
+    rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column medians of ``matrix`` with pointwise percentile-bootstrap bands.
+
+    Each resample draws the seeds (rows) with replacement once and takes the
+    median of every column, so a band is the set of the pointwise
+    ``level`` intervals of the median, not a simultaneous band.
+
+    Args:
+        matrix: ``seeds x points``-dim array of finite values.
+        level: Confidence level in ``(0, 1)``.
+        resamples: Number of bootstrap resamples.
+        rng: Source of the resampling; ``None`` is ``STATS_DEFAULTS.seed``.
+
+    Returns:
+        ``(median, low, high)``, each ``points``-dim.
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] == 0 or not np.isfinite(m).all():
+        raise ValueError(f"Expected a finite seeds x points matrix, got {m.shape}.")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"Expected level in (0, 1), got {level!r}.")
+    gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
+    idx = gen.integers(0, m.shape[0], size=(resamples, m.shape[0]))
+    meds = np.median(m[idx], axis=1)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(meds, [tail, 100 - tail], axis=0)
+    return np.median(m, axis=0), low, high
 
 
 def outcome_matrix(
@@ -206,7 +248,7 @@ def median_intervals(
                 raise ValueError(f"Expected checkpoints in 1..{budget}, got {k}.")
             col = mat[:, k - 1]
             lo, hi = bootstrap_interval(
-                col, "median", level, resamples, _rng(seed, m, column, k)
+                col, "median", level, resamples, keyed_rng(seed, m, column, k)
             )
             rows.append(
                 {
@@ -246,7 +288,7 @@ def found_optimum_intervals(
         _, mat = outcome_matrix(sub, budget, fill, column)
         hit = (mat <= 0).any(axis=1).astype(np.float64)
         lo, hi = bootstrap_interval(
-            hit, "mean", level, resamples, _rng(seed, m, column, "found")
+            hit, "mean", level, resamples, keyed_rng(seed, m, column, "found")
         )
         rows.append(
             {
