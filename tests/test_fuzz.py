@@ -15,6 +15,7 @@ dtypes, and non-tensor input give either the correct answer (computed here with
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -345,7 +346,15 @@ def test_read_only_file_is_read_and_left_alone(tmp_path: Path) -> None:
 # -- fuzzed points ----------------------------------------------------------------
 
 _FRAME = small_frame(seed=4, n=30)
-_PROBLEM = PCO64(table=_FRAME)
+
+
+@functools.cache
+def _problem() -> PCO64:
+    """The problem under fuzz, built at the first test that needs it (not at
+    collection); the tests never change it."""
+    return PCO64(table=_FRAME)
+
+
 _ROWS = torch.tensor(
     sorted(
         encode(tuple(int(v) for v in r)) for r in _FRAME[list(INPUT_COLUMNS)].to_numpy()
@@ -428,11 +437,11 @@ def _expected(X: torch.Tensor):
 
 def _check_point_api(X: object, expected) -> None:
     calls = {
-        "forward": lambda: _PROBLEM(X),
-        "evaluate_true": lambda: _PROBLEM.evaluate_true(X),
-        "lookup": lambda: _PROBLEM.lookup(X),
-        "slack": lambda: _PROBLEM.evaluate_slack_true(X),
-        "constraint": lambda: _PROBLEM.outcome_constraint(X),
+        "forward": lambda: _problem()(X),
+        "evaluate_true": lambda: _problem().evaluate_true(X),
+        "lookup": lambda: _problem().lookup(X),
+        "slack": lambda: _problem().evaluate_slack_true(X),
+        "constraint": lambda: _problem().outcome_constraint(X),
     }
     for name, call in calls.items():
         if expected is None:
@@ -479,12 +488,12 @@ def test_fuzzed_points_answer_correctly_or_refuse(X: torch.Tensor) -> None:
 def test_non_tensor_points_are_a_type_error(X: object) -> None:
     _check_point_api(X, None)
     with pytest.raises(TypeError, match=r"torch\.Tensor"):
-        _PROBLEM.evaluate_true(X)
+        _problem().evaluate_true(X)
 
 
 def test_integer_tensor_of_a_configuration_is_answered() -> None:
     for dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
         X = _ROWS.to(dtype)
-        got = _PROBLEM(X)
+        got = _problem()(X)
         assert got.dtype == torch.float64
         torch.testing.assert_close(got, _THROUGHPUT, rtol=0, atol=0, equal_nan=True)
