@@ -15,9 +15,9 @@ stand-in's rows are this grid, in canonical order, with no draw:
    asserts ``zero_optimization_stage() < 2``).
 
 That the count is exactly the card's 780 is strong evidence that the measured
-table is this grid. Two further launch checks of Megatron-LM never bind in
-pco64's bounds: ``pp * chunks`` divides the number of layers, and the number
-of micro-batches is at least ``pp``.
+table is this grid. One further launch check of Megatron-LM is applied,
+``pp * chunks`` dividing the number of layers; it never binds in pco64's
+bounds (it removes pco32's 8 stages with 2 chunks, 40 layers).
 
 pco32 and pco16 are not full grids under these rules: their grids hold 432
 and 960 configurations, their published sweeps 379 and 919. The gaps, 53 and

@@ -191,14 +191,15 @@ class Assumptions:
 #: only. pco64 and pco32: a GeLU MLP (two ``h x f`` matrices; FFN 25600 is
 #: exactly ``5 h``), multi-head attention and a 32000-token vocabulary, which
 #: gives pco64 23.8 B parameters. The SwiGLU reading of the same shape
-#: (Qwen3-32B, 32.8 B parameters, grouped-query attention, 151936 tokens) puts
-#: about 25 more configurations' model state above what the card's 560 runs
-#: that fit allow. pco16's shape is Llama-2-7B's (SwiGLU, 32000 tokens).
+#: (Qwen3-32B: 32.8 B parameters, grouped-query attention, 151936 tokens)
+#: admits no calibration: its model state leaves fewer than 560
+#: configurations within 5.1 GB of the best one's peak (74.2 vs 79.3 GB).
+#: pco16's shape is Llama-2-7B's (SwiGLU, 32000 tokens).
 #: Full activation recomputation everywhere: it is the only mode under which
 #: about 560 of pco64's 780 configurations fit (with selective recomputation
 #: a tensor-parallel size of 1 holds about 100 GB of activations and fewer
-#: than 450 configurations fit in 96 GB). Micro-batch size 1 where
-#: accumulation is fixed (8192-token sequences). Usable memory where no peak
+#: than 450 configurations fit in 96 GB; the calibration finds no fit).
+#: Micro-batch size 1 where accumulation is fixed (8192-token sequences). Usable memory where no peak
 #: is published: pco32 shares pco64's cluster and harness, so pco64's fitted
 #: share (0.855, rounded); pco16's DGX H100 *assumed* 0.95.
 ASSUMPTIONS: dict[str, Assumptions] = {
