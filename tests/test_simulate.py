@@ -197,6 +197,7 @@ def test_cli_generate_reproduces_the_shipped_file(
     assert pq.read_schema(out).metadata == pq.read_schema(SHIPPED).metadata
 
 
+@pytest.mark.slow
 def test_other_seed_changes_only_the_measurements(
     shipped: pd.DataFrame, other_seed: pd.DataFrame
 ) -> None:
