@@ -206,24 +206,26 @@ def _fit_memory(
         lo, hi = ranked[pub.feasible - 1], ranked[pub.feasible]
         return foot, float(0.5 * (lo + hi)), bool(hi > lo)
 
-    if pub.best_peak_mem_gb is not None:
-        j = int(np.argmax(base[best]))
-        overheads = [float(pub.best_peak_mem_gb / spread[best, j] - base[best, j])]
+    def overhead_for(frag: float) -> float | None:
+        """Step 1 (``None``: no overhead >= 0 reaches the assumed usable share)."""
+        if pub.best_peak_mem_gb is not None:
+            j = int(np.argmax(base[best]))
+            return float(pub.best_peak_mem_gb / spread[best, j] - base[best, j])
+        # No published peak: the overhead that puts the cut at the assumed
+        # usable share of the GPU's memory (bisection; the cut grows with it).
+        target = (a.usable_fraction or 1.0) * instance.gpu_memory_gb
+        lo, hi = 0.0, instance.gpu_memory_gb
+        if cut(lo, frag)[1] > target:
+            return None
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if cut(mid, frag)[1] < target else (lo, mid)
+        return 0.5 * (lo + hi)
+
     for frag in frags:
-        if pub.best_peak_mem_gb is None:
-            # No published peak: the overhead that puts the cut at the
-            # assumed usable share of the GPU's memory.
-            target = (a.usable_fraction or 1.0) * instance.gpu_memory_gb
-            lo_ov, hi_ov = 0.0, instance.gpu_memory_gb
-            if cut(lo_ov, frag)[1] > target:
-                continue
-            for _ in range(80):
-                mid = 0.5 * (lo_ov + hi_ov)
-                lo_ov, hi_ov = (
-                    (mid, hi_ov) if cut(mid, frag)[1] < target else (lo_ov, mid)
-                )
-            overheads = [0.5 * (lo_ov + hi_ov)]
-        overhead = overheads[0]
+        overhead = overhead_for(frag)
+        if overhead is None:
+            continue
         foot, usable, gap = cut(overhead, frag)
         feasible = foot <= usable
         if not (gap and usable <= instance.gpu_memory_gb and feasible[best]):
