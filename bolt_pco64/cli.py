@@ -25,16 +25,19 @@ from typing import Any
 
 import click
 
-from bolt_pco64.bench.config import DEFAULTS, QUICK
+from bolt_pco64.bench.config import DEFAULTS, QUICK, QUICK_FAMILY
 from bolt_pco64.instances import INSTANCES, Instance, get_instance
 
 __all__ = ["QUIET_WARNINGS", "CLIError", "main"]
 
 #: ``(message prefix, category)`` of the third-party warnings the commands
-#: hide: raised while GPyTorch's ``linear_operator`` is imported.
+#: hide: the deprecation raised while GPyTorch's ``linear_operator`` is
+#: imported, and its note that a GP fit added jitter to a covariance matrix
+#: (a ``NumericalWarning``, a ``RuntimeWarning``), printed once per fit.
 QUIET_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
     ("`torch.jit.script` is deprecated", FutureWarning),
     ("`torch.jit.script` is deprecated", DeprecationWarning),
+    ("A not p.d., added jitter", RuntimeWarning),
 )
 
 
@@ -351,9 +354,14 @@ def generate(problem: str, out: Path, seed: int) -> None:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help=f"Output directory [{DEFAULTS.out}, or {QUICK.out}].",
+    help=f"Output directory [{DEFAULTS.out}, or {QUICK.out}, or {QUICK_FAMILY.out}].",
 )
-@click.option("--quick", is_flag=True, help=f"{QUICK.describe()}.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help=f"{QUICK.describe()}; with --problem all, {QUICK_FAMILY.describe()} "
+    "on each problem.",
+)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -407,7 +415,7 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
-    preset = QUICK if quick else DEFAULTS
+    preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
     out_dir = out if out is not None else Path(preset.out)
     args: dict[str, Any] = {

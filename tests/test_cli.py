@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -230,3 +231,25 @@ def test_problem_option_refuses_unknown_instances_and_table_with_all() -> None:
     both = CliRunner().invoke(main, ["bench", "--problem", "all", "--table", "x.csv"])
     assert both.exit_code == 2
     assert "Invalid value for '--table'" in both.output
+
+
+def test_quiet_filters_hide_only_the_listed_warnings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from linear_operator.utils.warnings import NumericalWarning
+
+    from bolt_pco64.cli import QUIET_WARNINGS, _quiet_third_party
+
+    monkeypatch.delenv("PYTHONWARNINGS", raising=False)
+    with _quiet_third_party(), warnings.catch_warnings(record=True) as seen:
+        warnings.warn("A not p.d., added jitter of 1.0e-08", NumericalWarning, 1)
+        warnings.warn("`torch.jit.script` is deprecated. Use x", FutureWarning, 1)
+        warnings.warn("A not p.d., added jitter", UserWarning, 1)
+        warnings.warn("something else", RuntimeWarning, 1)
+        children = os.environ["PYTHONWARNINGS"]
+    assert [(type(w.message), str(w.message)) for w in seen] == [
+        (UserWarning, "A not p.d., added jitter"),
+        (RuntimeWarning, "something else"),
+    ]
+    assert children.count("ignore:") == len(QUIET_WARNINGS)
+    assert "PYTHONWARNINGS" not in os.environ

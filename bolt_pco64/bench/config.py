@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_METHODS",
     "OOM_COST_FRACTION",
     "QUICK",
+    "QUICK_FAMILY",
     "BenchConfig",
     "BenchDefaults",
 ]
@@ -65,6 +66,16 @@ QUICK = BenchDefaults(
     seeds=3,
     budget=30,
     out="bench-results/quick",
+)
+#: ``--quick`` with ``--problem all``, on each problem: 3 methods x 3 seeds x
+#: 20 evaluations (half of ``QUICK``'s BO steps per run, so that the three
+#: problems together take a few minutes at most on a 2-core machine).
+QUICK_FAMILY = BenchDefaults(
+    methods=QUICK.methods,
+    seeds=QUICK.seeds,
+    budget=20,
+    n_init=QUICK.n_init,
+    out="bench-results/quick-all",
 )
 #: The default methods (``DEFAULTS.methods``).
 DEFAULT_METHODS: tuple[str, ...] = DEFAULTS.methods
