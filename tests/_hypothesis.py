@@ -14,7 +14,8 @@ import pandas as pd
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from tests._tables import frame_from
+from bolt_pco64.instances import get_instance
+from tests._tables import frame_from, lattice
 
 _SCALE = max(1, int(os.environ.get("BOLT_PCO64_HYPOTHESIS_SCALE", "1")))
 RAW_ZERO = (0, 2, 3)
@@ -52,23 +53,27 @@ LATTICE = list(
 )
 
 
-def encode(config: tuple[int, ...]) -> tuple[float, ...]:
-    """The design's encoding, written out independently of the package."""
+def encode(config: tuple[int, ...], instance: str = "pco64") -> tuple[float, ...]:
+    """The design's encoding, written out independently of the package: the
+    ``zero_stage`` input (wherever the instance puts it) becomes 0/1/2."""
+    z = get_instance(instance).input_columns.index("zero_stage")
     out = [float(v) for v in config]
-    out[6] = float(RAW_ZERO.index(config[6]))
+    out[z] = float(RAW_ZERO.index(config[z]))
     return tuple(out)
 
 
 @st.composite
-def tables(draw, min_rows: int = 1, max_rows: int = 24):
-    """``(frame, configs, throughput, peak_mem)`` of a valid generated table.
+def tables(draw, min_rows: int = 1, max_rows: int = 24, instance: str = "pco64"):
+    """``(frame, configs, throughput, peak_mem)`` of a valid generated table of
+    ``instance``'s schema (pco64: from :data:`LATTICE`).
 
     ``throughput[i]`` is ``None`` for an OOM row; at least one row is feasible.
     The frame's rows are in draw order (not canonical order).
     """
+    space = LATTICE if instance == "pco64" else lattice(instance)
     configs = draw(
         st.lists(
-            st.sampled_from(LATTICE), min_size=min_rows, max_size=max_rows, unique=True
+            st.sampled_from(space), min_size=min_rows, max_size=max_rows, unique=True
         )
     )
     n = len(configs)
@@ -82,5 +87,5 @@ def tables(draw, min_rows: int = 1, max_rows: int = 24):
     if all(t is None for t in tps):
         tps[draw(st.integers(0, n - 1))] = draw(st.floats(0.01, 1.0))
     mems = draw(st.lists(st.floats(1.0, 95.0), min_size=n, max_size=n))
-    frame: pd.DataFrame = frame_from(configs, tps, peak_mem=mems)
+    frame: pd.DataFrame = frame_from(configs, tps, peak_mem=mems, instance=instance)
     return frame, configs, tps, mems

@@ -4,6 +4,7 @@ implementation, each reads its own instance's schema and sources."""
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from botorch.utils.testing import (
     ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bolt_pco64 import (
     INSTANCES,
@@ -32,8 +35,10 @@ from bolt_pco64 import (
     problem_class,
 )
 from bolt_pco64 import table as table_module
+from bolt_pco64.snap import nearest_rows_reference
 from bolt_pco64.table import decode_inputs
-from tests._tables import frame_from, small_frame
+from tests._hypothesis import encode, examples, tables
+from tests._tables import CAPACITY, PAD, frame_from, small_frame
 
 NAMES = ("pco16", "pco32", "pco64")
 CHECKOUT_DATA = Path(__file__).resolve().parent.parent / "data"
@@ -240,3 +245,32 @@ def test_moving_a_pco16_problem_keeps_values_exact() -> None:
     truth = f(f.candidates())
     f.to(torch.float32)
     assert torch.equal(f(f.candidates().double()).nan_to_num(), truth.nan_to_num())
+
+
+@examples(15)
+@given(
+    name=st.sampled_from(["pco16", "pco32"]),
+    data=st.data(),
+    frac=st.lists(st.floats(0, 1), min_size=8, max_size=8),
+)
+def test_any_table_of_an_instance_schema_is_served_exactly(name, data, frac) -> None:
+    """Expectations computed here from the generated configurations."""
+    frame, configs, tps, mems = data.draw(tables(instance=name))
+    order = sorted(range(len(configs)), key=lambda i: encode(configs[i], name))
+    rows = torch.tensor([encode(configs[i], name) for i in order], dtype=torch.double)
+    thr = torch.tensor(
+        [math.nan if tps[i] is None else tps[i] for i in order], dtype=torch.double
+    )
+    margin = torch.tensor(
+        [PAD if tps[i] is None else mems[i] / CAPACITY - 1 for i in order],
+        dtype=torch.double,
+    )
+    f = problem_class(name)(table=frame)
+    assert torch.equal(f.candidates(), rows)
+    torch.testing.assert_close(f(rows), thr, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(f.outcome_constraint(rows), margin)
+    low, high = rows.min(dim=0).values, rows.max(dim=0).values
+    x = low + torch.tensor(frac, dtype=torch.double) * (high - low)
+    idx = nearest_rows_reference(x.unsqueeze(0), rows)
+    assert f.lookup(x).item() == idx.item()
+    torch.testing.assert_close(f(x), thr[idx][0], rtol=0, atol=0, equal_nan=True)
