@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -184,6 +184,7 @@ def test_baseline_is_the_expected_best_of_random_draws() -> None:
         ({"num_trials": 0}, "num_trials"),
         ({"num_trials": 2.5}, "num_trials"),
         ({"baseline_value": 0.5}, "baseline_value"),
+        ({"crash_time_fraction": -1.0}, "crash_fraction"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
@@ -253,25 +254,6 @@ def test_crash_time_fraction_is_the_harness_oom_charge() -> None:
 # -- a replication ---------------------------------------------------------------
 
 
-@pytest.fixture
-def ax_records() -> Iterator[list[logging.LogRecord]]:
-    """Every record logged under Ax's logger (which does not propagate to root)."""
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    handler = Keep(level=logging.DEBUG)
-    for name in ("", "ax"):
-        logging.getLogger(name).addHandler(handler)
-    try:
-        yield records
-    finally:
-        for name in ("", "ax"):
-            logging.getLogger(name).removeHandler(handler)
-
-
 N_TRIALS = 40
 N_SOBOL = 32
 
@@ -279,7 +261,7 @@ N_SOBOL = 32
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")  # Ax's and BoTorch's advisories; logs are checked
 def test_replication_survives_crashes_and_traces_agree_with_table(
-    ax_records: list[logging.LogRecord],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     from ax.adapter.registry import Generators
     from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
@@ -291,13 +273,22 @@ def test_replication_survives_crashes_and_traces_agree_with_table(
     strategy = choose_generation_strategy(
         GenerationStrategyDispatchStruct(initialization_budget=N_SOBOL)
     )
-    result = benchmark_replication(
-        problem=problem, method=BenchmarkMethod(generation_strategy=strategy), seed=0
-    )
+    ax_logger = logging.getLogger("ax")  # it does not propagate to caplog's root
+    ax_logger.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            result = benchmark_replication(
+                problem=problem,
+                method=BenchmarkMethod(generation_strategy=strategy),
+                seed=0,
+            )
+    finally:
+        ax_logger.removeHandler(caplog.handler)
 
+    assert any(r.name.startswith("ax.") for r in caplog.records)  # Ax was heard
     bad = [
         r
-        for r in ax_records
+        for r in caplog.records
         if r.levelno >= logging.ERROR or r.exc_info or "Traceback" in r.getMessage()
     ]
     assert bad == []
