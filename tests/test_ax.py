@@ -6,8 +6,6 @@ import ast
 import itertools
 import logging
 import math
-import os
-import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -344,31 +342,3 @@ def _snapped_rows(params: list[Mapping[str, object]]) -> pd.DataFrame:
     f = PCO64(table=STANDIN)
     x = torch.from_numpy(encode_inputs(pd.DataFrame([dict(p) for p in params])))
     return f.table.frame.iloc[f.lookup(x).tolist()].reset_index(drop=True)
-
-
-@pytest.mark.slow
-def test_example_prints_both_traces(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "ax_benchmark.py"), "--trials", "6"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = re.findall(
-        r"^\s+(\d+)\s+\S+\s+(True|False)\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d+)$",
-        proc.stdout,
-        flags=re.M,
-    )
-    assert [int(r[0]) for r in rows] == list(range(6))
-    best = [float(r[2]) for r in rows]
-    assert best == sorted(best)  # best so far never decreases
-    crashes = sum(r[1] == "False" for r in rows)
-    assert f"6 trials, {crashes} ran out of memory" in proc.stdout
-    assert "Traceback" not in proc.stderr
