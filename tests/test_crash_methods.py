@@ -57,7 +57,7 @@ def _proposers(problem: PCO64) -> dict[str, Proposer]:
     [
         pytest.param("classifier", marks=pytest.mark.slow),
         pytest.param("censored", marks=pytest.mark.slow),
-        "threshold",
+        pytest.param("threshold", marks=pytest.mark.slow),
     ],
 )
 def test_a_loop_proposes_untried_valid_rows_and_is_seeded(

@@ -35,7 +35,6 @@ def _records(curves: dict[str, np.ndarray]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-@pytest.mark.slow
 def test_intervals_cover_the_truth_about_95_percent_of_the_time() -> None:
     # Medians of Exponential(1) samples (true median ln 2) and rates of
     # Bernoulli(0.3) samples, 20 "seeds" each, as in a default comparison.
