@@ -35,8 +35,9 @@ pass a :class:`CrashAwareState` to keep models between the steps of one loop
 
 Speed. Candidates are scored analytically (no Monte Carlo). Hyperparameters
 (kernels, means, noise) are re-optimised every ``refit_every`` steps; in
-between, the objective GP keeps its hyperparameters and is only conditioned on
-the new data, and the variational models re-optimise only their variational
+between, the objective GP and the classifier (both exact GPs) keep their
+hyperparameters and are only conditioned on the new data, and the censored
+margin model (a variational GP) re-optimises only its variational
 parameters, from the previous step's values. With ``q > 1`` the batch is
 chosen greedily with the *kriging believer* heuristic (Ginsbourger, Le Riche &
 Carraro 2010): after each pick the objective GP is conditioned on its own
