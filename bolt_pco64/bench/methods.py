@@ -46,7 +46,7 @@ import torch
 from torch import Tensor
 
 if TYPE_CHECKING:
-    from bolt_pco64.problem import PCO64
+    from bolt_pco64.problem import PCO
 
 __all__ = ["METHODS", "MethodFn", "RunContext", "register_method"]
 
@@ -58,7 +58,8 @@ class RunContext:
     """What a method sees when it proposes the next evaluations.
 
     Attributes:
-        problem: The test problem (a :class:`~bolt_pco64.PCO64`).
+        problem: The test problem (a :class:`~bolt_pco64.PCO16`, ``PCO32`` or
+            ``PCO64``).
         candidates: ``N x d``-dim tensor of all configurations (canonical order).
         rows: ``n``-dim long tensor of the rows evaluated so far, in order.
         y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
@@ -78,7 +79,7 @@ class RunContext:
             otherwise recommends the best observed one.
     """
 
-    problem: PCO64
+    problem: PCO
     candidates: Tensor
     rows: Tensor
     y: Tensor

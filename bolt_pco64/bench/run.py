@@ -68,7 +68,7 @@ from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext
 from bolt_pco64.instances import PCO64_INSTANCE, Instance
 
 if TYPE_CHECKING:
-    from bolt_pco64.problem import PCO64
+    from bolt_pco64.problem import PCO
     from bolt_pco64.table import Table
 
 __all__ = [
@@ -109,26 +109,15 @@ RECORD_COLUMNS: tuple[str, ...] = record_columns(PCO64_INSTANCE)
 
 
 def instance_of(table: Table) -> Instance:
-    """The instance a table belongs to.
-
-    Reads ``table.instance``; tables that do not carry one yet (before
-    ``bolt_pco64.table`` is instance-aware) are pco64's.
-    """
-    return getattr(table, "instance", PCO64_INSTANCE)
+    """The instance a table belongs to (``table.instance``)."""
+    return table.instance
 
 
-def make_problem(table: Table) -> PCO64:
-    """The test problem served by ``table`` (of its instance's class)."""
-    import bolt_pco64
+def make_problem(table: Table) -> PCO:
+    """The test problem served by ``table``, of its instance's class."""
+    from bolt_pco64.problem import problem_class
 
-    instance = instance_of(table)
-    cls = getattr(bolt_pco64, instance.name.upper(), None)
-    if cls is None:
-        raise ValueError(
-            f"Expected a problem class for instance {instance.name!r} in "
-            f"bolt_pco64, got none."
-        )
-    return cls(table=table)
+    return problem_class(table.instance)(table=table)
 
 
 def cost_per_row(table: Table) -> Tensor:
