@@ -130,3 +130,18 @@ def test_bad_inputs_are_refused(problem: PCO64) -> None:
         safe_bounds(torch.zeros(3, 8))
     widened = safe_bounds(problem.bounds)
     assert (widened[1] > widened[0]).all()
+
+
+def test_optimize_false_conditions_without_refitting(problem: PCO64) -> None:
+    X, y, margin = _data(problem, torch.arange(0, 72, 3))
+    first = fit_constrained_models(X[:12], y[:12], margin[:12], problem.bounds, seed=0)
+    kept = fit_constrained_models(
+        X, y, margin, problem.bounds, seed=0, warm_start=first, optimize=False
+    )
+    refit = fit_constrained_models(
+        X, y, margin, problem.bounds, seed=0, warm_start=first
+    )
+    ls = [m.constraint.covar_module.lengthscale for m in (first, kept, refit)]
+    assert torch.equal(ls[1], ls[0])
+    assert not torch.equal(ls[2], ls[0])
+    assert kept.constraint.train_inputs[0].shape[0] == X.shape[0]

@@ -226,6 +226,7 @@ def fit_constrained_models(
     bounds: Tensor,
     seed: int,
     warm_start: ConstrainedModels | None = None,
+    optimize: bool = True,
 ) -> ConstrainedModels:
     """Fit the objective GP (feasible observations) and the constraint GP (all).
 
@@ -237,6 +238,9 @@ def fit_constrained_models(
         seed: Seed for the fits (see :func:`fit_gp`).
         warm_start: The previous step's models, to start from their
             hyperparameters (see :func:`fit_gp`).
+        optimize: ``False`` keeps ``warm_start``'s hyperparameters and only
+            conditions on the data (see :func:`fit_gp`); a model that
+            ``warm_start`` lacks (the first objective GP) is still fitted.
 
     Returns:
         The fitted :class:`ConstrainedModels`; ``objective`` is ``None`` when no
@@ -251,9 +255,18 @@ def fit_constrained_models(
     objective = None
     if feasible.any():
         previous = warm_start.objective if warm_start is not None else None
-        objective = fit_gp(X[feasible], y[feasible], bounds, seed, previous)
+        objective = fit_gp(
+            X[feasible],
+            y[feasible],
+            bounds,
+            seed,
+            previous,
+            optimize=optimize or previous is None,
+        )
     previous_c = warm_start.constraint if warm_start is not None else None
-    constraint = fit_gp(X, margin, bounds, seed + 1, previous_c)
+    constraint = fit_gp(
+        X, margin, bounds, seed + 1, previous_c, optimize=optimize or previous_c is None
+    )
     return ConstrainedModels(objective=objective, constraint=constraint)
 
 
