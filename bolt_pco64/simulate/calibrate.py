@@ -17,12 +17,18 @@
    0.1 GB is kept;
 3. ``compute_efficiency``, by bisection, so that the best configuration's
    *measured* throughput -- the mean of its noisy per-step throughputs under
-   the generation's seed -- is the published best value.
-
-Whether the published best configuration is then the best feasible row is
-decided by the model and the seed's noise, not by the fit
-(:attr:`StandinModel.top`); for the shipped seed 0 it is, and the metadata
-records it (``published_best_is_top``).
+   the noise draw -- is the published best value;
+4. the noise draw, conditioned on the published ranking: the published
+   figures say the best row *is* the published best configuration, but the
+   model puts some of its bucket-size and accumulation neighbours within the
+   measurement noise of it (0.1-0.4 % apart, as near-equal configurations of
+   a real sweep are), so an unconditioned draw can rank a neighbour first.
+   The generator draws the noise of all candidates from
+   ``numpy.random.default_rng(seed)``, fits step 3 to it, and keeps the first
+   draw in which the published best configuration is the best feasible row
+   (rejection sampling: an exact draw from the noise distribution
+   conditioned on the published ranking; at most :data:`MAX_NOISE_DRAWS`).
+   :attr:`StandinModel.noise_draw` records which draw was kept.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from bolt_pco64.simulate.time import step_breakdown, throughput
 
 __all__ = [
     "FRAGMENTATION_GRID",
+    "MAX_NOISE_DRAWS",
     "N_TIMED_STEPS",
     "Calibration",
     "CalibrationError",
@@ -64,6 +71,8 @@ __all__ = [
 N_TIMED_STEPS = 10
 #: Fragmentation values tried by the calibration (0 to 1, step 0.005).
 FRAGMENTATION_GRID: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(201))
+#: Most noise draws step 4 of the calibration tries before giving up.
+MAX_NOISE_DRAWS = 1000
 
 
 class CalibrationError(RuntimeError):
@@ -104,9 +113,8 @@ class Noise:
     startup: np.ndarray
 
 
-def draw_noise(n: int, seed: int, k: ModelConstants) -> Noise:
-    """The noise of ``n`` candidates, in canonical order, from ``seed``."""
-    rng = np.random.default_rng(seed)
+def draw_noise(n: int, rng: np.random.Generator, k: ModelConstants) -> Noise:
+    """The noise of ``n`` candidates, in canonical order, drawn from ``rng``."""
     z = rng.standard_normal((n, N_TIMED_STEPS))
     hit = rng.random((n, N_TIMED_STEPS)) < k.slow_step_prob
     size = rng.uniform(0.0, k.slow_step_max, (n, N_TIMED_STEPS))
@@ -130,10 +138,11 @@ class StandinModel:
         rates: ``N x N_TIMED_STEPS`` measured per-step throughputs.
         n_comms: Per candidate, communicators per GPU.
         state_gb: Per candidate, model state of the fullest stage (GB).
-        noise: The noise draws.
+        noise: The noise draws (the kept draw, calibration step 4).
+        noise_draw: Which draw of the seed's generator was kept (0: the first).
         best: Row of the published best configuration.
-        top: Row of the best feasible measured throughput (``best`` where the
-            model and the seed reproduce the published ranking).
+        top: Row of the best feasible measured throughput (``best``: step 4
+            keeps only such draws).
     """
 
     instance: Instance
@@ -149,6 +158,7 @@ class StandinModel:
     n_comms: np.ndarray
     state_gb: np.ndarray
     noise: Noise
+    noise_draw: int
     best: int
     top: int
 
@@ -159,6 +169,7 @@ def _measured_rates(
     inter_dp: np.ndarray,
     noise: Noise,
     instance: Instance,
+    a: Assumptions,
     k: ModelConstants,
 ) -> np.ndarray:
     """Per-step throughputs ``T (1 + cv z - slow)`` of each candidate.
@@ -166,7 +177,7 @@ def _measured_rates(
     The coefficient of variation grows with the exposed communication and
     when gradient reduction crosses hosts.
     """
-    mean = throughput(1.0, instance) / step_s
+    mean = throughput(1.0, instance, a) / step_s
     cv = k.noise_cv + k.noise_cv_comm * comm_fraction + k.noise_cv_inter * inter_dp
     return mean[:, None] * (1.0 + cv[:, None] * noise.z - noise.slow)
 
@@ -263,6 +274,7 @@ def _solve_efficiency(
             np.array([float(inter_dp)]),
             one,
             instance,
+            a,
             k,
         )
         return float(rates.mean())
@@ -321,18 +333,29 @@ def build_model(
     foot = (peaks_by_stage + frag * dyn).max(axis=1) + fixed
     feasible = foot <= usable
 
-    noise = draw_noise(n, seed, k)
     comms = [dict(communicators(c, instance.gpus_per_host)) for c in configs]
     inter_dp = np.array([float(c.get("dp", False)) for c in comms])
-    efficiency = _solve_efficiency(
-        instance, a, k, configs[best], noise, best, bool(inter_dp[best])
-    )
-    breakdowns = [step_breakdown(instance, a, k, c, efficiency) for c in configs]
-    step_s = np.array([b.step_s for b in breakdowns])
-    comm_fraction = np.array([b.comm_fraction for b in breakdowns])
-    rates = _measured_rates(step_s, comm_fraction, inter_dp, noise, instance, k)
-    means = np.where(feasible, rates.mean(axis=1), -np.inf)
-    top = int(np.argmax(means))
+    rng = np.random.default_rng(seed)
+    for draw in range(MAX_NOISE_DRAWS):
+        noise = draw_noise(n, rng, k)
+        efficiency = _solve_efficiency(
+            instance, a, k, configs[best], noise, best, bool(inter_dp[best])
+        )
+        breakdowns = [step_breakdown(instance, a, k, c, efficiency) for c in configs]
+        step_s = np.array([b.step_s for b in breakdowns])
+        comm_fraction = np.array([b.comm_fraction for b in breakdowns])
+        rates = _measured_rates(step_s, comm_fraction, inter_dp, noise, instance, a, k)
+        means = np.where(feasible, rates.mean(axis=1), -np.inf)
+        top = int(np.argmax(means))
+        if top == best:
+            kept = draw
+            break
+    else:
+        raise CalibrationError(
+            f"Expected a noise draw in which {instance.name}'s published best "
+            f"configuration is the best row within {MAX_NOISE_DRAWS} draws, "
+            "got none."
+        )
     per_gpu = tuple(
         (base[i, stages] + overhead) * s for i, (s, stages) in enumerate(spreads)
     )
@@ -350,6 +373,7 @@ def build_model(
         n_comms=np.array([len(c) for c in comms]),
         state_gb=state_gb,
         noise=noise,
+        noise_draw=kept,
         best=best,
         top=top,
     )

@@ -12,7 +12,9 @@ crosses hosts; 5 % of steps are slowed by up to 4 %, as garbage collection
 and network jitter do in synchronous training). ``throughput_mean`` is
 their mean -- a measurement, not the model's noise-free value --,
 ``throughput_std`` their sample standard deviation (``ddof = 1``),
-``all_time_steps`` the per-step times ``global_batch / (num_gpus * rate)``,
+``all_time_steps`` the per-step times (seconds: what one step counts for in
+the instance's throughput unit over the rate, :func:`~bolt_pco64.simulate.
+time.work_per_step`),
 ``overall_time`` start-up, two warm-up steps and the timed steps. All noise
 comes from ``numpy.random.default_rng(seed)``; feasibility and peaks do not
 depend on the seed.
@@ -40,6 +42,7 @@ import pyarrow.parquet as pq
 from bolt_pco64._io import atomic_write_with
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
+from bolt_pco64.simulate.time import work_per_step
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -82,10 +85,10 @@ def _frame(model: StandinModel) -> pd.DataFrame:
     margin = np.full(n, OOM_PAD)
     steps_col = ["[]"] * n
     peaks_col = ["[]"] * n
-    per_gpu_batch = inst.model.batch_size / inst.num_gpus
+    work = work_per_step(inst, model.assumptions)
     for i in np.flatnonzero(feasible):
         rates = model.rates[i]
-        times = per_gpu_batch / rates
+        times = work / rates
         startup = (
             k.startup_s
             + k.startup_per_comm_s * float(model.n_comms[i])
@@ -135,7 +138,9 @@ def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
         "assumptions.recompute": a.recompute,
         "assumptions.micro_batch_size": str(a.micro_batch_size),
         "assumptions.hardware": a.hardware.description,
+        "assumptions.throughput_unit": a.throughput_unit,
         "published_best_is_top": str(model.top == model.best).lower(),
+        "noise_draw": str(model.noise_draw),
     }
     for name, value in asdict(model.calibration).items():
         meta[f"calibration.{name}"] = repr(float(value))

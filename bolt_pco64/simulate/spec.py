@@ -26,6 +26,7 @@ __all__ = [
     "Hardware",
     "ModelConstants",
     "Recompute",
+    "ThroughputUnit",
     "assumptions_for",
 ]
 
@@ -37,6 +38,14 @@ GIB = float(2**30)
 #: backward kernel anyway) or ``"full"`` (only each layer's input is kept;
 #: the whole layer's forward runs again in backward).
 Recompute = Literal["selective", "full"]
+
+#: What a table's ``throughput_mean`` counts (*inferred*, not published: the
+#: cards give no unit). ``"samples/s/gpu"``: sequences per second per GPU,
+#: ``global_batch / (num_gpus * step_s)``; ``"steps/s"``: optimizer steps per
+#: second, ``1 / step_s``. The inference is the one that puts each instance's
+#: published best at a plausible model FLOPs utilisation on its GPUs (see
+#: :data:`ASSUMPTIONS`).
+ThroughputUnit = Literal["samples/s/gpu", "steps/s"]
 
 
 @dataclass(frozen=True, order=True)
@@ -170,6 +179,8 @@ class Assumptions:
             ``train_batch = micro_batch x grad_accum x dp``).
         recompute: The activation-recomputation mode (see :data:`Recompute`).
         hardware: The cluster.
+        throughput_unit: What ``throughput_mean`` counts (an inference, see
+            :data:`ThroughputUnit`).
         usable_fraction: Usable share of a GPU's memory where the instance
             publishes no peak (so the calibration cannot fit it); ``None``
             where it is fitted (pco64).
@@ -183,6 +194,7 @@ class Assumptions:
     micro_batch_size: int | None
     recompute: Recompute
     hardware: Hardware
+    throughput_unit: ThroughputUnit
     usable_fraction: float | None = None
 
 
@@ -202,6 +214,14 @@ class Assumptions:
 #: Micro-batch size 1 where accumulation is fixed (8192-token sequences). Usable memory where no peak
 #: is published: pco32 shares pco64's cluster and harness, so pco64's fitted
 #: share (0.855, rounded); pco16's DGX H100 *assumed* 0.95.
+#: Throughput unit (*inferred*; the cards name none): read as samples per
+#: second per GPU, pco64's best (0.2707) is about 35 % and pco32's (0.4696)
+#: about 30 % model FLOPs utilisation of a 989 TFLOP/s GPU, plausible, while
+#: as optimizer steps per second they would be 8 and 16 times that,
+#: impossible. pco16's best (0.1489 at dp 16, a 7B model, 2048-token
+#: sequences) is about 1.3 % as samples/s/GPU but about 40 % as optimizer
+#: steps per second (512 x 2048 tokens a step): pco16's table is read as
+#: steps/s. The published numbers alone cannot prove either reading.
 ASSUMPTIONS: dict[str, Assumptions] = {
     "pco64": Assumptions(
         architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
@@ -212,6 +232,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         micro_batch_size=1,
         recompute="full",
         hardware=GH200_QUAD,
+        throughput_unit="samples/s/gpu",
     ),
     "pco32": Assumptions(
         architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
@@ -222,6 +243,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         micro_batch_size=1,
         recompute="full",
         hardware=GH200_QUAD,
+        throughput_unit="samples/s/gpu",
         usable_fraction=0.855,
     ),
     "pco16": Assumptions(
@@ -233,6 +255,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         micro_batch_size=None,
         recompute="full",
         hardware=DGX_H100,
+        throughput_unit="steps/s",
         usable_fraction=0.95,
     ),
 }

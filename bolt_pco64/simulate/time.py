@@ -55,8 +55,10 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
 * **optimizer**: the fused Adam update of the local (sharded) parameters at
   HBM bandwidth.
 
-Throughput (:func:`throughput`) is samples per second per GPU,
-``global_batch / (num_gpus * step_s)``.
+Throughput (:func:`throughput`) is in the instance's *inferred* unit
+(:attr:`Assumptions.throughput_unit`): samples per second per GPU,
+``global_batch / (num_gpus * step_s)`` (pco64, pco32), or optimizer steps
+per second, ``1 / step_s`` (pco16).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from bolt_pco64.simulate.memory import (
 )
 from bolt_pco64.simulate.spec import Assumptions, Config, Hardware, ModelConstants
 
-__all__ = ["StepBreakdown", "step_breakdown", "throughput"]
+__all__ = ["StepBreakdown", "step_breakdown", "throughput", "work_per_step"]
 
 
 @dataclass(frozen=True)
@@ -97,9 +99,22 @@ class StepBreakdown:
     comm_fraction: float
 
 
-def throughput(step_s: float, instance: Instance) -> float:
-    """Samples per second per GPU of a step of ``step_s`` seconds."""
-    return instance.model.batch_size / (instance.num_gpus * step_s)
+def work_per_step(instance: Instance, a: Assumptions) -> float:
+    """What one step counts for in the throughput unit ``a.throughput_unit``.
+
+    ``global_batch / num_gpus`` samples per GPU for ``"samples/s/gpu"``, one
+    step for ``"steps/s"``; a step of ``step_s`` seconds measures
+    ``work_per_step / step_s`` and a measured rate ``r`` took
+    ``work_per_step / r`` seconds.
+    """
+    if a.throughput_unit == "steps/s":
+        return 1.0
+    return instance.model.batch_size / instance.num_gpus
+
+
+def throughput(step_s: float, instance: Instance, a: Assumptions) -> float:
+    """Throughput of a step of ``step_s`` seconds, in ``a.throughput_unit``."""
+    return work_per_step(instance, a) / step_s
 
 
 def _link(inter: bool, hw: Hardware) -> tuple[float, float]:
