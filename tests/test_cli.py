@@ -253,3 +253,32 @@ def test_quiet_filters_hide_only_the_listed_warnings(
     ]
     assert children.count("ignore:") == len(QUIET_WARNINGS)
     assert "PYTHONWARNINGS" not in os.environ
+
+
+def test_fetch_and_generate_pass_the_problem_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bolt_pco64 import fetch as fetch_module
+    from bolt_pco64 import simulate
+
+    calls: list[tuple[str, object]] = []
+
+    def fake_fetch(home: object, *, instance: str, force: bool) -> Path:
+        calls.append(("fetch", instance))
+        return tmp_path / f"{instance}.parquet"
+
+    def fake_generate(path: Path, seed: int, instance: str) -> Path:
+        calls.append(("generate", (instance, seed)))
+        return Path(path)
+
+    monkeypatch.setattr(fetch_module, "fetch_table", fake_fetch)
+    monkeypatch.setattr(simulate, "write_simulated_table", fake_generate)
+    fetched = CliRunner().invoke(main, ["fetch", "--problem", "pco32"])
+    assert fetched.exit_code == 0, fetched.output
+    assert f"measured table installed: {tmp_path / 'pco32.parquet'}" in fetched.output
+    out = tmp_path / "s16.parquet"
+    made = CliRunner().invoke(
+        main, ["generate", "--problem", "pco16", "--out", str(out), "--seed", "3"]
+    )
+    assert made.exit_code == 0, made.output
+    assert calls == [("fetch", "pco32"), ("generate", ("pco16", 3))]
