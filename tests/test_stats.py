@@ -143,3 +143,25 @@ def test_verdict_says_plainly_when_methods_cannot_be_told_apart() -> None:
     )
     # A small p-value with as many wins as losses is no verdict either.
     assert "cannot be told apart" in verdict("a", "b", 0.4, 0.4, 0.01, 20)
+
+
+def test_summary_reports_intervals_and_the_oom_share_after_the_initial_design() -> None:
+    from bolt_pco64.bench.report import summarize
+
+    budget, n_init = 8, 4
+    mat = np.tile(np.linspace(0.4, 0.0, budget), (5, 1))
+    rec = _records({"m": mat})
+    rec["inference_regret"] = rec["regret"] + 0.01
+    # Seed s crashes at iterations 1 and 5..(4 + s): shares 0, .25, .5, .75, 1.
+    rec["feasible"] = ~(
+        (rec["iteration"] == 1)
+        | ((rec["iteration"] > n_init) & (rec["iteration"] <= n_init + rec["seed"]))
+    )
+    rec["gpu_hours"] = rec["iteration"].astype(float)
+    row = summarize(rec, 1.0, 0.5, budget, n_init=n_init).iloc[0]
+    assert row["bo_oom_share_median"] == 0.5
+    assert row["ooms_median"] == 3.0
+    assert row["regret_median@8"] == 0.0
+    assert row["inference_regret_median@8"] == pytest.approx(0.01)
+    assert row["found_optimum"] == 1.0
+    assert row["regret_low@2"] <= row["regret_median@2"] <= row["regret_high@2"]

@@ -85,6 +85,7 @@ def summarize(
     budget: int,
     failed: set[tuple[str, int]] | None = None,
     methods: Sequence[str] | None = None,
+    n_init: int | None = None,
 ) -> pd.DataFrame:
     """Per-method summary of complete runs.
 
@@ -100,7 +101,9 @@ def summarize(
         records without that column); ``found_optimum`` (share of runs) with
         ``found_optimum_low``/``found_optimum_high``,
         ``evals_to_optimum_median`` (inf when the median run did not find it),
-        ``ooms_median``, ``ooms_total``, ``gpu_hours_median``.
+        ``ooms_median``, ``ooms_total``, ``gpu_hours_median``, and, given
+        ``n_init``, ``bo_oom_share_median``: the median over runs of the share
+        of the evaluations after the initial design that ran out of memory.
     """
     failed = failed or set()
     fill = float(optimal_value - worst_feasible_value)
@@ -151,6 +154,10 @@ def summarize(
         ooms = per["feasible"].apply(lambda f: int((~f.astype(bool)).sum()))
         row["ooms_median"] = float(ooms.median())
         row["ooms_total"] = int(ooms.sum())
+        if n_init is not None and budget > n_init:
+            after = ok[ok["iteration"] > n_init].groupby("seed")["feasible"]
+            share = after.apply(lambda f: float((~f.astype(bool)).mean()))
+            row["bo_oom_share_median"] = float(share.median())
         row["gpu_hours_median"] = float(per["gpu_hours"].max().median())
         rows.append(row)
     return pd.DataFrame(rows)
@@ -263,6 +270,7 @@ def summary_markdown(
         "found optimum [95% CI]",
         "evals to optimum (median)",
         "OOMs per run (median)",
+        "OOM share after the initial design (median)",
         "OOMs total",
         f"{cost} (median)",
     ]
@@ -289,6 +297,7 @@ def summary_markdown(
             f"{100 * r['found_optimum_high']:.0f}%]",
             f"> {budget}" if math.isinf(e) else f"{e:g}",
             f"{r['ooms_median']:g}",
+            _fmt(r.get("bo_oom_share_median", math.nan)),
             f"{r['ooms_total']}",
             f"{r['gpu_hours_median']:.1f}",
         ]
@@ -473,7 +482,13 @@ def write_summary(
     instance = instance_of(table)
     budget = config.budget
     summary = summarize(
-        records, optimal_value, worst_feasible_value, budget, failed, methods
+        records,
+        optimal_value,
+        worst_feasible_value,
+        budget,
+        failed,
+        methods,
+        config.n_init,
     )
     atomic_write_text(path / "summary.csv", summary.to_csv(index=False))
     cost = cost_label(table)
