@@ -1,7 +1,9 @@
 """Plots of the SIMULATED pco64 stand-in table (docs/standin_*.png).
 
 Run from the repository root: ``python docs/plot_standin.py``. Draws on
-:class:`matplotlib.figure.Figure` objects (no pyplot global state).
+:class:`matplotlib.figure.Figure` objects (no pyplot global state) and prints
+the README's landscape figures of every shipped stand-in (pco64, pco32,
+pco16; the plots are pco64's).
 """
 
 from __future__ import annotations
@@ -152,12 +154,14 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     plot_throughput_vs_memory(frame, here / "standin_throughput_vs_memory.png")
     plot_by_knob(frame, here / "standin_by_knob.png")
-    for key, value in landscape_figures(frame).items():
-        print(f"{key}: {value:.4g}")
+    for name in ("pco64", "pco32", "pco16"):
+        table = pd.read_parquet(ROOT / "data" / f"{name}_simulated.parquet")
+        for key, value in landscape_figures(table, name).items():
+            print(f"{name} {key}: {value:.4g}")
 
 
-def landscape_figures(frame: pd.DataFrame) -> dict[str, float]:
-    """The README's realism figures of a pco64-schema table.
+def landscape_figures(frame: pd.DataFrame, name: str = "pco64") -> dict[str, float]:
+    """The README's realism figures of a table of instance ``name``'s schema.
 
     A *local optimum* is a feasible row with no feasible neighbour of higher
     ``throughput_mean``; neighbours differ in exactly one encoded input by
@@ -166,7 +170,7 @@ def landscape_figures(frame: pd.DataFrame) -> dict[str, float]:
     four bucket sizes feasible, the median relative spread ``(max - min) /
     max`` of their throughputs.
     """
-    instance = get_instance("pco64")
+    instance = get_instance(name)
     cols = list(instance.input_columns)
     zero = instance.inputs[instance.input_index("zero_stage")]
     enc = frame[cols].copy()

@@ -41,10 +41,19 @@ of activations, and fewer than 450 fit in 96 GB). But then the card's best
 configuration (ZeRO-2 over 16 ranks, tensor-parallel 4) itemises only about
 25 GB, and to report the published 74.2 GB the fitted overhead
 (:attr:`Calibration.overhead_gb`) must be about 50 GB -- ten times what
-workspaces and allocator rounding explain. No recomputation mode, micro-batch
-size or model reading (GeLU or SwiGLU MLP) meets 560 runs, a 74.2 GB best and
-a 79.3 GB largest feasible peak with a small overhead. The stand-in meets the
-figures with the large overhead, and says so in the README.
+workspaces and allocator rounding explain. A scan of 1,440 memory readings
+with DeepSpeed's ZeRO-2 (micro-batch size 1-8, selective or full
+recomputation, fp32 or bf16 accumulation in pipelines, vocabulary 32000 to
+256000 with 6-16 bytes per logit, the all-gather bucket, an initialisation
+transient in the whole-run peak) finds none that meets 560 runs, a 74.2 GB
+best and a 79.3 GB largest feasible peak with an overhead under 25 GB; the
+only near fit keeps an unsharded fp32 gradient buffer under ZeRO-2, which
+DeepSpeed's bf16 ZeRO-2 does not. The stand-in meets the figures with the
+large overhead, and the README says so with the scan's figures.
+
+The throughput unit of each table is inferred
+(:data:`~bolt_pco64.simulate.spec.ThroughputUnit`): samples per second per
+GPU for pco64 and pco32, optimizer steps per second for pco16.
 
 References: Rajbhandari et al. 2020, "ZeRO" (SC20); Shoeybi et al. 2019,
 "Megatron-LM"; Narayanan et al. 2021, "Efficient large-scale language model

@@ -16,8 +16,10 @@ their mean -- a measurement, not the model's noise-free value --,
 the instance's throughput unit over the rate, :func:`~bolt_pco64.simulate.
 time.work_per_step`),
 ``overall_time`` start-up, two warm-up steps and the timed steps. All noise
-comes from ``numpy.random.default_rng(seed)``; feasibility and peaks do not
-depend on the seed.
+comes from ``numpy.random.default_rng(seed)`` (the first draw in which the
+published best configuration is the best row: calibration step 4, see
+:mod:`bolt_pco64.simulate.calibrate`); feasibility and peaks do not depend
+on the seed.
 
 OOM rows follow design section 1: ``throughput_mean``, ``throughput_std``
 and ``overall_time`` NaN, ``peak_mem`` inf, ``peak_mem_normalised`` the pad

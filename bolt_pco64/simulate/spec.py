@@ -215,13 +215,14 @@ class Assumptions:
 #: is published: pco32 shares pco64's cluster and harness, so pco64's fitted
 #: share (0.855, rounded); pco16's DGX H100 *assumed* 0.95.
 #: Throughput unit (*inferred*; the cards name none): read as samples per
-#: second per GPU, pco64's best (0.2707) is about 35 % and pco32's (0.4696)
-#: about 30 % model FLOPs utilisation of a 989 TFLOP/s GPU, plausible, while
-#: as optimizer steps per second they would be 8 and 16 times that,
-#: impossible. pco16's best (0.1489 at dp 16, a 7B model, 2048-token
-#: sequences) is about 1.3 % as samples/s/GPU but about 40 % as optimizer
-#: steps per second (512 x 2048 tokens a step): pco16's table is read as
-#: steps/s. The published numbers alone cannot prove either reading.
+#: second per GPU, pco64's best (0.2707) is 35.7 % and pco32's (0.4696)
+#: 31.1 % model FLOPs utilisation of a 989 TFLOP/s GPU (6 N plus causal
+#: attention FLOPs per token), plausible, while as optimizer steps per second
+#: they would be 8 and 16 times that (285 % and 498 %), impossible. pco16's
+#: best (0.1489 at dp 16, a 6.7 B model, 2048-token sequences) is 1.3 % as
+#: samples/s/GPU but 41.5 % as optimizer steps per second (512 x 2048 tokens a
+#: step): pco16's table is read as steps/s. This is an inference; the
+#: published numbers alone cannot prove either reading.
 ASSUMPTIONS: dict[str, Assumptions] = {
     "pco64": Assumptions(
         architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
