@@ -36,7 +36,7 @@ card's schema:
   the worst feasible throughput (computed exactly from the table, see
   :func:`expected_best_of_random_draws`).
 - ``step_runtime_function`` is :class:`StepRuntime`: a run's ``overall_time``
-  in seconds, and for a crash :data:`CRASH_TIME_FRACTION` of the table's
+  in seconds, and for a crash :data:`~bolt_pco64.table.CRASH_COST_FRACTION` of the table's
   median feasible ``overall_time`` (the harness's charge for an OOM run), so
   Ax's simulated-time benchmarks see real run lengths.
 
@@ -74,11 +74,11 @@ from torch import Tensor
 
 from bolt_pco64.instances import InputSpec, Instance, get_instance
 from bolt_pco64.problem import PCO, TableLike, problem_class
+from bolt_pco64.table import CRASH_COST_FRACTION
 
 __all__ = [
     "BASELINE_DRAWS",
     "CONSTRAINT_NAME",
-    "CRASH_TIME_FRACTION",
     "DEFAULT_NUM_TRIALS",
     "OBJECTIVE_NAME",
     "CrashObservation",
@@ -93,9 +93,6 @@ __all__ = [
 OBJECTIVE_NAME = "throughput_mean"
 #: The constraint metric: the card's column; feasible iff ``<= 0``.
 CONSTRAINT_NAME = "peak_mem_normalised"
-#: A crash costs this fraction of the table's median feasible ``overall_time``.
-#: The same charge as the harness's ``OOM_COST_FRACTION`` (kept equal by a test).
-CRASH_TIME_FRACTION = 0.25
 #: Number of random table rows whose expected best defines ``baseline_value``.
 BASELINE_DRAWS = 5
 #: Trials of one replication unless ``num_trials`` says otherwise.
@@ -268,15 +265,8 @@ class StepRuntime:
         crash_fraction: The cost of a crash as a fraction of that median.
     """
 
-    def __init__(self, problem: PCO, crash_fraction: float = CRASH_TIME_FRACTION):
-        if not (math.isfinite(crash_fraction) and crash_fraction >= 0):
-            raise ValueError(
-                f"Expected `crash_fraction` to be a finite number >= 0, got {crash_fraction!r}."
-            )
-        table = problem.table
-        seconds = table.column("overall_time")
-        feasible = table.feasible
-        seconds[~feasible] = crash_fraction * float(seconds[feasible].median())
+    def __init__(self, problem: PCO, crash_fraction: float = CRASH_COST_FRACTION):
+        seconds = problem.table.run_seconds(crash_fraction)
         # Whole seconds, at least one: Ax's simulated backend keeps a trial's
         # data only if (start + runtime) - start == runtime, exact for integers.
         self._seconds = seconds.round().clamp_min(1.0)
@@ -341,7 +331,7 @@ def get_benchmark_problem(
     observe_noise_sd: bool = False,
     baseline_value: float | None = None,
     report_inference_value_as_trace: bool = False,
-    crash_time_fraction: float = CRASH_TIME_FRACTION,
+    crash_time_fraction: float = CRASH_COST_FRACTION,
 ) -> BenchmarkProblem:
     """An Ax ``BenchmarkProblem`` for a pco instance (see the module docstring).
 

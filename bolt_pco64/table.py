@@ -69,6 +69,7 @@ from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
 __all__ = [
     "COLUMNS",
     "CONTEXT_COLUMN",
+    "CRASH_COST_FRACTION",
     "ENV_HOME",
     "ENV_TABLE",
     "INPUT_COLUMNS",
@@ -116,6 +117,11 @@ MAX_LOG2 = 30
 ENV_TABLE = PCO64_INSTANCE.env_table
 #: The data home of every instance (see :func:`data_home`).
 ENV_HOME = "BOLT_PCO64_HOME"
+#: What a crashed (OOM) run costs, as a fraction of the table's median feasible
+#: ``overall_time``: it still pays for scheduling, start-up, model construction
+#: and the first steps until the allocator fails, but not for a whole measured
+#: run. The one value the harness's GPU-hours and Ax's step runtime share.
+CRASH_COST_FRACTION = 0.25
 MEASURED_FILENAME = PCO64_INSTANCE.measured_filename
 STANDIN_FILENAME = PCO64_INSTANCE.standin_filename
 #: Package data file of the registered stand-in fingerprints.
@@ -761,6 +767,29 @@ class Table:
         return torch.tensor(
             self.frame[name].to_numpy(dtype=np.float64, copy=True), dtype=dtype
         )
+
+    def run_seconds(self, crash_fraction: float = CRASH_COST_FRACTION) -> Tensor:
+        """``N``-dim tensor: wall-clock seconds of evaluating each row.
+
+        A row that ran takes its ``overall_time``; a crash takes
+        ``crash_fraction`` times the median feasible ``overall_time`` (the lower
+        middle value for an even count, as ``torch.median``).
+
+        Raises:
+            ValueError: If ``crash_fraction`` is not a finite number >= 0.
+        """
+        if not (
+            isinstance(crash_fraction, (int, float))
+            and math.isfinite(crash_fraction)
+            and crash_fraction >= 0
+        ):
+            raise ValueError(
+                f"Expected `crash_fraction` to be a finite number >= 0, got {crash_fraction!r}."
+            )
+        seconds = self.column("overall_time")
+        feasible = self.feasible
+        crash = crash_fraction * float(seconds[feasible].median())
+        return torch.where(feasible, seconds, torch.full_like(seconds, crash))
 
     @property
     def bounds(self) -> Tensor:

@@ -25,10 +25,10 @@ from ax.core.parameter import (
     RangeParameter,
 )
 
-from bolt_pco64 import PCO64, bench
+from bolt_pco64 import PCO64
 from bolt_pco64.ax import (
     CONSTRAINT_NAME,
-    CRASH_TIME_FRACTION,
+    CRASH_COST_FRACTION,
     OBJECTIVE_NAME,
     expected_best_of_random_draws,
     get_benchmark_problem,
@@ -241,12 +241,25 @@ def test_step_runtime_is_overall_time_and_a_crash_costs_a_fraction() -> None:
     lower_median = np.sort(times[feasible])[(feasible.sum() - 1) // 2]
     for i in range(len(frame)):
         params = {name: int(frame.iloc[i][name]) for name in INPUT_COLUMNS}
-        expected = times[i] if feasible[i] else CRASH_TIME_FRACTION * lower_median
+        expected = times[i] if feasible[i] else CRASH_COST_FRACTION * lower_median
         assert runtime(params) == max(1.0, round(expected))
 
 
-def test_crash_time_fraction_is_the_harness_oom_charge() -> None:
-    assert CRASH_TIME_FRACTION == bench.OOM_COST_FRACTION
+def test_step_runtime_charges_what_the_harness_charges() -> None:
+    """Ax's run lengths and the harness's GPU-hours follow one cost policy."""
+    from bolt_pco64.bench.run import cost_per_row
+
+    frame = _hand_frame()
+    runtime = get_benchmark_problem(table=frame).step_runtime_function
+    assert runtime is not None
+    problem = PCO64(table=frame)
+    hours = cost_per_row(problem.table)
+    table_frame = problem.table.frame
+    assert not table_frame["ran_successfully"].all()
+    for i in range(len(table_frame)):
+        params = {name: int(table_frame.iloc[i][name]) for name in INPUT_COLUMNS}
+        seconds = float(hours[i]) * 3600 / problem.instance.num_gpus
+        assert runtime(params) == max(1.0, round(seconds))
 
 
 # -- a replication ---------------------------------------------------------------
@@ -319,7 +332,7 @@ def test_replication_survives_crashes_and_traces_agree_with_table(
     assert result.is_feasible_trace == ran
     raw = pd.read_parquet(STANDIN)
     feasible_times = np.sort(raw.loc[raw["ran_successfully"], "overall_time"])
-    crash_seconds = CRASH_TIME_FRACTION * feasible_times[(len(feasible_times) - 1) // 2]
+    crash_seconds = CRASH_COST_FRACTION * feasible_times[(len(feasible_times) - 1) // 2]
     seconds = np.where(ran, snapped["overall_time"].to_numpy(), crash_seconds)
     assert result.cost_trace == pytest.approx(
         np.cumsum(np.maximum(1.0, np.round(seconds))).tolist()
