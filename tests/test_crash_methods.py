@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import pandas as pd
 import pytest
 import torch
 
@@ -255,3 +256,6 @@ def test_harness_runs_record_untried_valid_rows_and_recommendations(
         assert r in rows[: i + 1]  # an evaluated configuration ...
         assert feasible[r]  # ... that ran
         assert rec["inference_regret"].iloc[i] >= rec["regret"].iloc[i]
+    again = run_one(method, 3, table, BenchConfig(budget=14, n_init=6, q=2)).records
+    timing = ["fit_seconds", "acq_seconds"]
+    pd.testing.assert_frame_equal(rec.drop(columns=timing), again.drop(columns=timing))
