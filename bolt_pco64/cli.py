@@ -17,6 +17,7 @@ import contextlib
 import math
 import os
 import re
+import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -37,26 +38,30 @@ __all__ = ["QUIET_WARNINGS", "CLIError", "main"]
 QUIET_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
     ("`torch.jit.script` is deprecated", FutureWarning),
     ("`torch.jit.script` is deprecated", DeprecationWarning),
-    ("A not p.d., added jitter", RuntimeWarning),
+    ("A not p.d", RuntimeWarning),
 )
 
 
 @contextlib.contextmanager
 def _quiet_third_party() -> Iterator[None]:
-    """Hide :data:`QUIET_WARNINGS` here and in child processes, then restore."""
-    option = ",".join(f"ignore:{msg}:{cat.__name__}" for msg, cat in QUIET_WARNINGS)
-    before = os.environ.get("PYTHONWARNINGS")
-    os.environ["PYTHONWARNINGS"] = f"{before},{option}" if before else option
+    """Hide :data:`QUIET_WARNINGS` here and in child processes, then restore.
+
+    Child Python processes (the ``--jobs`` workers) get the filters through
+    ``sys.warnoptions``, which :mod:`multiprocessing` passes on as ``-W``
+    options after any ``-W`` the user gave, so that they win over a blanket
+    ``-W default``. (Not through ``PYTHONWARNINGS``: Python drops a ``-W``
+    option that repeats one of it, which would let ``-W default`` win.)
+    """
+    options = [f"ignore:{msg}:{cat.__name__}" for msg, cat in QUIET_WARNINGS]
+    before = list(sys.warnoptions)
+    sys.warnoptions.extend(options)
     try:
         with warnings.catch_warnings():
             for msg, cat in QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=re.escape(msg), category=cat)
             yield
     finally:
-        if before is None:
-            os.environ.pop("PYTHONWARNINGS", None)
-        else:
-            os.environ["PYTHONWARNINGS"] = before
+        sys.warnoptions[:] = before
 
 
 class CLIError(click.ClickException):
