@@ -594,6 +594,7 @@ def _family_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str,
     return paths
 
 
+@pytest.mark.slow
 def test_bench_problem_all_writes_each_problem_and_a_combined_summary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
