@@ -165,3 +165,25 @@ def test_summary_reports_intervals_and_the_oom_share_after_the_initial_design() 
     assert row["inference_regret_median@8"] == pytest.approx(0.01)
     assert row["found_optimum"] == 1.0
     assert row["regret_low@2"] <= row["regret_median@2"] <= row["regret_high@2"]
+
+
+def test_reference_comparison_counts_oom_runs_after_the_initial_design() -> None:
+    from bolt_pco64.bench.report import compare_to_reference
+
+    budget, n_init = 8, 4
+    mat = np.tile(np.linspace(0.4, 0.1, budget), (6, 1))
+    rec = _records({"safe": mat, "random": mat})
+    # random crashes at every other evaluation, safe only in the shared design.
+    odd = rec["iteration"] % 2 == 1
+    rec["feasible"] = ~(
+        odd & ((rec["method"] == "random") | (rec["iteration"] <= n_init))
+    )
+    cmp = compare_to_reference(rec, "random", 1.0, 0.5, budget, n_init=n_init)
+    assert set(cmp["measure"]) == {"regret", "bo_ooms"}
+    ooms = cmp[(cmp["measure"] == "bo_ooms") & (cmp["checkpoint"] == budget)].iloc[0]
+    assert ooms["better"] == 1.0
+    assert ooms["median_difference"] == -2.0  # iterations 5 and 7
+    assert ooms["verdict"].startswith("safe is better than random")
+    tie = cmp[(cmp["measure"] == "regret") & (cmp["checkpoint"] == budget)].iloc[0]
+    assert "cannot be told apart" in tie["verdict"]
+    assert compare_to_reference(rec, "nope", 1.0, 0.5, budget).empty

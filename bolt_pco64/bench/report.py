@@ -25,7 +25,7 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
-from bolt_pco64.bench.run import instance_of
+from bolt_pco64.bench.run import OOM_COST_FRACTION, instance_of
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     found_optimum_intervals,
@@ -163,6 +163,17 @@ def summarize(
     return pd.DataFrame(rows)
 
 
+#: The measures of the paired comparisons: column, title, what "better" means.
+MEASURES: tuple[tuple[str, str, str], ...] = (
+    ("regret", "simple regret", "lower regret"),
+    (
+        "bo_ooms",
+        "OOM runs after the initial design, counted up to the checkpoint",
+        "fewer OOM runs",
+    ),
+)
+
+
 def compare_to_reference(
     records: pd.DataFrame,
     reference: str,
@@ -171,12 +182,17 @@ def compare_to_reference(
     budget: int,
     failed: set[tuple[str, int]] | None = None,
     methods: Sequence[str] | None = None,
+    n_init: int | None = None,
 ) -> pd.DataFrame:
     """Paired comparisons of every method with ``reference`` (complete runs).
 
-    :func:`~bolt_pco64.bench.stats.paired_comparisons` of the simple regret at
-    each checkpoint, plus a ``verdict`` column (:func:`~bolt_pco64.bench.stats.verdict`).
-    Empty when ``reference`` has no complete run.
+    :func:`~bolt_pco64.bench.stats.paired_comparisons` at each checkpoint of
+    the simple regret and, given ``n_init``, of the number of OOM runs after
+    the initial design (``bo_ooms``; the initial design is shared, so only
+    the method's own choices count); a ``measure`` column names which, and a
+    ``verdict`` column says it in words (:func:`~bolt_pco64.bench.stats.verdict`;
+    "better" is lower regret or fewer OOM runs). Empty when ``reference`` has
+    no complete run.
     """
     failed = failed or set()
     keep = np.array(
@@ -190,50 +206,76 @@ def compare_to_reference(
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
     fill = float(optimal_value - worst_feasible_value)
-    cmp = paired_comparisons(
-        ok, reference, budget, fill, checkpoints_for(budget), "regret", methods
-    )
-    cmp["verdict"] = [
+    order = list(methods) if methods is not None else list(dict.fromkeys(ok["method"]))
+    ok = ok.sort_values(["method", "seed", "iteration"], kind="stable")
+    frames = []
+    for column, _, _ in MEASURES:
+        if column == "bo_ooms":
+            if n_init is None:
+                continue
+            crashed = (~ok["feasible"].astype(bool)) & (ok["iteration"] > n_init)
+            ok = ok.assign(
+                bo_ooms=crashed.astype(np.float64)
+                .groupby([ok["method"], ok["seed"]])
+                .cumsum()
+            )
+        cmp = paired_comparisons(
+            ok, reference, budget, fill, checkpoints_for(budget), column, order
+        )
+        cmp.insert(2, "measure", column)
+        frames.append(cmp)
+    out = pd.concat(frames, ignore_index=True)
+    out["verdict"] = [
         verdict(
             r["method"], reference, r["better"], r["worse"], r["p_value"], r["pairs"]
         )
-        for r in cmp.to_dict("records")
+        for r in out.to_dict("records")
     ]
-    return cmp
+    return out
 
 
 def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
-    """The paired comparisons as Markdown: a table and one line per method."""
+    """The paired comparisons as Markdown: per measure a table and one line per method."""
     if comparisons.empty:
         return ""
     ref = comparisons["reference"].iloc[0]
     ks = checkpoints_for(budget)
     lines = [
-        f"## Paired comparisons with {ref} (simple regret, shared seeds)",
+        f"## Paired comparisons with {ref} (shared seeds)",
         "",
-        "Per checkpoint: seeds where the method's regret is lower / equal / "
-        f"higher than {ref}'s, and the two-sided Wilcoxon signed-rank p-value "
-        "(ties kept in the ranking, Pratt); not corrected for multiple "
-        "comparisons.",
-        "",
-        "| method | " + " | ".join(f"@{k}: better/tied/worse (p)" for k in ks) + " |",
-        "|" + "|".join("---" for _ in range(len(ks) + 1)) + "|",
+        f"Per checkpoint: seeds where the method does better / the same / worse "
+        f"than {ref}, and the two-sided Wilcoxon signed-rank p-value (ties kept "
+        "in the ranking, Pratt); not corrected for multiple comparisons.",
     ]
-    verdicts = []
-    for m, sub in comparisons.groupby("method", sort=False):
-        cells = [str(m)]
-        said = []
-        for k in ks:
-            r = sub[sub["checkpoint"] == k].iloc[0]
-            n = int(r["pairs"])
-            cells.append(
-                f"{round(r['better'] * n)}/{round(r['tied'] * n)}/"
-                f"{round(r['worse'] * n)} ({r['p_value']:.2g})"
-            )
-            said.append(f"@{k}: {r['verdict']}")
-        lines.append("| " + " | ".join(cells) + " |")
-        verdicts.append(f"- {'; '.join(said)}.")
-    return "\n".join([*lines, "", *verdicts]) + "\n"
+    for column, title, better in MEASURES:
+        part = comparisons[comparisons["measure"] == column]
+        if part.empty:
+            continue
+        lines += [
+            "",
+            f"### {title} (better = {better})",
+            "",
+            "| method | "
+            + " | ".join(f"@{k}: better/same/worse (p)" for k in ks)
+            + " |",
+            "|" + "|".join("---" for _ in range(len(ks) + 1)) + "|",
+        ]
+        verdicts = []
+        for m, sub in part.groupby("method", sort=False):
+            cells = [str(m)]
+            said = []
+            for k in ks:
+                r = sub[sub["checkpoint"] == k].iloc[0]
+                n = int(r["pairs"])
+                cells.append(
+                    f"{round(r['better'] * n)}/{round(r['tied'] * n)}/"
+                    f"{round(r['worse'] * n)} ({r['p_value']:.2g})"
+                )
+                said.append(f"@{k}: {r['verdict']}")
+            lines.append("| " + " | ".join(cells) + " |")
+            verdicts.append(f"- {'; '.join(said)}.")
+        lines += ["", *verdicts]
+    return "\n".join(lines) + "\n"
 
 
 def _ci(median: float, low: float, high: float) -> str:
@@ -507,11 +549,18 @@ def write_summary(
         "Regret = optimal − best feasible throughput (before the first feasible "
         f"evaluation: optimal − worst feasible). {cost}: overall_time × "
         f"{instance.num_gpus} / 3600 per run; an OOM costs "
-        f"{DEFAULTS.oom_cost_fraction} × the median feasible overall_time.",
+        f"{OOM_COST_FRACTION} × the median feasible overall_time.",
     ]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(
-        records, reference, optimal_value, worst_feasible_value, budget, failed, methods
+        records,
+        reference,
+        optimal_value,
+        worst_feasible_value,
+        budget,
+        failed,
+        methods,
+        config.n_init,
     )
     atomic_write_text(path / "comparisons.csv", comparisons.to_csv(index=False))
     if comparisons.empty:
