@@ -5,7 +5,7 @@ evaluations (the initial design included); a *comparison* is every method
 from every seed, written into one output directory. The parts:
 
 - :mod:`~bolt_pco64.bench.config`: every default (:data:`DEFAULTS`,
-  :data:`QUICK`) and :class:`BenchConfig`, what makes runs comparable;
+  :data:`QUICK`, :data:`QUICK_FAMILY`) and :class:`BenchConfig`, what makes runs comparable;
 - :mod:`~bolt_pco64.bench.methods`: the method registry (:data:`METHODS`,
   :func:`register_method`, :class:`RunContext`) and the built-in methods;
 - :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`) and its records
@@ -74,8 +74,8 @@ if TYPE_CHECKING:
     from bolt_pco64.bench.config import (
         DEFAULT_METHODS,
         DEFAULTS,
-        OOM_COST_FRACTION,
         QUICK,
+        QUICK_FAMILY,
         BenchConfig,
         BenchDefaults,
     )
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         summary_markdown,
     )
     from bolt_pco64.bench.run import (
+        OOM_COST_FRACTION,
         RECORD_COLUMNS,
         RunOutcome,
         record_columns,
@@ -109,8 +110,9 @@ _WHERE: dict[str, str] = {
     "run_benchmark": "benchmark",
     "DEFAULT_METHODS": "config",
     "DEFAULTS": "config",
-    "OOM_COST_FRACTION": "config",
+    "OOM_COST_FRACTION": "run",
     "QUICK": "config",
+    "QUICK_FAMILY": "config",
     "BenchConfig": "config",
     "BenchDefaults": "config",
     "METHODS": "methods",
@@ -137,6 +139,7 @@ __all__ = [
     "METHODS",
     "OOM_COST_FRACTION",
     "QUICK",
+    "QUICK_FAMILY",
     "RECORD_COLUMNS",
     "Backend",
     "BackendError",

@@ -1,5 +1,10 @@
 """Every default of the harness, and the configuration that makes runs comparable.
 
+The charge for a crashed run is not here: it is the table's
+(:data:`bolt_pco64.table.CRASH_COST_FRACTION`, re-exported as
+``bolt_pco64.bench.OOM_COST_FRACTION``), so that the harness and the Ax
+adapter charge crashes alike.
+
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.
 """
@@ -11,7 +16,6 @@ from dataclasses import dataclass
 __all__ = [
     "DEFAULTS",
     "DEFAULT_METHODS",
-    "OOM_COST_FRACTION",
     "QUICK",
     "QUICK_FAMILY",
     "BenchConfig",
@@ -31,8 +35,6 @@ class BenchDefaults:
         q: Batch size of each proposal.
         jobs: Local worker processes (1 = in the calling process).
         out: Output directory.
-        oom_cost_fraction: An OOM run is charged this fraction of the table's
-            median feasible ``overall_time``.
         reference: The method every other one is compared with, seed by seed,
             in the summary (``bolt_pco64.bench.report.compare_to_reference``).
         dask_connect_timeout_s: How long to try to reach a Dask scheduler
@@ -46,7 +48,6 @@ class BenchDefaults:
     q: int = 1
     jobs: int = 1
     out: str = "bench-results/full"
-    oom_cost_fraction: float = 0.25
     reference: str = "random"
     dask_connect_timeout_s: float = 10.0
 
@@ -79,8 +80,6 @@ QUICK_FAMILY = BenchDefaults(
 )
 #: The default methods (``DEFAULTS.methods``).
 DEFAULT_METHODS: tuple[str, ...] = DEFAULTS.methods
-#: An OOM run costs this fraction of the table's median feasible overall_time.
-OOM_COST_FRACTION: float = DEFAULTS.oom_cost_fraction
 
 
 @dataclass(frozen=True)

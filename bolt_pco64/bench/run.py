@@ -28,7 +28,8 @@ evaluation is one row of a long table (:func:`record_columns`):
   "inference" and "oracle" traces);
 - ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
   feasible run (``num_gpus`` from the table's instance). **An OOM run is
-  charged** ``DEFAULTS.oom_cost_fraction`` (a quarter) of the median feasible
+  charged** :data:`OOM_COST_FRACTION` (a quarter, the table's
+  ``CRASH_COST_FRACTION``: :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
   ``overall_time`` of the table (the lower middle value for an even count, as
   ``torch.median``): a crashed job still pays for scheduling, start-up, model
   construction and the first steps until the allocator fails, but not for a
@@ -63,15 +64,17 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext
 from bolt_pco64.instances import PCO64_INSTANCE, Instance
+from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
     from bolt_pco64.table import Table
 
 __all__ = [
+    "OOM_COST_FRACTION",
     "RECORD_COLUMNS",
     "RunOutcome",
     "Task",
@@ -104,6 +107,9 @@ def record_columns(instance: Instance = PCO64_INSTANCE) -> tuple[str, ...]:
     return (*_LEADING, *instance.input_columns, *_TRAILING)
 
 
+#: A crashed (OOM) run costs this fraction of the table's median feasible
+#: ``overall_time`` (the table's ``CRASH_COST_FRACTION``, shared with Ax).
+OOM_COST_FRACTION: float = CRASH_COST_FRACTION
 #: Columns of the records on pco64, in order.
 RECORD_COLUMNS: tuple[str, ...] = record_columns(PCO64_INSTANCE)
 
@@ -123,15 +129,11 @@ def make_problem(table: Table) -> PCO:
 def cost_per_row(table: Table) -> Tensor:
     """``N``-dim tensor: GPU-hours of evaluating each row.
 
-    Feasible: ``overall_time * num_gpus / 3600``. OOM:
-    ``DEFAULTS.oom_cost_fraction`` times the ``torch.median`` (lower middle
-    value) of the feasible ``overall_time``.
+    :meth:`~bolt_pco64.Table.run_seconds` (``overall_time``; a crash
+    :data:`OOM_COST_FRACTION` times the ``torch.median``, the lower middle
+    value, of the feasible ``overall_time``) times ``num_gpus / 3600``.
     """
-    ot = table.column("overall_time")
-    feas = table.feasible
-    oom_seconds = DEFAULTS.oom_cost_fraction * float(ot[feas].median())
-    seconds = torch.where(feas, ot, torch.full_like(ot, oom_seconds))
-    return seconds * instance_of(table).num_gpus / 3600.0
+    return table.run_seconds(OOM_COST_FRACTION) * instance_of(table).num_gpus / 3600.0
 
 
 def _method_seed(method: str, seed: int) -> int:

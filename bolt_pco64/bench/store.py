@@ -36,9 +36,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.report import checkpoints_for
-from bolt_pco64.bench.run import RunOutcome, empty_records, instance_of, record_columns
+from bolt_pco64.bench.run import (
+    OOM_COST_FRACTION,
+    RunOutcome,
+    empty_records,
+    instance_of,
+    record_columns,
+)
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -333,7 +339,7 @@ class ResultStore:
             for (m, s), (_, meta) in self._done.items()
             if (m, s) in self.selected and meta.get("status") == "complete"
         )
-        frac = DEFAULTS.oom_cost_fraction
+        frac = OOM_COST_FRACTION
         meta = {
             "status": status,
             "problem": instance.name,
