@@ -4,41 +4,84 @@
 (``INSTANCES``): LLM-training throughput on 16, 32 and 64 GPUs by parallelism
 configuration, with out-of-memory crashes as a hidden constraint.
 
-Importing the package does no I/O; a table is read when a problem is built or
+Importing the package does no I/O and loads nothing heavy: each public name
+is imported from its module on first use (PEP 562), so that the command line
+starts without BoTorch. A table is read when a problem is built or
 :func:`load_table` is called.
 """
 
 from __future__ import annotations
 
+import importlib
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from bolt_pco64.instances import INSTANCES, Instance, get_instance
-from bolt_pco64.problem import (
-    PCO,
-    PCO16,
-    PCO32,
-    PCO64,
-    PROBLEMS,
-    PCO64OutcomeConstraint,
-    PCOOutcomeConstraint,
-    problem_class,
-)
-from bolt_pco64.table import (
-    COLUMNS,
-    INPUT_COLUMNS,
-    SimulatedTableWarning,
-    Table,
-    TableError,
-    TableSource,
-    content_fingerprint,
-    data_home,
-    load_table,
-)
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from bolt_pco64.instances import INSTANCES, Instance, get_instance
+    from bolt_pco64.problem import (
+        PCO,
+        PCO16,
+        PCO32,
+        PCO64,
+        PROBLEMS,
+        PCO64OutcomeConstraint,
+        PCOOutcomeConstraint,
+        problem_class,
+    )
+    from bolt_pco64.table import (
+        COLUMNS,
+        INPUT_COLUMNS,
+        SimulatedTableWarning,
+        Table,
+        TableError,
+        TableSource,
+        content_fingerprint,
+        data_home,
+        load_table,
+    )
+
+#: Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "INSTANCES": "bolt_pco64.instances",
+    "Instance": "bolt_pco64.instances",
+    "get_instance": "bolt_pco64.instances",
+    "PCO": "bolt_pco64.problem",
+    "PCO16": "bolt_pco64.problem",
+    "PCO32": "bolt_pco64.problem",
+    "PCO64": "bolt_pco64.problem",
+    "PROBLEMS": "bolt_pco64.problem",
+    "PCO64OutcomeConstraint": "bolt_pco64.problem",
+    "PCOOutcomeConstraint": "bolt_pco64.problem",
+    "problem_class": "bolt_pco64.problem",
+    "COLUMNS": "bolt_pco64.table",
+    "INPUT_COLUMNS": "bolt_pco64.table",
+    "SimulatedTableWarning": "bolt_pco64.table",
+    "Table": "bolt_pco64.table",
+    "TableError": "bolt_pco64.table",
+    "TableSource": "bolt_pco64.table",
+    "content_fingerprint": "bolt_pco64.table",
+    "data_home": "bolt_pco64.table",
+    "load_table": "bolt_pco64.table",
+}
 
 try:
     __version__ = version("bolt_pco64")
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bolt_pco64' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "COLUMNS",

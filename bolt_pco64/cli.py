@@ -125,6 +125,26 @@ class _Methods(click.ParamType):
         return names
 
 
+class _Method(click.ParamType):
+    """``--reference``: the name of one registered method."""
+
+    name = "NAME"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        from bolt_pco64.bench.methods import METHODS
+
+        name = str(value).strip()
+        if name not in METHODS:
+            self.fail(
+                f"expected one of {', '.join(sorted(METHODS))}, got {value!r}",
+                param,
+                ctx,
+            )
+        return name
+
+
 def _one_line(err: BaseException, origin: str | None = None) -> CLIError:
     text = " ".join(str(err).split())
     return CLIError(f"{origin}: {text}" if origin else text)
@@ -390,6 +410,13 @@ def generate(problem: str, out: Path, seed: int) -> None:
     default=None,
     help="Observation noise: 'measured' or a standard deviation (default: none).",
 )
+@click.option(
+    "--reference",
+    type=_Method(),
+    default=DEFAULTS.reference,
+    show_default=True,
+    help="Method every other one is compared with, seed by seed, in the summary.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
     problem: str,
@@ -404,6 +431,7 @@ def bench(
     dask_scheduler: str | None,
     table_path: Path | None,
     noise: float | str | None,
+    reference: str,
     no_progress: bool,
 ) -> None:
     """Compare BO methods on a problem, or on all; resumable (see
@@ -436,6 +464,7 @@ def bench(
         "table": None if table_path is None else str(table_path),
         "noise": noise,
         "problem": problem,
+        "reference": reference,
     }
     if problem == "all":
         _bench_all(args, names, out_dir, noise, jobs, dask_scheduler, no_progress)
@@ -456,6 +485,7 @@ def bench(
             dask_scheduler=dask_scheduler,
             progress=not no_progress,
             arguments=args,
+            reference=reference,
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
@@ -512,6 +542,7 @@ def _bench_all(
                 dask_scheduler=dask_scheduler,
                 progress=not no_progress,
                 arguments=args,
+                reference=args["reference"],
             )
     except (TableError, ValueError, OSError) as err:
         raise _one_line(err) from err

@@ -88,14 +88,6 @@ def small_csv(tmp_path: Path) -> Path:
     return path
 
 
-_PENDING_LAZY_INIT = pytest.mark.xfail(
-    reason="bolt_pco64/__init__.py imports bolt_pco64.problem (BoTorch) eagerly, "
-    "before the command line can filter anything or avoid BoTorch; it needs lazy "
-    "exports (PEP 562)",
-    strict=False,
-)
-
-
 COMMANDS = [("--help",), ("bench", "--help"), ("info",)]
 
 
@@ -120,7 +112,6 @@ def test_light_commands_import_nothing_of_the_bo_stack_themselves(
 
 
 @pytest.mark.slow
-@_PENDING_LAZY_INIT
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_light_commands_do_not_import_botorch_or_gpytorch(
     command: tuple[str, ...], small_csv: Path
@@ -167,7 +158,6 @@ def test_commands_add_no_third_party_warnings(tmp_path: Path, small_csv: Path) -
 
 
 @pytest.mark.slow
-@_PENDING_LAZY_INIT
 def test_commands_print_no_third_party_warnings(
     tmp_path: Path, small_csv: Path
 ) -> None:
@@ -283,3 +273,25 @@ def test_fetch_and_generate_pass_the_problem_on(
     )
     assert made.exit_code == 0, made.output
     assert calls == [("fetch", "pco32"), ("generate", ("pco16", 3))]
+
+
+def test_bench_reference_names_the_option_and_reaches_the_comparisons(
+    tmp_path: Path,
+) -> None:
+    bad = CliRunner().invoke(
+        main, ["bench", "--reference", "nope", "--out", str(tmp_path / "bad")]
+    )
+    assert bad.exit_code == 2
+    assert "'--reference'" in bad.output
+    assert "'nope'" in bad.output
+    assert not (tmp_path / "bad").exists()
+
+    out = tmp_path / "ref"
+    args = ["bench", "--methods", "random,ts", "--reference", "ts", "--seeds", "2"]
+    args += ["--budget", "11", "--n-init", "10", "--out", str(out), "--no-progress"]
+    ran = CliRunner().invoke(main, args)
+    assert ran.exit_code == 0, ran.output
+    comparisons = pd.read_csv(out / "comparisons.csv")
+    assert set(comparisons["reference"]) == {"ts"}
+    assert set(comparisons["method"]) == {"random"}
+    assert "Paired comparisons with ts" in (out / "summary.md").read_text()

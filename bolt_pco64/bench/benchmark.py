@@ -18,7 +18,7 @@ import pandas as pd
 
 from bolt_pco64.bench.backends import make_backend
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
-from bolt_pco64.bench.methods import METHODS, check_methods
+from bolt_pco64.bench.methods import METHODS, check_methods, check_reference
 from bolt_pco64.bench.report import write_summary
 from bolt_pco64.bench.run import Task, make_problem
 from bolt_pco64.bench.store import ResultStore, check_output_dir
@@ -150,6 +150,7 @@ def run_benchmark(
 
     config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
     names = check_methods(methods)
+    check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)
     config.check()

@@ -41,9 +41,18 @@ class BenchDefaults:
             before the run is refused.
     """
 
-    methods: tuple[str, ...] = ("random", "qlognei", "qlogei", "ts", "naive")
+    methods: tuple[str, ...] = (
+        "random",
+        "qlognei",
+        "qlogei",
+        "ts",
+        "naive",
+        "gpc_ei",
+        "tobit_ei",
+        "gpc_pof",
+    )
     seeds: int = 20
-    budget: int = 60
+    budget: int = 40
     n_init: int = 10
     q: int = 1
     jobs: int = 1
@@ -59,7 +68,8 @@ class BenchDefaults:
         )
 
 
-#: The default comparison: 5 methods x 20 seeds x 60 evaluations.
+#: The default comparison: 8 methods x 20 seeds x 40 evaluations (quarters of
+#: the budget at 10, 20, 30 and 40 evaluations).
 DEFAULTS = BenchDefaults()
 #: ``--quick``: 3 methods x 3 seeds x 30 evaluations.
 QUICK = BenchDefaults(

@@ -23,7 +23,7 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.backends import make_backend
 from bolt_pco64.bench.benchmark import BenchResult, check_seeds, run_benchmark
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
-from bolt_pco64.bench.methods import check_methods
+from bolt_pco64.bench.methods import check_methods, check_reference
 from bolt_pco64.bench.report import _plot_panels, cost_label, summary_markdown
 from bolt_pco64.bench.run import make_problem
 from bolt_pco64.bench.store import ResultStore, check_output_dir
@@ -76,6 +76,7 @@ def run_problems(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
+    reference: str = DEFAULTS.reference,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.
 
@@ -92,6 +93,7 @@ def run_problems(
     from bolt_pco64.table import load_table
 
     names = check_methods(methods)
+    check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)
     config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
@@ -122,6 +124,7 @@ def run_problems(
             dask_scheduler=dask_scheduler,
             progress=progress,
             arguments={**args, "problem": p, "out": str(root / p)},
+            reference=reference,
         )
         for p, table in tables.items()
     }

@@ -48,7 +48,14 @@ from torch import Tensor
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
 
-__all__ = ["METHODS", "MethodFn", "RunContext", "register_method"]
+__all__ = [
+    "METHODS",
+    "MethodFn",
+    "RunContext",
+    "check_methods",
+    "check_reference",
+    "register_method",
+]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -276,3 +283,19 @@ def check_methods(methods: Sequence[str]) -> list[str]:
             f"Expected methods from {sorted(METHODS)}, got {unknown or names!r}."
         )
     return names
+
+
+def check_reference(reference: str, methods: Sequence[str]) -> str:
+    """The reference method of the paired comparisons, checked.
+
+    It must be a registered method; when it is not among ``methods`` the
+    summary has no paired comparisons (there is nothing to pair with).
+
+    Raises:
+        ValueError: If ``reference`` is not a registered method.
+    """
+    if reference not in METHODS:
+        raise ValueError(
+            f"Expected a reference method from {sorted(METHODS)}, got {reference!r}."
+        )
+    return reference
