@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import pytest
 import torch
+from click.testing import CliRunner
 
 from bolt_pco64 import PCO64
+from bolt_pco64.bench import (
+    METHODS,
+    RECORD_COLUMNS,
+    BenchConfig,
+    RunContext,
+    register_method,
+    run_benchmark,
+)
 from bolt_pco64.bench.proposals import resolve_proposal
+from bolt_pco64.bench.run import cost_per_row, run_one
+from bolt_pco64.cli import main
 from tests._synth import make_table
+
+TIMING = ["fit_seconds", "acq_seconds"]
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +97,148 @@ def test_bad_points_are_refused_naming_the_method(
     with pytest.raises(ValueError, match=match) as err:
         resolve_proposal(points, problem, cand, _tried(problem, []), 1, "mine")
     assert "'mine'" in str(err.value)
+
+
+# --------------------------------------------------------------------------
+# The harness with point methods
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tables") / "synth.parquet"
+    make_table(capacity=80.0).to_parquet(path, index=False)
+    return path
+
+
+@pytest.fixture
+def registry():
+    """Methods registered by a test are removed afterwards."""
+    before = dict(METHODS)
+    yield METHODS
+    METHODS.clear()
+    METHODS.update(before)
+
+
+def _sticky(ctx: RunContext) -> torch.Tensor:
+    """Random points of the box, but every other step the first point again."""
+    lo, hi = ctx.bounds
+    u = torch.rand(ctx.q, lo.numel(), generator=ctx.generator, dtype=torch.double)
+    points = lo + u * (hi - lo)
+    if len(ctx.rows) % 2 == 0:
+        points[0] = ctx.X[0] + 0.3 * (0.5 - u[0]).sign() * (hi > lo)
+        points[0] = points[0].clamp(lo, hi)
+    return points
+
+
+def _check_records(rec: pd.DataFrame, problem: PCO64) -> None:
+    inputs = list(problem.table.instance.input_columns)
+    proposed = torch.tensor(rec[[f"proposed_{c}" for c in inputs]].to_numpy())
+    # Every row is the lookup of its proposed point.
+    assert rec["row"].tolist() == problem.lookup(proposed).tolist()
+    assert torch.equal(
+        torch.tensor(rec[inputs].to_numpy(), dtype=torch.double),
+        problem.candidates()[torch.tensor(rec["row"].to_numpy())],
+    )
+    for _, run in rec.groupby(["method", "seed"]):
+        run = run.sort_values("iteration")
+        # A repeat is a row evaluated before in the same run...
+        assert run["repeat"].tolist() == run["row"].duplicated().tolist()
+        # ...and returns that row's first observation.
+        first = run.groupby("row")["throughput"].transform("first")
+        assert np.array_equal(run["throughput"], first, equal_nan=True)
+
+
+def test_point_methods_are_snapped_with_repeats_charged_and_counted(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    register_method("sticky", _sticky)
+    res = run_benchmark(
+        methods=["random", "sticky"],
+        seeds=2,
+        budget=12,
+        n_init=4,
+        q=2,
+        noise="measured",
+        out=tmp_path / "out",
+        table=table_path,
+        progress=False,
+    )
+    rec = res.records
+    assert list(rec.columns) == list(RECORD_COLUMNS)
+    assert len(rec) == 2 * 2 * 12  # repeats count against the budget
+    problem = PCO64(table=table_path)
+    _check_records(rec, problem)
+    sticky = rec[rec["method"] == "sticky"]
+    assert sticky["repeat"].sum() >= 2  # every other step proposes row 0's point
+    # Row methods: never a repeat, and the proposed point is the row itself.
+    random = rec[rec["method"] == "random"]
+    assert not random["repeat"].any()
+    inputs = list(problem.table.instance.input_columns)
+    assert np.array_equal(
+        random[inputs].to_numpy(dtype=np.float64),
+        random[[f"proposed_{c}" for c in inputs]].to_numpy(),
+    )
+    # A repeat is charged like any evaluation of its row.
+    cost = cost_per_row(problem.table).numpy()
+    for _, run in sticky.groupby("seed"):
+        steps = np.diff(run["gpu_hours"].to_numpy(), prepend=0.0)
+        assert np.allclose(steps, cost[run["row"].to_numpy()])
+    # The summary counts the repeats per run.
+    by_method = res.summary.set_index("method")
+    per_seed = sticky.groupby("seed")["repeat"].sum()
+    assert by_method.loc["sticky", "repeats_total"] == int(per_seed.sum())
+    assert by_method.loc["sticky", "repeats_median"] == float(per_seed.median())
+    assert by_method.loc["random", "repeats_total"] == 0
+    assert "repeats per run (median)" in res.summary_markdown
+
+
+def test_a_point_outside_the_box_ends_only_that_run(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    register_method("outside", lambda ctx: ctx.bounds[1:].clone() + 1.0)
+    res = run_benchmark(
+        methods=["random", "outside"],
+        seeds=1,
+        budget=6,
+        n_init=4,
+        out=tmp_path / "out",
+        table=table_path,
+        progress=False,
+    )
+    assert "bad point" in res.errors["outside/0"]
+    assert len(res.records[res.records["method"] == "random"]) == 6
+
+
+@pytest.mark.slow
+def test_bench_runs_qlognei_box_and_mixed_from_the_command_line(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "out"
+    args = ["bench", "--methods", "qlognei,qlognei-box,qlognei-mixed"]
+    args += ["--seeds", "2", "--budget", "9", "--n-init", "4", "--q", "1"]
+    args += ["--table", str(table_path), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    rec = pd.read_parquet(out / "runs.parquet")
+    assert set(rec["method"]) == {"qlognei", "qlognei-box", "qlognei-mixed"}
+    assert len(rec) == 3 * 2 * 9
+    problem = PCO64(table=table_path)
+    _check_records(rec, problem)
+    assert not rec.loc[rec["method"] == "qlognei", "repeat"].any()
+    mixed = rec[(rec["method"] == "qlognei-mixed") & (rec["iteration"] > 4)]
+    proposed = mixed[[c for c in rec.columns if c.startswith("proposed_")]]
+    assert np.array_equal(proposed.to_numpy(), np.rint(proposed.to_numpy()))
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    totals = rec.groupby("method")["repeat"].sum()
+    for m in ("qlognei", "qlognei-box", "qlognei-mixed"):
+        assert summary.loc[m, "repeats_total"] == totals[m]
+    # The same seed gives bit-identical records in another process/invocation.
+    again = run_one("qlognei-box", 1, problem.table, BenchConfig(9, 4, 1))
+    assert again.ok, again.error
+    box = rec[(rec["method"] == "qlognei-box") & (rec["seed"] == 1)]
+    pd.testing.assert_frame_equal(
+        again.records.drop(columns=TIMING).reset_index(drop=True),
+        box.drop(columns=TIMING).reset_index(drop=True),
+        check_dtype=False,
+    )

@@ -1,7 +1,11 @@
 """The method registry and the built-in methods.
 
-A method is ``fn(ctx: RunContext) -> q distinct untried row indices`` (a long
-tensor or a sequence of ints). It draws randomness only from
+A method is ``fn(ctx: RunContext) ->`` either ``q`` distinct untried row
+indices (a long tensor or a sequence of ints) or a ``q x d`` floating tensor
+of points inside the problem's bounds, which the harness snaps to rows with
+``problem.lookup`` as a user's continuous loop would (a point may snap to a
+row tried before: a *repeat*, see :mod:`bolt_pco64.bench.proposals`). It
+draws randomness only from
 ``ctx.generator`` / ``ctx.step_seed`` and may add the time it spends fitting
 models to ``ctx.fit_seconds``.
 
@@ -27,8 +31,20 @@ objective GP on the feasible observations, hyperparameters refitted every
   reaches ``CRASH_DEFAULTS.pof_threshold`` (Gelbart et al.'s probabilistic
   constraint), the most probably feasible candidate when none does.
 
+Point methods (not in the default comparison; run them with
+``--methods qlognei,qlognei-box,qlognei-mixed``): the same models and
+acquisition function as ``qlognei``, optimised over the box instead of
+enumerating the untried rows (:mod:`bolt_pco64.bo.box`):
+
+- ``qlognei-box``: ``optimize_acqf`` over the continuous bounds, snapped;
+- ``qlognei-mixed``: ``optimize_acqf_mixed_alternating`` with every input an
+  integer dimension, snapped.
+
+Their models are fitted on the evaluated rows (the snapped configurations
+that ran, repeats included), as ``qlognei``'s are.
+
 Until a run has its first feasible observation the model methods
-(``qlognei``, ``qlogei``, ``ts``) choose by ``qLogProbabilityOfFeasibility``
+(``qlognei``, ``qlogei``, ``ts``, ``qlognei-box``, ``qlognei-mixed``) choose by ``qLogProbabilityOfFeasibility``
 of the constraint GP (there is no incumbent to improve on yet). ``naive`` has
 no constraint model and always uses its imputed objective. BoTorch is imported
 when a model method first runs, not when this module is imported.
@@ -46,6 +62,7 @@ import torch
 from torch import Tensor
 
 if TYPE_CHECKING:
+    from bolt_pco64.bo import ConstrainedModels
     from bolt_pco64.problem import PCO
 
 __all__ = [
@@ -68,11 +85,12 @@ class RunContext:
         problem: The test problem (a :class:`~bolt_pco64.PCO16`, ``PCO32`` or
             ``PCO64``).
         candidates: ``N x d``-dim tensor of all configurations (canonical order).
-        rows: ``n``-dim long tensor of the rows evaluated so far, in order.
+        rows: ``n``-dim long tensor of the rows evaluated so far, in order
+            (a row repeated by a point method appears again).
         y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
         margin: ``n``-dim tensor of the observed memory margins.
         untried: ``m``-dim long tensor of the rows not evaluated yet (ascending).
-        q: How many rows to propose.
+        q: How many evaluations to propose (rows or points).
         seed: The run's seed.
         step_seed: A fresh integer seed for this step (from ``generator``).
         generator: The method's random number generator for this run.
@@ -126,8 +144,9 @@ def register_method(
     """Register a method under ``name``; usable as a decorator or a function.
 
     ``register_method("mine", fn)`` or ``@register_method("mine")``. A method
-    is ``fn(ctx: RunContext) -> q distinct untried row indices`` (a long
-    tensor or a sequence of ints). Re-registering a name replaces it.
+    is ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long
+    tensor or a sequence of ints) or a ``q x d`` floating tensor of points in
+    the box (snapped by the harness). Re-registering a name replaces it.
 
     Raises:
         ValueError: If ``name`` is not a simple file-safe name.
@@ -152,13 +171,9 @@ def _random(ctx: RunContext) -> Tensor:
     return ctx.untried[perm[: ctx.q]]
 
 
-def _propose_model(ctx: RunContext, kind: str) -> Tensor:
-    """The constrained model methods; ``kind`` is qlognei, qlogei or ts."""
-    from bolt_pco64.bo import (
-        fit_constrained_models,
-        propose_acquisition,
-        propose_thompson,
-    )
+def _fit_models(ctx: RunContext) -> ConstrainedModels:
+    """Fit the constrained models (warm-started from the previous step's)."""
+    from bolt_pco64.bo import fit_constrained_models
 
     t0 = time.perf_counter()
     models = fit_constrained_models(
@@ -172,6 +187,14 @@ def _propose_model(ctx: RunContext, kind: str) -> Tensor:
     ctx.state["models"] = models
     ctx.state["objective"] = models.objective
     ctx.fit_seconds += time.perf_counter() - t0
+    return models
+
+
+def _propose_model(ctx: RunContext, kind: str) -> Tensor:
+    """The constrained model methods; ``kind`` is qlognei, qlogei or ts."""
+    from bolt_pco64.bo import propose_acquisition, propose_thompson
+
+    models = _fit_models(ctx)
     choices = ctx.candidates[ctx.untried]
     if models.objective is None:
         # No feasible observation yet: probability of feasibility.
@@ -197,6 +220,20 @@ def _qlogei(ctx: RunContext) -> Tensor:
 
 def _ts(ctx: RunContext) -> Tensor:
     return _propose_model(ctx, "ts")
+
+
+def _qlognei_box(ctx: RunContext) -> Tensor:
+    from bolt_pco64.bo.box import propose_box
+
+    models = _fit_models(ctx)
+    return propose_box(models, ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed)
+
+
+def _qlognei_mixed(ctx: RunContext) -> Tensor:
+    from bolt_pco64.bo.box import propose_mixed
+
+    models = _fit_models(ctx)
+    return propose_mixed(models, ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed)
 
 
 def _naive(ctx: RunContext) -> Tensor:
@@ -265,6 +302,8 @@ register_method("qlognei", _qlognei)
 register_method("qlogei", _qlogei)
 register_method("ts", _ts)
 register_method("naive", _naive)
+register_method("qlognei-box", _qlognei_box)
+register_method("qlognei-mixed", _qlognei_mixed)
 register_method("gpc_ei", _gpc_ei)
 register_method("tobit_ei", _tobit_ei)
 register_method("gpc_pof", _gpc_pof)

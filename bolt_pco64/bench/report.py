@@ -103,7 +103,13 @@ def summarize(
         ``evals_to_optimum_median`` (inf when the median run did not find it),
         ``ooms_median``, ``ooms_total``, ``gpu_hours_median``, and, given
         ``n_init``, ``bo_oom_share_median``: the median over runs of the share
-        of the evaluations after the initial design that ran out of memory.
+        of the evaluations after the initial design that ran out of memory;
+        ``repeats_median``/``repeats_total``: evaluations of a row already
+        evaluated in the run (a point method's snapped repeats; 0 for
+        records without a ``repeat`` column); ``seconds_per_eval_median``:
+        the median over runs of the proposal time (fit plus acquisition
+        seconds) per evaluation after the initial design (wall time, so it
+        varies between otherwise identical runs).
     """
     failed = failed or set()
     fill = float(optimal_value - worst_feasible_value)
@@ -158,7 +164,19 @@ def summarize(
             after = ok[ok["iteration"] > n_init].groupby("seed")["feasible"]
             share = after.apply(lambda f: float((~f.astype(bool)).mean()))
             row["bo_oom_share_median"] = float(share.median())
+        if "repeat" in ok.columns:
+            repeats = per["repeat"].apply(lambda f: int(f.astype(bool).sum()))
+        else:
+            repeats = ooms * 0
+        row["repeats_median"] = float(repeats.median())
+        row["repeats_total"] = int(repeats.sum())
         row["gpu_hours_median"] = float(per["gpu_hours"].max().median())
+        bo = ok[ok["iteration"] > (n_init or 0)]
+        if len(bo) and {"fit_seconds", "acq_seconds"} <= set(bo.columns):
+            spent = (bo["fit_seconds"] + bo["acq_seconds"]).groupby(bo["seed"])
+            row["seconds_per_eval_median"] = float(spent.mean().median())
+        else:
+            row["seconds_per_eval_median"] = math.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -282,6 +300,10 @@ def _ci(median: float, low: float, high: float) -> str:
     return f"{_fmt(median)} [{_fmt(low)}, {_fmt(high)}]"
 
 
+def _seconds(v: float) -> str:
+    return "–" if v is None or math.isnan(v) else f"{v:.2f}"
+
+
 def _fmt(v: float) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
 
@@ -314,7 +336,10 @@ def summary_markdown(
         "OOMs per run (median)",
         "OOM share after the initial design (median)",
         "OOMs total",
+        "repeats per run (median)",
+        "repeats total",
         f"{cost} (median)",
+        "s per evaluation (median)",
     ]
     lines = [*header, "", "| " + " | ".join(cols) + " |"]
     lines.append("|" + "|".join("---" for _ in cols) + "|")
@@ -341,7 +366,10 @@ def summary_markdown(
             f"{r['ooms_median']:g}",
             _fmt(r.get("bo_oom_share_median", math.nan)),
             f"{r['ooms_total']}",
+            f"{r.get('repeats_median', 0):g}",
+            f"{r.get('repeats_total', 0)}",
             f"{r['gpu_hours_median']:.1f}",
+            _seconds(r.get("seconds_per_eval_median", math.nan)),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
@@ -369,7 +397,11 @@ def summary_markdown(
     lines += [
         "",
         "Medians over seeds; intervals: 95% percentile bootstrap over seeds "
-        f"({STATS_DEFAULTS.resamples} resamples).",
+        f"({STATS_DEFAULTS.resamples} resamples). Repeats: evaluations of a row "
+        "already evaluated in the run (a method that proposes points of the box "
+        "can snap to one); a repeat costs an evaluation and returns the row's "
+        "first observation. s per evaluation: model fitting plus acquisition "
+        "wall seconds per evaluation after the initial design.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,15 @@ evaluation is one row of a long table (:func:`record_columns`):
 - ``method``, ``seed``, ``iteration`` (1-based evaluation count), ``row``
   (canonical table index), the instance's inputs by their card names
   (encoded: log2 values, ZeRO as the ordinal 0/1/2);
+- ``proposed_<input>`` for each input: what the method proposed. A method
+  may return rows or ``q x d`` points of the box, which the harness snaps
+  with ``problem.lookup`` (:mod:`bolt_pco64.bench.proposals`); for rows (and
+  the initial design) these are the row's own encoded inputs. ``row`` is
+  always ``problem.lookup`` of the proposed point;
+- ``repeat``: the row was evaluated before in this run (only a point method
+  can repeat). **A repeat is charged** like any evaluation (budget and
+  GPU-hours) and returns the same observation as the row's first evaluation
+  (noise is not redrawn);
 - ``throughput``: the observed throughput (the table's ``throughput_mean``,
   plus Gaussian noise when ``noise`` is set), NaN when the run OOMed;
   ``margin``: the row's ``peak_mem_normalised`` (``<= 0`` iff feasible);
@@ -66,6 +75,7 @@ from torch import Tensor
 
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext
+from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.instances import PCO64_INSTANCE, Instance
 from bolt_pco64.table import CRASH_COST_FRACTION
 
@@ -75,6 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OOM_COST_FRACTION",
+    "PROPOSED_PREFIX",
     "RECORD_COLUMNS",
     "RunOutcome",
     "Task",
@@ -88,6 +99,8 @@ __all__ = [
 ]
 
 _LEADING = ("method", "seed", "iteration", "row")
+#: Prefix of the columns that hold the proposed point.
+PROPOSED_PREFIX = "proposed_"
 _TRAILING = (
     "throughput",
     "margin",
@@ -104,7 +117,9 @@ _TRAILING = (
 
 def record_columns(instance: Instance = PCO64_INSTANCE) -> tuple[str, ...]:
     """Columns of a run's records on ``instance``, in order."""
-    return (*_LEADING, *instance.input_columns, *_TRAILING)
+    inputs = instance.input_columns
+    proposed = tuple(PROPOSED_PREFIX + name for name in inputs)
+    return (*_LEADING, *inputs, *proposed, "repeat", *_TRAILING)
 
 
 #: A crashed (OOM) run costs this fraction of the table's median feasible
@@ -242,15 +257,30 @@ class _Run:
         self.fit_s: list[float] = []
         self.acq_s: list[float] = []
         self.recommended: list[int] = []
+        self.points: list[Tensor] = []
+        self.repeats: list[bool] = []
+        self.first_obs: dict[int, float] = {}
         self.tried = torch.zeros(n_rows, dtype=torch.bool)
 
     def evaluate(
-        self, new: list[int], fit: float, acq: float, state: dict[str, Any]
+        self,
+        new: list[int],
+        fit: float,
+        acq: float,
+        state: dict[str, Any],
+        points: Tensor | None = None,
     ) -> None:
+        """Evaluate rows ``new`` (proposed as ``points``, default: the rows)."""
         z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
+        if points is None:
+            points = self.cand[torch.tensor(new, dtype=torch.long)]
         for k, r in enumerate(new):
             t = float(self.true_y[r])
             obs = t + float(self.noise_sd[r]) * float(z[k]) if not math.isnan(t) else t
+            # A repeat returns the row's first observation (see the module doc).
+            obs = self.first_obs.setdefault(r, obs)
+            self.repeats.append(bool(self.tried[r]))
+            self.points.append(points[k])
             self.rows.append(r)
             self.ys.append(obs)
             self.fit_s.append(fit if k == 0 else 0.0)
@@ -313,9 +343,15 @@ class _Run:
                 t0 = time.perf_counter()
                 proposed = fn(ctx)
                 total = time.perf_counter() - t0
-                new = _check_proposal(proposed, self.tried, q, self.method)
+                new = resolve_proposal(
+                    proposed, self.problem, self.cand, self.tried, q, self.method
+                )
                 self.evaluate(
-                    new, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0), state
+                    new.rows,
+                    ctx.fit_seconds,
+                    max(total - ctx.fit_seconds, 0.0),
+                    state,
+                    new.points,
                 )
         except Exception as err:  # a failing method ends only its own run
             error = error_line(err)
@@ -332,39 +368,12 @@ class _Run:
             float(self.problem.optimal_value),
             instance_of(self.table),
             self.recommended,
+            torch.stack(self.points) if self.points else None,
+            self.repeats,
         )
         records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
         records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
         return RunOutcome(self.method, self.seed, records, error, tb)
-
-
-def _check_proposal(proposed: object, tried: Tensor, q: int, method: str) -> list[int]:
-    try:
-        idx = torch.as_tensor(proposed).reshape(-1)
-    except Exception as err:
-        raise ValueError(
-            f"Expected method {method!r} to return row indices, got {type(proposed).__name__}."
-        ) from err
-    if idx.is_floating_point() or idx.is_complex() or idx.dtype == torch.bool:
-        raise ValueError(
-            f"Expected method {method!r} to return integer row indices, got {idx.dtype}."
-        )
-    new = [int(v) for v in idx.tolist()]
-    if len(new) != q:
-        raise ValueError(
-            f"Expected method {method!r} to return {q} rows, got {len(new)}."
-        )
-    n = tried.numel()
-    for r in new:
-        if not 0 <= r < n or bool(tried[r]):
-            raise ValueError(
-                f"Expected method {method!r} to return untried rows in 0..{n - 1}, got {r}."
-            )
-    if len(set(new)) != len(new):
-        raise ValueError(
-            f"Expected method {method!r} to return distinct rows, got {new}."
-        )
-    return new
 
 
 def _records(
@@ -379,6 +388,8 @@ def _records(
     optimal: float,
     instance: Instance,
     recommended: Sequence[int] = (),
+    points: Tensor | None = None,
+    repeats: Sequence[bool] = (),
 ) -> pd.DataFrame:
     idx = torch.tensor(list(rows), dtype=torch.long)
     n = len(rows)
@@ -400,6 +411,10 @@ def _records(
     X = cand[idx].numpy() if n else np.zeros((0, len(inputs)))
     for j, name in enumerate(inputs):
         data[name] = np.rint(X[:, j]).astype(np.int64)
+    P = points.numpy() if points is not None else X
+    for j, name in enumerate(inputs):
+        data[PROPOSED_PREFIX + name] = P[:, j].astype(np.float64)
+    data["repeat"] = np.asarray(list(repeats) or [False] * n, dtype=bool)[:n]
     data["throughput"] = np.asarray(ys, dtype=np.float64)
     data["margin"] = margins[idx].numpy().astype(np.float64) if n else np.zeros(0)
     data["feasible"] = feas
