@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from bolt_pco64.instances import INSTANCES, Instance, get_instance
+    from bolt_pco64.locations import data_home
     from bolt_pco64.problem import (
         PCO,
         PCO16,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         PCOOutcomeConstraint,
         problem_class,
     )
+    from bolt_pco64.standins import content_fingerprint
     from bolt_pco64.table import (
         COLUMNS,
         INPUT_COLUMNS,
@@ -35,8 +37,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Table,
         TableError,
         TableSource,
-        content_fingerprint,
-        data_home,
         load_table,
     )
 
@@ -59,8 +59,8 @@ _EXPORTS: dict[str, str] = {
     "Table": "bolt_pco64.table",
     "TableError": "bolt_pco64.table",
     "TableSource": "bolt_pco64.table",
-    "content_fingerprint": "bolt_pco64.table",
-    "data_home": "bolt_pco64.table",
+    "content_fingerprint": "bolt_pco64.standins",
+    "data_home": "bolt_pco64.locations",
     "load_table": "bolt_pco64.table",
 }
 

@@ -5,7 +5,7 @@
 ``Glow-AI/pco64_tabular_data``) at its revision (``v0.1.0``) into a temporary
 folder, validates it with the same checks as
 :func:`~bolt_pco64.table.load_table`, and only then installs it as
-``<name>.parquet`` (``pco64.parquet``) in :func:`~bolt_pco64.table.data_home`
+``<name>.parquet`` (``pco64.parquet``) in :func:`~bolt_pco64.locations.data_home`
 (temporary file, then rename), with a ``<name>.json`` record of where it came
 from. A failed or invalid download changes nothing. It needs network access to
 the Hub; nothing else in the package does.
@@ -32,7 +32,8 @@ from bolt_pco64.instances import (
     Instance,
     get_instance,
 )
-from bolt_pco64.table import Table, TableSource, data_home, read_table_file
+from bolt_pco64.locations import data_home
+from bolt_pco64.table import Table, TableSource, read_table_file
 
 __all__ = ["HF_FILE_PATTERNS", "HF_REPO_ID", "HF_REVISION", "FetchError", "fetch_table"]
 
@@ -101,7 +102,7 @@ def fetch_table(
     """Download, validate and install an instance's measured table.
 
     Args:
-        data_home_dir: Where to install (default: :func:`~bolt_pco64.table.data_home`,
+        data_home_dir: Where to install (default: :func:`~bolt_pco64.locations.data_home`,
             i.e. ``BOLT_PCO64_HOME`` or the platform's user data folder).
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
             :class:`~bolt_pco64.instances.Instance`): whose dataset to fetch.

@@ -15,44 +15,29 @@ Where an instance's table comes from, first match wins (see :func:`load_table`;
 2. the instance's environment variable ``BOLT_PCO64_TABLE``
    (:attr:`~bolt_pco64.instances.Instance.env_table`; a path);
 3. the measured table: ``data/pco64.parquet`` in a source checkout, or
-   ``pco64.parquet`` in :func:`data_home` (where ``bolt-pco64 fetch`` puts it;
-   ``BOLT_PCO64_HOME`` is the data home of every instance);
+   ``pco64.parquet`` in :func:`~bolt_pco64.locations.data_home` (where
+   ``bolt-pco64 fetch`` puts it; ``BOLT_PCO64_HOME`` is the data home of every
+   instance; :mod:`bolt_pco64.locations` says where each file is looked for);
 4. the instance's shipped, **simulated** stand-in ``pco64_simulated.parquet``,
    with a :class:`SimulatedTableWarning` once per process and instance.
 
 A table file is only ever read, never written to.
 
-**The stand-in keeps its label in any form.** A table is simulated if it is the
+**The stand-in keeps its label in any form**: a table is simulated if it is the
 shipped stand-in, if its parquet metadata says ``source=simulated``, or if its
-:func:`content_fingerprint` is registered in the package data file
-``bolt_pco64/standin_fingerprints.json`` -- so a DataFrame read from the
-stand-in, a CSV export, a re-saved parquet or a renamed copy are all labelled
-simulated (:attr:`Table.is_simulated`, ``str(table.source)``, the warning). The
-fingerprint covers what the generator's noise seed does not change: the
-encoded inputs in canonical order, ``ran_successfully`` and ``peak_mem``
-rounded to :data:`FINGERPRINT_DECIMALS` decimals (not the throughputs).
-
-*Refreshing the registry* (whenever a shipped stand-in is regenerated and its
-memory model or candidates changed): run ::
-
-    python -c "from bolt_pco64.table import refresh_standin_registry as r; r('data/pco16_simulated.parquet')"
-
-(one or more paths) which adds each file's entry (:func:`standin_fingerprint_entry`) to the
-registry; old entries stay, so earlier stand-ins remain recognised.
-``tests/test_table.py`` fails while a shipped stand-in is not registered.
+content fingerprint is registered (:mod:`bolt_pco64.standins`), so a
+DataFrame, a CSV export, a re-saved parquet or a renamed copy of the stand-in
+are all labelled simulated (:attr:`Table.is_simulated`, ``str(table.source)``,
+the warning).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import math
 import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -63,14 +48,14 @@ import pyarrow.parquet as pq
 import torch
 from torch import Tensor
 
-from bolt_pco64 import instances
+from bolt_pco64 import instances, locations
 from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
+from bolt_pco64.standins import content_fingerprint, standin_registry
 
 __all__ = [
     "COLUMNS",
     "CONTEXT_COLUMN",
     "CRASH_COST_FRACTION",
-    "ENV_HOME",
     "ENV_TABLE",
     "INPUT_COLUMNS",
     "LIST_COLUMNS",
@@ -83,18 +68,11 @@ __all__ = [
     "Table",
     "TableError",
     "TableSource",
-    "bundled_table_path",
-    "content_fingerprint",
-    "data_home",
     "decode_inputs",
     "encode_inputs",
     "load_table",
-    "measured_table_paths",
     "parse_float_list",
     "read_table_file",
-    "refresh_standin_registry",
-    "standin_fingerprint_entry",
-    "standin_registry",
 ]
 
 # pco64's names, kept for backward compatibility: an instance's own come from
@@ -115,8 +93,6 @@ ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
 MAX_LOG2 = 30
 
 ENV_TABLE = PCO64_INSTANCE.env_table
-#: The data home of every instance (see :func:`data_home`).
-ENV_HOME = "BOLT_PCO64_HOME"
 #: What a crashed (OOM) run costs, as a fraction of the table's median feasible
 #: ``overall_time``: it still pays for scheduling, start-up, model construction
 #: and the first steps until the allocator fails, but not for a whole measured
@@ -124,10 +100,6 @@ ENV_HOME = "BOLT_PCO64_HOME"
 CRASH_COST_FRACTION = 0.25
 MEASURED_FILENAME = PCO64_INSTANCE.measured_filename
 STANDIN_FILENAME = PCO64_INSTANCE.standin_filename
-#: Package data file of the registered stand-in fingerprints.
-STANDIN_REGISTRY = "standin_fingerprints.json"
-#: Decimals of ``peak_mem`` (GB) that enter :func:`content_fingerprint`.
-FINGERPRINT_DECIMALS = 3
 
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance
@@ -164,7 +136,8 @@ class TableSource:
         path: The file read, or ``None`` for a DataFrame.
         simulated: Whether the table is the simulated stand-in, whichever way
             it was found: the shipped file, parquet metadata
-            ``source=simulated``, or a registered :func:`content_fingerprint`.
+            ``source=simulated``, or a registered
+            :func:`~bolt_pco64.standins.content_fingerprint`.
     """
 
     kind: SourceKind
@@ -175,66 +148,6 @@ class TableSource:
         where = str(self.path) if self.path is not None else "<DataFrame>"
         label = " [SIMULATED stand-in, not measured data]" if self.simulated else ""
         return f"{self.kind}: {where}{label}"
-
-
-# --------------------------------------------------------------------------
-# Locations
-# --------------------------------------------------------------------------
-
-
-def data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
-    """The folder where the measured table is installed by ``bolt-pco64 fetch``.
-
-    The argument wins, then the ``BOLT_PCO64_HOME`` environment variable, then
-    the platform's user data folder (``platformdirs.user_data_dir``). The folder
-    is not created here.
-    """
-    if data_home is not None:
-        return Path(data_home).expanduser()
-    env = os.environ.get(ENV_HOME)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("bolt_pco64", appauthor=False))
-
-
-def _checkout_data_dir() -> Path | None:
-    """``data/`` of a source checkout (one with ``pyproject.toml``), if this is one."""
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").is_file() and (root / "data").is_dir():
-        return root / "data"
-    return None
-
-
-def bundled_table_path(instance: InstanceLike = DEFAULT_INSTANCE) -> Path:
-    """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
-
-    Raises:
-        FileNotFoundError: If the installation lacks it.
-    """
-    name = instances.get_instance(instance).standin_filename
-    packaged = resources.files("bolt_pco64") / "data" / name
-    if packaged.is_file():
-        return Path(str(packaged))
-    checkout = _checkout_data_dir()
-    if checkout is not None and (checkout / name).is_file():
-        return checkout / name
-    raise FileNotFoundError(
-        f"The shipped stand-in table {name!r} is missing from the "
-        "installation; reinstall bolt_pco64."
-    )
-
-
-def measured_table_paths(instance: InstanceLike = DEFAULT_INSTANCE) -> list[Path]:
-    """Places searched, in order, for ``instance``'s measured table (they may not exist)."""
-    name = instances.get_instance(instance).measured_filename
-    paths = []
-    checkout = _checkout_data_dir()
-    if checkout is not None:
-        paths.append(checkout / name)
-    paths.append(data_home() / name)
-    return paths
 
 
 # --------------------------------------------------------------------------
@@ -695,7 +608,7 @@ class Table:
         source: Where the table came from (:class:`TableSource`), with
             ``simulated`` set if the content is a registered stand-in's.
         metadata: The parquet file's key-value metadata (empty for CSV/DataFrame).
-        fingerprint: :func:`content_fingerprint` of the table.
+        fingerprint: :func:`~bolt_pco64.standins.content_fingerprint` of the table.
 
     Raises:
         TableError: If the table breaks the instance's schema or invariants.
@@ -815,108 +728,6 @@ def _from_path(path: Path, kind: SourceKind, instance: Instance) -> Table:
     return Table(frame, source, meta, instance)
 
 
-# --------------------------------------------------------------------------
-# Recognising the stand-in by its content
-# --------------------------------------------------------------------------
-
-
-def content_fingerprint(table: Table) -> str:
-    """A hash of the table's content that the stand-in's noise seed leaves alone.
-
-    SHA-256 (hex) of the input column names, the encoded inputs in canonical
-    order (int64), ``ran_successfully`` and ``peak_mem`` rounded to
-    :data:`FINGERPRINT_DECIMALS` decimals (``inf`` for OOM rows), all
-    little-endian. The file's format, name, row order and metadata do not enter
-    it, nor do the throughputs, times and their spread (they change with the
-    generator's noise seed).
-    """
-    digest = hashlib.sha256()
-    digest.update(json.dumps(list(table.instance.input_columns)).encode())
-    digest.update(table.X.numpy().astype("<i8").tobytes())
-    digest.update(table.frame["ran_successfully"].to_numpy(dtype="u1").tobytes())
-    peak = table.frame["peak_mem"].to_numpy(dtype=np.float64)
-    digest.update(np.round(peak, FINGERPRINT_DECIMALS).astype("<f8").tobytes())
-    return digest.hexdigest()
-
-
-def _registry_path() -> Path:
-    return Path(__file__).resolve().parent / STANDIN_REGISTRY
-
-
-@functools.cache
-def standin_registry() -> dict[str, dict[str, str]]:
-    """The registered stand-in fingerprints: ``fingerprint -> entry``.
-
-    Each entry has ``instance`` (e.g. ``"pco64"``), ``generator_version`` and
-    ``file``. Read once per process from the package data file
-    ``standin_fingerprints.json``; empty if the file is missing.
-    """
-    path = _registry_path()
-    if not path.is_file():
-        return {}
-    registry = json.loads(path.read_text(encoding="utf-8"))
-    return dict(registry["fingerprints"])
-
-
-def standin_fingerprint_entry(
-    path: str | os.PathLike[str], instance: InstanceLike | None = None
-) -> dict[str, dict[str, str]]:
-    """The registry entry of a stand-in file: ``{fingerprint: {...}}``.
-
-    Args:
-        path: A stand-in table written by the generator (parquet with its
-            ``source=simulated`` metadata).
-        instance: Its instance; default: the file's ``instance`` metadata,
-            else :data:`~bolt_pco64.instances.DEFAULT_INSTANCE`.
-
-    Raises:
-        ValueError: If the file's metadata does not say ``source=simulated``.
-    """
-    file = Path(path)
-    frame, meta = read_table_file(file)
-    if meta.get("source") != "simulated":
-        raise ValueError(
-            f"Expected a stand-in with parquet metadata source=simulated, got "
-            f"source={meta.get('source')!r} in {file}."
-        )
-    inst = instances.get_instance(instance or meta.get("instance", DEFAULT_INSTANCE))
-    table = Table(frame, TableSource("argument", file.resolve()), meta, inst)
-    return {
-        table.fingerprint: {
-            "instance": inst.name,
-            "generator_version": meta.get("generator_version", "unknown"),
-            "file": file.name,
-        }
-    }
-
-
-def refresh_standin_registry(*paths: str | os.PathLike[str]) -> Path:
-    """Add the entries of the stand-in files ``paths`` to the package registry.
-
-    Existing entries are kept. The registry file is rewritten atomically.
-
-    Returns:
-        The registry's path.
-    """
-    from bolt_pco64._io import atomic_write_text
-
-    target = _registry_path()
-    registry = dict(standin_registry())
-    for path in paths:
-        registry.update(standin_fingerprint_entry(path))
-    document = {
-        "description": (
-            "Content fingerprints of the shipped SIMULATED stand-in tables "
-            "(bolt_pco64.table.content_fingerprint). Refresh with "
-            "bolt_pco64.table.refresh_standin_registry(path); see table.py."
-        ),
-        "fingerprints": dict(sorted(registry.items())),
-    }
-    atomic_write_text(target, json.dumps(document, indent=2) + "\n")
-    standin_registry.cache_clear()
-    return target
-
-
 def load_table(
     source: str | os.PathLike[str] | pd.DataFrame | Table | None = None,
     *,
@@ -973,7 +784,7 @@ def _load(
     env = os.environ.get(inst.env_table)
     if env:
         return _from_path(Path(env).expanduser(), "environment", inst)
-    for path in measured_table_paths(inst):
+    for path in locations.measured_table_paths(inst):
         if path.is_file():
             return _from_path(path, "measured", inst)
-    return _from_path(bundled_table_path(inst), "simulated", inst)
+    return _from_path(locations.bundled_table_path(inst), "simulated", inst)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from bolt_pco64 import locations as locations_module
 from bolt_pco64 import table as table_module
 from tests._tables import small_frame
 
@@ -17,7 +18,9 @@ def _isolated_sources(
 ) -> None:
     """No test sees the user's BOLT_PCO64_TABLE, data home or a measured table."""
     monkeypatch.delenv(table_module.ENV_TABLE, raising=False)
-    monkeypatch.setenv(table_module.ENV_HOME, str(tmp_path_factory.mktemp("data_home")))
+    monkeypatch.setenv(
+        locations_module.ENV_HOME, str(tmp_path_factory.mktemp("data_home"))
+    )
 
 
 @pytest.fixture

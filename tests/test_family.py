@@ -34,8 +34,11 @@ from bolt_pco64 import (
     load_table,
     problem_class,
 )
+from bolt_pco64 import locations as locations_module
 from bolt_pco64 import table as table_module
+from bolt_pco64.instances import get_instance
 from bolt_pco64.snap import nearest_rows_reference
+from bolt_pco64.standins import standin_registry
 from bolt_pco64.table import decode_inputs
 from tests._hypothesis import encode, examples, tables
 from tests._tables import CAPACITY, PAD, frame_from, small_frame
@@ -175,13 +178,11 @@ def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path
         pq.write_table(table.replace_schema_metadata({b"source": b"simulated"}), path)
         paths[name] = path
     monkeypatch.setattr(
-        table_module,
+        locations_module,
         "bundled_table_path",
-        lambda instance="pco64": paths[
-            table_module.instances.get_instance(instance).name
-        ],
+        lambda instance="pco64": paths[get_instance(instance).name],
     )
-    monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: None)
+    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
     monkeypatch.setattr(table_module, "_WARNED", set())
     return paths
 
@@ -225,7 +226,7 @@ def test_each_instance_reads_its_own_sources(
 def test_shipped_stand_in_is_registered_and_labelled(name: str) -> None:
     """Each shipped stand-in loads as its instance, labelled simulated, and its
     fingerprint is registered (refresh the registry after regenerating it: see
-    bolt_pco64.table). pco16/pco32 are skipped until their files exist."""
+    bolt_pco64.simulate.registry). pco16/pco32 are skipped until their files exist."""
     path = CHECKOUT_DATA / f"{name}_simulated.parquet"
     if not path.is_file():
         if name == "pco64":
@@ -235,7 +236,7 @@ def test_shipped_stand_in_is_registered_and_labelled(name: str) -> None:
         warnings.simplefilter("ignore", SimulatedTableWarning)
         table = load_table(pd.read_parquet(path), instance=name)
     assert table.is_simulated
-    entry = table_module.standin_registry().get(table.fingerprint)
+    entry = standin_registry().get(table.fingerprint)
     assert entry is not None, f"run refresh_standin_registry('{path}')"
     assert entry["instance"] == name
 

@@ -21,7 +21,8 @@ from botorch.utils.testing import (
 )
 
 from bolt_pco64 import PCO64, PCO64OutcomeConstraint, load_table
-from bolt_pco64.table import INPUT_COLUMNS, SimulatedTableWarning, bundled_table_path
+from bolt_pco64.locations import bundled_table_path
+from bolt_pco64.table import INPUT_COLUMNS, SimulatedTableWarning
 from tests._tables import PAD, frame_from, small_frame
 
 

@@ -15,13 +15,19 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
+from bolt_pco64 import locations as locations_module
+from bolt_pco64 import standins as standins_module
 from bolt_pco64 import table as table_module
+from bolt_pco64.locations import data_home
+from bolt_pco64.simulate.registry import (
+    refresh_standin_registry,
+    standin_fingerprint_entry,
+)
 from bolt_pco64.table import (
     COLUMNS,
     INPUT_COLUMNS,
     SimulatedTableWarning,
     TableError,
-    data_home,
     decode_inputs,
     load_table,
     parse_float_list,
@@ -312,9 +318,9 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     table = pa.Table.from_pandas(small_frame(seed=5), preserve_index=False)
     pq.write_table(table.replace_schema_metadata({b"source": b"simulated"}), path)
     monkeypatch.setattr(
-        table_module, "bundled_table_path", lambda instance="pco64": path
+        locations_module, "bundled_table_path", lambda instance="pco64": path
     )
-    monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: None)
+    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
     monkeypatch.setattr(table_module, "_WARNED", set())
     return path
 
@@ -362,7 +368,7 @@ def test_checkout_measured_table_comes_before_data_home(
     home.mkdir()
     _write(small_frame(seed=11), home / "pco64.parquet")
     monkeypatch.setenv("BOLT_PCO64_HOME", str(home))
-    monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: checkout)
+    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: checkout)
     assert load_table().source.path == in_checkout
 
 
@@ -423,11 +429,11 @@ def _forms(src: Path, tmp_path: Path) -> dict[str, object]:
 def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty stand-in registry in a temporary folder, and a fresh warning state."""
     path = tmp_path / "registry" / "standin_fingerprints.json"
-    monkeypatch.setattr(table_module, "_registry_path", lambda: path)
+    monkeypatch.setattr(standins_module, "_registry_path", lambda: path)
     monkeypatch.setattr(table_module, "_WARNED", set())
-    table_module.standin_registry.cache_clear()
+    standins_module.standin_registry.cache_clear()
     yield path
-    table_module.standin_registry.cache_clear()
+    standins_module.standin_registry.cache_clear()
 
 
 def _write_standin(frame: pd.DataFrame, path: Path) -> Path:
@@ -443,7 +449,7 @@ def test_registered_stand_in_is_simulated_in_every_form(
     src = _write_standin(small_frame(seed=21), tmp_path / "fake_simulated.parquet")
     forms = _forms(src, tmp_path)
     assert not load_table(forms["re-saved parquet"]).is_simulated  # not yet registered
-    table_module.refresh_standin_registry(src)
+    refresh_standin_registry(src)
     entry = json.loads(registry.read_text())["fingerprints"]
     assert [v["generator_version"] for v in entry.values()] == ["9.9"]
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
@@ -489,22 +495,20 @@ def test_registry_entry_refuses_a_file_not_labelled_simulated(
     parquet_path: Path,
 ) -> None:
     with pytest.raises(ValueError, match="source=simulated"):
-        table_module.standin_fingerprint_entry(parquet_path)
+        standin_fingerprint_entry(parquet_path)
 
 
 def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fails after the stand-in is regenerated until the registry is refreshed
-    (see the module docstring of bolt_pco64.table)."""
-    ((fingerprint, entry),) = table_module.standin_fingerprint_entry(
-        SHIPPED_STANDIN
-    ).items()
-    registered = table_module.standin_registry()
+    (see the module docstring of bolt_pco64.simulate.registry)."""
+    ((fingerprint, entry),) = standin_fingerprint_entry(SHIPPED_STANDIN).items()
+    registered = standins_module.standin_registry()
     assert fingerprint in registered, "refresh_standin_registry(...) was not run"
     assert registered[fingerprint]["instance"] == entry["instance"] == "pco64"
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(table_module, "_checkout_data_dir", lambda: None)
+    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
     for form, source in _forms(SHIPPED_STANDIN, tmp_path).items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SimulatedTableWarning)

@@ -1,0 +1,82 @@
+"""Where an instance's table files live (design section 1).
+
+An instance's measured table is looked for in ``data/`` of a source checkout,
+then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs
+it; its simulated stand-in ships with the package (:func:`bundled_table_path`).
+:func:`bolt_pco64.table.load_table` decides which one is read. Nothing here
+reads or writes a table.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from bolt_pco64 import instances
+from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
+
+__all__ = [
+    "ENV_HOME",
+    "bundled_table_path",
+    "data_home",
+    "measured_table_paths",
+]
+
+#: The data home of every instance (see :func:`data_home`).
+ENV_HOME = "BOLT_PCO64_HOME"
+
+
+def data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
+    """The folder where the measured table is installed by ``bolt-pco64 fetch``.
+
+    The argument wins, then the ``BOLT_PCO64_HOME`` environment variable, then
+    the platform's user data folder (``platformdirs.user_data_dir``). The folder
+    is not created here.
+    """
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("bolt_pco64", appauthor=False))
+
+
+def _checkout_data_dir() -> Path | None:
+    """``data/`` of a source checkout (one with ``pyproject.toml``), if this is one."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "data").is_dir():
+        return root / "data"
+    return None
+
+
+def bundled_table_path(instance: str | Instance = DEFAULT_INSTANCE) -> Path:
+    """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
+
+    Raises:
+        FileNotFoundError: If the installation lacks it.
+    """
+    name = instances.get_instance(instance).standin_filename
+    packaged = resources.files("bolt_pco64") / "data" / name
+    if packaged.is_file():
+        return Path(str(packaged))
+    checkout = _checkout_data_dir()
+    if checkout is not None and (checkout / name).is_file():
+        return checkout / name
+    raise FileNotFoundError(
+        f"The shipped stand-in table {name!r} is missing from the "
+        "installation; reinstall bolt_pco64."
+    )
+
+
+def measured_table_paths(instance: str | Instance = DEFAULT_INSTANCE) -> list[Path]:
+    """Places searched, in order, for ``instance``'s measured table (they may not exist)."""
+    name = instances.get_instance(instance).measured_filename
+    paths = []
+    checkout = _checkout_data_dir()
+    if checkout is not None:
+        paths.append(checkout / name)
+    paths.append(data_home() / name)
+    return paths
