@@ -3,26 +3,31 @@
 - :mod:`bolt_pco64.bo.gp`: the exact GPs (objective on feasible observations,
   constraint GP on the memory margin), the constrained qLogNEI/qLogEI and
   Thompson-sampling proposals over a discrete candidate set;
+- :mod:`bolt_pco64.bo.feasibility`: crash models of the hidden constraint: a
+  GP classifier of ``ran_successfully`` and a censored (Tobit) margin model,
+  each giving the probability of feasibility; the crash methods' defaults;
 - :mod:`bolt_pco64.bo.crash`: methods built for the crash (hidden) constraint:
-  a GP classifier of ``ran_successfully``, a censored (Tobit) margin model and
-  a probability-of-feasibility threshold, each with LogEI on the objective GP.
+  the classifier or the censored margin model, or a
+  probability-of-feasibility threshold, each with LogEI on the objective GP.
 
-Every public name of both modules is importable from here.
+Every public name of these modules is importable from here.
 """
 
 from bolt_pco64.bo.crash import (
+    CrashAwareState,
+    propose_censored_logei,
+    propose_classifier_logei,
+    propose_pof_threshold,
+    recommend,
+)
+from bolt_pco64.bo.feasibility import (
     CRASH_DEFAULTS,
     CensoredGaussianLikelihood,
-    CrashAwareState,
     CrashDefaults,
     dirichlet_targets,
     fit_censored_margin,
     fit_feasibility_classifier,
     log_prob_feasible,
-    propose_censored_logei,
-    propose_classifier_logei,
-    propose_pof_threshold,
-    recommend,
 )
 from bolt_pco64.bo.gp import (
     FIT_OPTIONS,
