@@ -8,6 +8,8 @@ from every seed, written into one output directory. The parts:
   :data:`QUICK`, :data:`QUICK_FAMILY`) and :class:`BenchConfig`, what makes runs comparable;
 - :mod:`~bolt_pco64.bench.methods`: the method registry (:data:`METHODS`,
   :func:`register_method`, :class:`RunContext`) and the built-in methods;
+- :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points
+  of the box that are snapped to rows; repeats) and :func:`resolve_proposal`;
 - :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`) and its records
   (:func:`record_columns`: one row per evaluation, regret, cost);
 - :mod:`~bolt_pco64.bench.store`: :class:`ResultStore`, the output
@@ -46,7 +48,10 @@ Writing your own method::
     run_benchmark(["random", "lowest_memory_first"], seeds=5, budget=30,
                   out="my-results")
 
-A method returns ``q`` distinct untried row indices. It must draw randomness
+A method returns ``q`` distinct untried row indices, or a ``q x d`` floating
+tensor of points of the box, which the harness snaps with ``problem.lookup``
+(a point may snap to a row already evaluated: a repeat, charged as an
+evaluation and returning the first observation). It must draw randomness
 only from ``ctx.generator`` / ``ctx.step_seed``, and may add the time it spends
 fitting models to ``ctx.fit_seconds``. For ``jobs``/Dask backends the function
 must be importable by the workers (defined in a module, or in a script run
@@ -81,6 +86,7 @@ if TYPE_CHECKING:
     )
     from bolt_pco64.bench.family import FamilyResult, run_problems
     from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext, register_method
+    from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.report import (
         checkpoints_for,
         cost_label,
@@ -119,6 +125,8 @@ _WHERE: dict[str, str] = {
     "MethodFn": "methods",
     "RunContext": "methods",
     "register_method": "methods",
+    "Proposal": "proposals",
+    "resolve_proposal": "proposals",
     "checkpoints_for": "report",
     "cost_label": "report",
     "plot_regret": "report",
@@ -152,6 +160,7 @@ __all__ = [
     "MethodFn",
     "OutputDirError",
     "ProcessBackend",
+    "Proposal",
     "ResultStore",
     "RunContext",
     "RunOutcome",
@@ -162,6 +171,7 @@ __all__ = [
     "plot_regret",
     "record_columns",
     "register_method",
+    "resolve_proposal",
     "run_benchmark",
     "run_one",
     "run_problems",
