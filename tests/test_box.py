@@ -21,7 +21,7 @@ from bolt_pco64.bo.gp import (
 from tests._synth import make_table
 
 # Small budgets keep the tests fast; the behaviour tested does not depend on them.
-FAST = BoxDefaults(num_restarts=2, raw_samples=32, maxiter=10, mc_samples=32)
+FAST = BoxDefaults(num_restarts=2, raw_samples=16, maxiter=5, mc_samples=16)
 PROPOSE = {"box": propose_box, "mixed": propose_mixed}
 
 
@@ -135,7 +135,7 @@ def test_mixed_point_is_a_local_optimum_over_one_step_integer_moves(
     # The same acquisition function as inside propose_mixed (same seed, same
     # MC samples), evaluated at the point and its one-step lattice neighbours.
     models, X, y = fitted
-    acqf = acquisition_function("qlognei", models, X, y, seed=0, mc_samples=32)
+    acqf = acquisition_function("qlognei", models, X, y, seed=0, mc_samples=16)
     point = propose_mixed(models, X, y, problem.bounds, 1, seed=0, defaults=FAST)
     with torch.no_grad():
         value = float(acqf(point.unsqueeze(0)))
