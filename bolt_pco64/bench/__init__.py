@@ -17,7 +17,9 @@ from every seed, written into one output directory. The parts:
   atomically;
 - :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask
   behind one :class:`Backend` interface, with bit-identical records;
-- :mod:`~bolt_pco64.bench.report`: summary, Markdown table and regret plot;
+- :mod:`~bolt_pco64.bench.report`: summary, Markdown tables, paired
+  comparisons and the files written at the end (:func:`write_summary`);
+- :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`plot_regret`);
 - :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, which checks
   everything before it creates anything, then runs and reports;
 - :mod:`~bolt_pco64.bench.family`: :func:`run_problems`, the same comparison
@@ -86,11 +88,11 @@ if TYPE_CHECKING:
     )
     from bolt_pco64.bench.family import FamilyResult, run_problems
     from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext, register_method
+    from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.report import (
         checkpoints_for,
         cost_label,
-        plot_regret,
         summarize,
         summary_markdown,
     )
@@ -129,7 +131,7 @@ _WHERE: dict[str, str] = {
     "resolve_proposal": "proposals",
     "checkpoints_for": "report",
     "cost_label": "report",
-    "plot_regret": "report",
+    "plot_regret": "plots",
     "summarize": "report",
     "summary_markdown": "report",
     "RECORD_COLUMNS": "run",

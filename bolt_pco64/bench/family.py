@@ -24,7 +24,8 @@ from bolt_pco64.bench.backends import make_backend
 from bolt_pco64.bench.benchmark import BenchResult, check_seeds, run_benchmark
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.methods import check_methods, check_reference
-from bolt_pco64.bench.report import _plot_panels, cost_label, summary_markdown
+from bolt_pco64.bench.plots import plot_panels
+from bolt_pco64.bench.report import cost_label, summary_markdown
 from bolt_pco64.bench.run import make_problem
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
@@ -180,5 +181,5 @@ def _combined_report(
             )
         )
     plot = root / "regret.png"
-    _plot_panels(panels, plot)
+    plot_panels(panels, plot)
     return FamilyResult(root, results, summary, md, plot)
