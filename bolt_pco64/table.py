@@ -4,9 +4,9 @@ A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
 says which are inputs, in ``X`` order, and which are context). Rows are put in
 *canonical order* (ascending lexicographic order of the encoded inputs), so
 that a file's own row order never changes any result. Every invariant of the
-card is checked on load; a table that breaks one is refused with a single
-:class:`TableError` that names the file, the column and the first offending
-row.
+card is checked on load (by :mod:`bolt_pco64.validation`); a table that breaks
+one is refused with a single :class:`TableError` that names the file, the
+column and the first offending row.
 
 Where an instance's table comes from, first match wins (see :func:`load_table`;
 ``pco64`` in the names below stands for the instance's name):
@@ -51,6 +51,16 @@ from torch import Tensor
 from bolt_pco64 import instances, locations
 from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
 from bolt_pco64.standins import content_fingerprint, standin_registry
+from bolt_pco64.validation import (
+    LIST_COLUMNS,
+    TableError,
+    parse_float_list,
+    table_error,
+    validate_frame,
+)
+
+# MAX_LOG2 stays importable from here (bolt_pco64.snap names it).
+from bolt_pco64.validation import MAX_LOG2 as MAX_LOG2
 
 __all__ = [
     "COLUMNS",
@@ -85,12 +95,8 @@ CONTEXT_COLUMN = PCO64_INSTANCE.context_columns[0]
 OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
 #: All 17 columns of pco64's card, in the card's order.
 COLUMNS: tuple[str, ...] = PCO64_INSTANCE.columns
-#: Columns that hold a list of numbers, published as a string such as "[1.0, 2.5]".
-LIST_COLUMNS: tuple[str, ...] = ("all_time_steps", "peak_mem_per_gpu")
 #: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
 ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
-#: Largest log2 value an input may take (2**30 of anything is out of range).
-MAX_LOG2 = 30
 
 ENV_TABLE = PCO64_INSTANCE.env_table
 #: What a crashed (OOM) run costs, as a fraction of the table's median feasible
@@ -104,19 +110,7 @@ STANDIN_FILENAME = PCO64_INSTANCE.standin_filename
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance
 
-_FLOAT_COLUMNS = (
-    "throughput_mean",
-    "throughput_std",
-    "peak_mem_normalised",
-    "overall_time",
-    "peak_mem",
-)
-
 SourceKind = Literal["argument", "dataframe", "environment", "measured", "simulated"]
-
-
-class TableError(ValueError):
-    """A table that breaks the card's schema or invariants (or cannot be read)."""
 
 
 class SimulatedTableWarning(UserWarning):
@@ -219,302 +213,6 @@ def decode_inputs(
         else:
             out[short] = 2 ** round(value)
     return out
-
-
-# --------------------------------------------------------------------------
-# Parsing helpers
-# --------------------------------------------------------------------------
-
-
-#: Reprs that wrap a number in a list cell, e.g. ``np.float64(0.5)`` (numpy >= 2).
-_NUMBER_WRAPPERS = ("np.float64(", "np.float32(", "numpy.float64(", "float(")
-
-
-def parse_float_list(value: object) -> tuple[float, ...]:
-    """Parse one list cell ("[1.0, 2.5]", a list or an array) without ``eval``.
-
-    Missing cells (None/NaN) and ``"[]"`` give an empty tuple. Tokens are read
-    with :func:`float` (so ``nan`` and ``inf`` are accepted).
-
-    Raises:
-        ValueError: If the cell is not a list of numbers.
-    """
-    if value is None:
-        return ()
-    if isinstance(value, float) and math.isnan(value):
-        return ()
-    if isinstance(value, (list, tuple, np.ndarray)):
-        try:
-            return tuple(float(v) for v in value)
-        except (TypeError, ValueError):  # None, nested lists, strings, complex
-            raise ValueError(
-                f"expected a list of numbers, got {str(list(value))[:40]}"
-            ) from None
-    if not isinstance(value, str):
-        raise ValueError(f"expected a list of numbers, got {type(value).__name__}")
-    text = value.strip()
-    if text == "" or text.lower() in {"nan", "none", "null"}:
-        return ()
-    if not (text.startswith("[") and text.endswith("]")):
-        raise ValueError(f"expected a list like '[1.0, 2.0]', got {value[:40]!r}")
-    inner = text[1:-1].strip()
-    if not inner:
-        return ()
-    out = []
-    for token in inner.split(","):
-        token = token.strip()
-        for wrapper in _NUMBER_WRAPPERS:
-            if token.startswith(wrapper) and token.endswith(")"):
-                token = token[len(wrapper) : -1].strip()
-                break
-        try:
-            out.append(float(token))
-        except ValueError:
-            raise ValueError(
-                f"expected a number in the list, got {token[:40]!r}"
-            ) from None
-    return tuple(out)
-
-
-def _fail(where: str, column: str | None, row: int | None, what: str) -> TableError:
-    parts = [where]
-    if column is not None:
-        parts.append(f"column {column!r}")
-    if row is not None:
-        parts.append(f"row {row}")
-    return TableError(": ".join([", ".join(parts), what]))
-
-
-def _first(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0])
-
-
-def _numeric(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
-    """A column as float64, refusing cells that are not numbers."""
-    series = frame[column]
-    if pd.api.types.is_bool_dtype(series.dtype):
-        raise _fail(
-            where, column, 0, f"expected numbers, got booleans ({series.dtype})"
-        )
-    numbers = pd.to_numeric(series, errors="coerce")
-    for dtype in (series.dtype, numbers.dtype):
-        if getattr(dtype, "kind", "O") in "cmM":  # complex, timedelta, datetime
-            raise _fail(where, column, 0, f"expected real numbers, got {dtype}")
-    values = numbers.to_numpy(dtype=np.float64)
-    bad = np.isnan(values) & ~series.isna().to_numpy()
-    if bad.any():
-        i = _first(bad)
-        raise _fail(where, column, i, f"expected a number, got {series.iloc[i]!r}")
-    return values
-
-
-def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
-    series = frame[column]
-    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
-        return series.to_numpy(dtype=bool)
-    truth = {
-        "true": True,
-        "1": True,
-        "1.0": True,
-        "false": False,
-        "0": False,
-        "0.0": False,
-    }
-    out = np.zeros(len(series), dtype=bool)
-    for i, v in enumerate(series.tolist()):
-        if isinstance(v, (bool, np.bool_)) or (
-            isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1)
-        ):
-            out[i] = bool(v)
-        elif isinstance(v, str) and v.strip().lower() in truth:
-            out[i] = truth[v.strip().lower()]
-        else:
-            raise _fail(where, column, i, f"expected True or False, got {v!r}")
-    return out
-
-
-# --------------------------------------------------------------------------
-# Validation
-# --------------------------------------------------------------------------
-
-
-def _validate(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
-    """Check every invariant of design section 1 and return a clean frame.
-
-    The returned frame has exactly the instance's 17 columns in
-    :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are
-    dropped), integer inputs and context, boolean ``ran_successfully``, float
-    outputs and the list columns parsed into tuples of floats; rows are still
-    in file order.
-    """
-    columns = inst.columns
-    missing = [c for c in columns if c not in raw.columns]
-    if missing:
-        raise _fail(
-            where,
-            missing[0],
-            None,
-            f"missing column(s) {missing}; expected {list(columns)}",
-        )
-    doubled = [c for c in columns if int((raw.columns == c).sum()) > 1]
-    if doubled:
-        raise _fail(where, doubled[0], None, "the column appears more than once")
-    if len(raw) == 0:
-        raise _fail(where, None, None, "the table has no rows")
-    raw = raw.reset_index(drop=True)
-    ints: dict[str, np.ndarray] = {}
-    floats: dict[str, np.ndarray] = {}
-    lists: dict[str, list[tuple[float, ...]]] = {}
-
-    levels = {spec.name: spec.levels for spec in inst.inputs if spec.levels}
-    for column in (*inst.input_columns, *inst.context_columns):
-        values = _numeric(raw, column, where)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            i = _first(bad)
-            raise _fail(where, column, i, f"expected a finite integer, got {values[i]}")
-        bad = values != np.round(values)
-        if bad.any():
-            i = _first(bad)
-            raise _fail(where, column, i, f"expected an integer, got {values[i]}")
-        if column in levels:
-            bad = ~np.isin(values, levels[column])
-            if bad.any():
-                i = _first(bad)
-                raise _fail(
-                    where,
-                    column,
-                    i,
-                    f"expected one of {list(levels[column])}, got {values[i]:g}",
-                )
-        else:
-            bad = (values < 0) | (values > MAX_LOG2)
-            if bad.any():
-                i = _first(bad)
-                raise _fail(
-                    where,
-                    column,
-                    i,
-                    f"expected a log2 value in [0, {MAX_LOG2}], got {values[i]:g}",
-                )
-        ints[column] = values.astype(np.int64)
-
-    for column in inst.context_columns:
-        context = ints[column]
-        bad = context != context[0]
-        if bad.any():
-            i = _first(bad)
-            others = sorted(
-                other.name
-                for other in instances.INSTANCES.values()
-                if column in other.input_columns
-            )
-            hint = f" (it is an input of {', '.join(others)})" if others else ""
-            raise _fail(
-                where,
-                column,
-                i,
-                f"expected a constant (context of {inst.name}, not an input), got "
-                f"{context[i]} after {context[0]}{hint}",
-            )
-
-    feasible = _boolean(raw, "ran_successfully", where)
-    for column in _FLOAT_COLUMNS:
-        floats[column] = _numeric(raw, column, where)
-
-    inputs = pd.DataFrame({c: ints[c] for c in inst.input_columns})
-    dup = inputs.duplicated(keep="first").to_numpy()
-    if dup.any():
-        i = _first(dup)
-        first = _first((inputs == inputs.iloc[i]).all(axis=1).to_numpy())
-        raise _fail(
-            where,
-            "(inputs)",
-            i,
-            f"duplicate configuration {inputs.iloc[i].tolist()} (same as row {first})",
-        )
-
-    def check(column: str, ok: np.ndarray, expected: str) -> None:
-        if not ok.all():
-            i = _first(~ok)
-            state = "feasible" if feasible[i] else "infeasible (OOM)"
-            value = floats[column][i]
-            raise _fail(
-                where,
-                column,
-                i,
-                f"expected {expected} for a {state} row (ran_successfully="
-                f"{bool(feasible[i])}), got {value}",
-            )
-
-    tm, ts, ot, pm, pn = (
-        floats[c]
-        for c in (
-            "throughput_mean",
-            "throughput_std",
-            "overall_time",
-            "peak_mem",
-            "peak_mem_normalised",
-        )
-    )
-    inf = ~feasible
-    check(
-        "throughput_mean",
-        np.where(feasible, np.isfinite(tm), np.isnan(tm)),
-        "finite / NaN",
-    )
-    check(
-        "throughput_std",
-        np.where(feasible, np.isfinite(ts) & (ts >= 0), np.isnan(ts)),
-        "finite >= 0 / NaN",
-    )
-    check(
-        "overall_time",
-        np.where(feasible, np.isfinite(ot), np.isnan(ot)),
-        "finite / NaN",
-    )
-    check(
-        "peak_mem", np.where(feasible, np.isfinite(pm), np.isposinf(pm)), "finite / inf"
-    )
-    check(
-        "peak_mem_normalised",
-        np.where(feasible, np.isfinite(pn) & (pn < 0), np.isfinite(pn) & (pn > 0)),
-        "a finite value < 0 / a finite positive pad",
-    )
-    if not feasible.any():
-        raise _fail(
-            where,
-            "ran_successfully",
-            None,
-            "expected at least one feasible row, got none",
-        )
-    if inf.any():
-        pad = pn[inf][0]
-        check(
-            "peak_mem_normalised",
-            np.where(inf, pn == pad, True),
-            f"the same pad {pad} as the first OOM row",
-        )
-
-    for column in LIST_COLUMNS:
-        parsed = []
-        for i, cell in enumerate(raw[column].tolist()):
-            try:
-                parsed.append(parse_float_list(cell))
-            except ValueError as err:
-                raise _fail(where, column, i, str(err)) from None
-        lists[column] = parsed
-
-    cells: dict[str, object] = {
-        **ints,
-        "ran_successfully": feasible,
-        **floats,
-        **lists,
-    }
-    frame = pd.DataFrame({c: cells[c] for c in columns})
-    for column in LIST_COLUMNS:
-        frame[column] = frame[column].astype(object)
-    return frame
 
 
 # --------------------------------------------------------------------------
@@ -629,13 +327,13 @@ class Table:
         self.metadata: dict[str, str] = dict(metadata or {})
         labelled = self.metadata.get("instance")
         if labelled is not None and labelled != name:
-            raise _fail(
+            raise table_error(
                 where,
                 None,
                 None,
                 f"expected a {name} table, got one labelled {labelled!r}",
             )
-        clean = _validate(frame, where, self.instance)
+        clean = validate_frame(frame, where, self.instance)
         encoded = encode_inputs(clean, self.instance)
         order = np.lexsort(encoded.T[::-1])
         self.frame: pd.DataFrame = clean.iloc[order].reset_index(drop=True)

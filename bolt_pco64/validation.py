@@ -1,0 +1,354 @@
+"""Parsing and validation of a table's cells against its card (design section 1).
+
+:func:`validate_frame` checks every invariant of an instance's card on a raw
+frame and returns the clean one; a frame that breaks one is refused with a
+single :class:`TableError` that names where it came from, the column and the
+first offending row (:func:`table_error` writes that message).
+:func:`parse_float_list` reads one cell of a list column without ``eval``.
+
+:mod:`bolt_pco64.table` loads a table through this module and is the public
+home of :class:`TableError` and :func:`parse_float_list`; this module depends
+only on :mod:`bolt_pco64.instances`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from bolt_pco64 import instances
+from bolt_pco64.instances import Instance
+
+__all__ = [
+    "LIST_COLUMNS",
+    "MAX_LOG2",
+    "TableError",
+    "parse_float_list",
+    "table_error",
+    "validate_frame",
+]
+
+#: Columns that hold a list of numbers, published as a string such as "[1.0, 2.5]".
+LIST_COLUMNS: tuple[str, ...] = ("all_time_steps", "peak_mem_per_gpu")
+#: Largest log2 value an input may take (2**30 of anything is out of range).
+MAX_LOG2 = 30
+
+_FLOAT_COLUMNS = (
+    "throughput_mean",
+    "throughput_std",
+    "peak_mem_normalised",
+    "overall_time",
+    "peak_mem",
+)
+
+
+class TableError(ValueError):
+    """A table that breaks the card's schema or invariants (or cannot be read)."""
+
+
+# --------------------------------------------------------------------------
+# Parsing helpers
+# --------------------------------------------------------------------------
+
+
+#: Reprs that wrap a number in a list cell, e.g. ``np.float64(0.5)`` (numpy >= 2).
+_NUMBER_WRAPPERS = ("np.float64(", "np.float32(", "numpy.float64(", "float(")
+
+
+def parse_float_list(value: object) -> tuple[float, ...]:
+    """Parse one list cell ("[1.0, 2.5]", a list or an array) without ``eval``.
+
+    Missing cells (None/NaN) and ``"[]"`` give an empty tuple. Tokens are read
+    with :func:`float` (so ``nan`` and ``inf`` are accepted).
+
+    Raises:
+        ValueError: If the cell is not a list of numbers.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, float) and math.isnan(value):
+        return ()
+    if isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            return tuple(float(v) for v in value)
+        except (TypeError, ValueError):  # None, nested lists, strings, complex
+            raise ValueError(
+                f"expected a list of numbers, got {str(list(value))[:40]}"
+            ) from None
+    if not isinstance(value, str):
+        raise ValueError(f"expected a list of numbers, got {type(value).__name__}")
+    text = value.strip()
+    if text == "" or text.lower() in {"nan", "none", "null"}:
+        return ()
+    if not (text.startswith("[") and text.endswith("]")):
+        raise ValueError(f"expected a list like '[1.0, 2.0]', got {value[:40]!r}")
+    inner = text[1:-1].strip()
+    if not inner:
+        return ()
+    out = []
+    for token in inner.split(","):
+        token = token.strip()
+        for wrapper in _NUMBER_WRAPPERS:
+            if token.startswith(wrapper) and token.endswith(")"):
+                token = token[len(wrapper) : -1].strip()
+                break
+        try:
+            out.append(float(token))
+        except ValueError:
+            raise ValueError(
+                f"expected a number in the list, got {token[:40]!r}"
+            ) from None
+    return tuple(out)
+
+
+def table_error(
+    where: str, column: str | None, row: int | None, what: str
+) -> TableError:
+    """A :class:`TableError` reading ``"<where>, column <c>, row <i>: <what>"``.
+
+    The column and the row are left out where they are ``None``.
+    """
+    parts = [where]
+    if column is not None:
+        parts.append(f"column {column!r}")
+    if row is not None:
+        parts.append(f"row {row}")
+    return TableError(": ".join([", ".join(parts), what]))
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _numeric(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
+    """A column as float64, refusing cells that are not numbers."""
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series.dtype):
+        raise table_error(
+            where, column, 0, f"expected numbers, got booleans ({series.dtype})"
+        )
+    numbers = pd.to_numeric(series, errors="coerce")
+    for dtype in (series.dtype, numbers.dtype):
+        if getattr(dtype, "kind", "O") in "cmM":  # complex, timedelta, datetime
+            raise table_error(where, column, 0, f"expected real numbers, got {dtype}")
+    values = numbers.to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & ~series.isna().to_numpy()
+    if bad.any():
+        i = _first(bad)
+        raise table_error(
+            where, column, i, f"expected a number, got {series.iloc[i]!r}"
+        )
+    return values
+
+
+def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
+        return series.to_numpy(dtype=bool)
+    truth = {
+        "true": True,
+        "1": True,
+        "1.0": True,
+        "false": False,
+        "0": False,
+        "0.0": False,
+    }
+    out = np.zeros(len(series), dtype=bool)
+    for i, v in enumerate(series.tolist()):
+        if isinstance(v, (bool, np.bool_)) or (
+            isinstance(v, (int, np.integer, float, np.floating)) and v in (0, 1)
+        ):
+            out[i] = bool(v)
+        elif isinstance(v, str) and v.strip().lower() in truth:
+            out[i] = truth[v.strip().lower()]
+        else:
+            raise table_error(where, column, i, f"expected True or False, got {v!r}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+
+def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
+    """Check every invariant of design section 1 and return a clean frame.
+
+    The returned frame has exactly the instance's 17 columns in
+    :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are
+    dropped), integer inputs and context, boolean ``ran_successfully``, float
+    outputs and the list columns parsed into tuples of floats; rows are still
+    in file order.
+    """
+    columns = inst.columns
+    missing = [c for c in columns if c not in raw.columns]
+    if missing:
+        raise table_error(
+            where,
+            missing[0],
+            None,
+            f"missing column(s) {missing}; expected {list(columns)}",
+        )
+    doubled = [c for c in columns if int((raw.columns == c).sum()) > 1]
+    if doubled:
+        raise table_error(where, doubled[0], None, "the column appears more than once")
+    if len(raw) == 0:
+        raise table_error(where, None, None, "the table has no rows")
+    raw = raw.reset_index(drop=True)
+    ints: dict[str, np.ndarray] = {}
+    floats: dict[str, np.ndarray] = {}
+    lists: dict[str, list[tuple[float, ...]]] = {}
+
+    levels = {spec.name: spec.levels for spec in inst.inputs if spec.levels}
+    for column in (*inst.input_columns, *inst.context_columns):
+        values = _numeric(raw, column, where)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = _first(bad)
+            raise table_error(
+                where, column, i, f"expected a finite integer, got {values[i]}"
+            )
+        bad = values != np.round(values)
+        if bad.any():
+            i = _first(bad)
+            raise table_error(where, column, i, f"expected an integer, got {values[i]}")
+        if column in levels:
+            bad = ~np.isin(values, levels[column])
+            if bad.any():
+                i = _first(bad)
+                raise table_error(
+                    where,
+                    column,
+                    i,
+                    f"expected one of {list(levels[column])}, got {values[i]:g}",
+                )
+        else:
+            bad = (values < 0) | (values > MAX_LOG2)
+            if bad.any():
+                i = _first(bad)
+                raise table_error(
+                    where,
+                    column,
+                    i,
+                    f"expected a log2 value in [0, {MAX_LOG2}], got {values[i]:g}",
+                )
+        ints[column] = values.astype(np.int64)
+
+    for column in inst.context_columns:
+        context = ints[column]
+        bad = context != context[0]
+        if bad.any():
+            i = _first(bad)
+            others = sorted(
+                other.name
+                for other in instances.INSTANCES.values()
+                if column in other.input_columns
+            )
+            hint = f" (it is an input of {', '.join(others)})" if others else ""
+            raise table_error(
+                where,
+                column,
+                i,
+                f"expected a constant (context of {inst.name}, not an input), got "
+                f"{context[i]} after {context[0]}{hint}",
+            )
+
+    feasible = _boolean(raw, "ran_successfully", where)
+    for column in _FLOAT_COLUMNS:
+        floats[column] = _numeric(raw, column, where)
+
+    inputs = pd.DataFrame({c: ints[c] for c in inst.input_columns})
+    dup = inputs.duplicated(keep="first").to_numpy()
+    if dup.any():
+        i = _first(dup)
+        first = _first((inputs == inputs.iloc[i]).all(axis=1).to_numpy())
+        raise table_error(
+            where,
+            "(inputs)",
+            i,
+            f"duplicate configuration {inputs.iloc[i].tolist()} (same as row {first})",
+        )
+
+    def check(column: str, ok: np.ndarray, expected: str) -> None:
+        if not ok.all():
+            i = _first(~ok)
+            state = "feasible" if feasible[i] else "infeasible (OOM)"
+            value = floats[column][i]
+            raise table_error(
+                where,
+                column,
+                i,
+                f"expected {expected} for a {state} row (ran_successfully="
+                f"{bool(feasible[i])}), got {value}",
+            )
+
+    tm, ts, ot, pm, pn = (
+        floats[c]
+        for c in (
+            "throughput_mean",
+            "throughput_std",
+            "overall_time",
+            "peak_mem",
+            "peak_mem_normalised",
+        )
+    )
+    inf = ~feasible
+    check(
+        "throughput_mean",
+        np.where(feasible, np.isfinite(tm), np.isnan(tm)),
+        "finite / NaN",
+    )
+    check(
+        "throughput_std",
+        np.where(feasible, np.isfinite(ts) & (ts >= 0), np.isnan(ts)),
+        "finite >= 0 / NaN",
+    )
+    check(
+        "overall_time",
+        np.where(feasible, np.isfinite(ot), np.isnan(ot)),
+        "finite / NaN",
+    )
+    check(
+        "peak_mem", np.where(feasible, np.isfinite(pm), np.isposinf(pm)), "finite / inf"
+    )
+    check(
+        "peak_mem_normalised",
+        np.where(feasible, np.isfinite(pn) & (pn < 0), np.isfinite(pn) & (pn > 0)),
+        "a finite value < 0 / a finite positive pad",
+    )
+    if not feasible.any():
+        raise table_error(
+            where,
+            "ran_successfully",
+            None,
+            "expected at least one feasible row, got none",
+        )
+    if inf.any():
+        pad = pn[inf][0]
+        check(
+            "peak_mem_normalised",
+            np.where(inf, pn == pad, True),
+            f"the same pad {pad} as the first OOM row",
+        )
+
+    for column in LIST_COLUMNS:
+        parsed = []
+        for i, cell in enumerate(raw[column].tolist()):
+            try:
+                parsed.append(parse_float_list(cell))
+            except ValueError as err:
+                raise table_error(where, column, i, str(err)) from None
+        lists[column] = parsed
+
+    cells: dict[str, object] = {
+        **ints,
+        "ran_successfully": feasible,
+        **floats,
+        **lists,
+    }
+    frame = pd.DataFrame({c: cells[c] for c in columns})
+    for column in LIST_COLUMNS:
+        frame[column] = frame[column].astype(object)
+    return frame
