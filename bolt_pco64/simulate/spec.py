@@ -13,7 +13,7 @@ Units: memory in GB of 2**30 bytes (what ``torch.cuda.max_memory_allocated()
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bolt_pco64.instances import Instance
@@ -198,6 +198,18 @@ class Assumptions:
     usable_fraction: float | None = None
 
 
+_PCO64_ASSUMPTIONS = Assumptions(
+    architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
+    num_kv_heads=64,
+    head_dim=80,
+    gated_mlp=False,
+    vocab_size=32000,
+    micro_batch_size=1,
+    recompute="full",
+    hardware=GH200_QUAD,
+    throughput_unit="samples/s/gpu",
+)
+
 #: Per-instance assumptions (see the module docstring of
 #: :mod:`bolt_pco64.simulate` for the reasoning). The cards give the shape
 #: only. pco64 and pco32: a GeLU MLP (two ``h x f`` matrices; FFN 25600 is
@@ -224,28 +236,10 @@ class Assumptions:
 #: step): pco16's table is read as steps/s. This is an inference; the
 #: published numbers alone cannot prove either reading.
 ASSUMPTIONS: dict[str, Assumptions] = {
-    "pco64": Assumptions(
-        architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
-        num_kv_heads=64,
-        head_dim=80,
-        gated_mlp=False,
-        vocab_size=32000,
-        micro_batch_size=1,
-        recompute="full",
-        hardware=GH200_QUAD,
-        throughput_unit="samples/s/gpu",
-    ),
-    "pco32": Assumptions(
-        architecture="GPT-style dense transformer (GeLU MLP, multi-head attention)",
-        num_kv_heads=40,
-        head_dim=128,
-        gated_mlp=False,
-        vocab_size=32000,
-        micro_batch_size=1,
-        recompute="full",
-        hardware=GH200_QUAD,
-        throughput_unit="samples/s/gpu",
-        usable_fraction=0.855,
+    "pco64": _PCO64_ASSUMPTIONS,
+    # pco32: pco64's model family, cluster and harness; its own attention shape.
+    "pco32": replace(
+        _PCO64_ASSUMPTIONS, num_kv_heads=40, head_dim=128, usable_fraction=0.855
     ),
     "pco16": Assumptions(
         architecture="Llama-2-7B (SwiGLU MLP, multi-head attention)",
