@@ -70,7 +70,9 @@ of the parallel reductions).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from botorch.exceptions.warnings import OptimizationWarning
@@ -139,6 +141,41 @@ def _clamp(points: Tensor, bounds: Tensor) -> Tensor:
     return points.detach().clamp(bounds[0], bounds[1])
 
 
+def _optimise(
+    optimiser: Callable[..., tuple[Tensor, Tensor]],
+    models: ConstrainedModels,
+    X_observed: Tensor,
+    y: Tensor,
+    bounds: Tensor,
+    q: int,
+    seed: int,
+    defaults: BoxDefaults,
+    **kwargs: Any,
+) -> Tensor:
+    """``optimiser`` (``optimize_acqf`` or ``optimize_acqf_mixed_alternating``)
+    on constrained qLogNEI, seeded and with ``kwargs`` passed on.
+
+    Returns:
+        ``q x d``-dim tensor of points inside ``bounds`` (already checked and
+        in X's dtype).
+    """
+    acqf = acquisition_function(
+        "qlognei", models, X_observed, y, seed, defaults.mc_samples
+    )
+    with manual_seed(int(seed)), warnings.catch_warnings():
+        # A restart that stops at maxiter is still a usable point.
+        warnings.simplefilter("ignore", OptimizationWarning)
+        points, _ = optimiser(
+            acq_function=acqf,
+            bounds=bounds,
+            q=q,
+            num_restarts=defaults.num_restarts,
+            raw_samples=defaults.raw_samples,
+            **kwargs,
+        )
+    return _clamp(points, bounds)
+
+
 def propose_box(
     models: ConstrainedModels,
     X_observed: Tensor,
@@ -168,23 +205,18 @@ def propose_box(
         ValueError: On mismatched shapes, inverted bounds or ``q < 1``.
     """
     _check(X_observed, y, bounds, q)
-    bounds = bounds.to(X_observed)
-    acqf = acquisition_function(
-        "qlognei", models, X_observed, y, seed, defaults.mc_samples
+    return _optimise(
+        optimize_acqf,
+        models,
+        X_observed,
+        y,
+        bounds.to(X_observed),
+        q,
+        seed,
+        defaults,
+        options={"maxiter": defaults.maxiter},
+        retry_on_optimization_warning=False,
     )
-    with manual_seed(int(seed)), warnings.catch_warnings():
-        # A restart that stops at maxiter is still a usable point.
-        warnings.simplefilter("ignore", OptimizationWarning)
-        points, _ = optimize_acqf(
-            acq_function=acqf,
-            bounds=bounds,
-            q=q,
-            num_restarts=defaults.num_restarts,
-            raw_samples=defaults.raw_samples,
-            options={"maxiter": defaults.maxiter},
-            retry_on_optimization_warning=False,
-        )
-    return _clamp(points, bounds)
 
 
 def integer_values(bounds: Tensor) -> dict[int, list[float]]:
@@ -239,19 +271,15 @@ def propose_mixed(
     """
     _check(X_observed, y, bounds, q)
     bounds = bounds.to(X_observed)
-    discrete = integer_values(bounds)
-    acqf = acquisition_function(
-        "qlognei", models, X_observed, y, seed, defaults.mc_samples
+    return _optimise(
+        optimize_acqf_mixed_alternating,
+        models,
+        X_observed,
+        y,
+        bounds,
+        q,
+        seed,
+        defaults,
+        discrete_dims=integer_values(bounds),
+        options={"initialization_strategy": defaults.mixed_initialization},
     )
-    with manual_seed(int(seed)), warnings.catch_warnings():
-        warnings.simplefilter("ignore", OptimizationWarning)
-        points, _ = optimize_acqf_mixed_alternating(
-            acq_function=acqf,
-            bounds=bounds,
-            discrete_dims=discrete,
-            q=q,
-            num_restarts=defaults.num_restarts,
-            raw_samples=defaults.raw_samples,
-            options={"initialization_strategy": defaults.mixed_initialization},
-        )
-    return _clamp(points, bounds)
