@@ -200,6 +200,22 @@ def _ei_times_pof(log_ei: Tensor | None, log_pof: Tensor, available: Tensor) -> 
     return log_pof if log_ei is None else log_ei + log_pof
 
 
+def _classifier_fit(
+    X: Tensor, y: Tensor, bounds: Tensor, seed: int, defaults: CrashDefaults
+) -> Callable[[CrashModel | None, bool], CrashModel]:
+    """The ``fit_crash`` of :func:`_propose` for the GP classifier of
+    :func:`~bolt_pco64.bo.feasibility.fit_feasibility_classifier` (feasible:
+    ``y`` is not NaN)."""
+    feasible = ~torch.isnan(y)
+
+    def fit(prev: CrashModel | None, hyper: bool) -> CrashModel:
+        return fit_feasibility_classifier(
+            X, feasible, bounds, seed, prev, hyper, defaults
+        )
+
+    return fit
+
+
 def propose_classifier_logei(
     X: Tensor,
     y: Tensor,
@@ -231,13 +247,7 @@ def propose_classifier_logei(
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.
     """
-    feasible = ~torch.isnan(y)
-
-    def fit(prev: Any, hyper: bool) -> CrashModel:
-        return fit_feasibility_classifier(
-            X, feasible, bounds, seed, prev, hyper, defaults
-        )
-
+    fit = _classifier_fit(X, y, bounds, seed, defaults)
     return _propose(X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults)
 
 
@@ -306,12 +316,7 @@ def propose_pof_threshold(
     if not 0.0 < thr < 1.0:
         raise ValueError(f"Expected a threshold in (0, 1), got {threshold!r}.")
     log_thr = math.log(thr)
-    feasible = ~torch.isnan(y)
-
-    def fit(prev: Any, hyper: bool) -> CrashModel:
-        return fit_feasibility_classifier(
-            X, feasible, bounds, seed, prev, hyper, defaults
-        )
+    fit = _classifier_fit(X, y, bounds, seed, defaults)
 
     def combine(log_ei: Tensor | None, log_pof: Tensor, available: Tensor) -> Tensor:
         ok = (log_pof >= log_thr) & available
