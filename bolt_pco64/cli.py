@@ -467,33 +467,17 @@ def bench(
         "reference": reference,
     }
     if problem == "all":
-        _bench_all(args, names, out_dir, noise, jobs, dask_scheduler, no_progress)
+        _bench_all(args, out_dir, no_progress)
         return
     table = _load(table_path, problem)
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
-            methods=names,
-            seeds=args["seeds"],
-            budget=args["budget"],
-            n_init=args["n_init"],
-            q=q,
-            out=out_dir,
-            table=table,
-            noise=noise,
-            jobs=jobs,
-            dask_scheduler=dask_scheduler,
-            progress=not no_progress,
-            arguments=args,
-            reference=reference,
+            table=table, **_harness_arguments(args, out_dir, no_progress)
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
-    lines = [result.summary_markdown.rstrip()]
-    if result.errors:
-        lines.append("")
-        lines.append(f"{len(result.errors)} run(s) failed (see meta.json):")
-        lines += [f"  {k}: {v}" for k, v in result.errors.items()]
+    lines = [result.summary_markdown.rstrip(), *_failures(result.errors, "meta.json")]
     resumed = len(result.summary) and (
         int(result.summary["runs"].sum() + result.summary["failed"].sum())
         - len(result.ran)
@@ -512,15 +496,39 @@ def bench(
     click.echo("\n".join(lines))
 
 
-def _bench_all(
-    args: dict[str, Any],
-    names: list[str],
-    out_dir: Path,
-    noise: float | str | None,
-    jobs: int,
-    dask_scheduler: str | None,
-    no_progress: bool,
-) -> None:
+def _harness_arguments(
+    args: dict[str, Any], out_dir: Path, no_progress: bool
+) -> dict[str, Any]:
+    """The keyword arguments ``run_benchmark`` and ``run_problems`` share,
+    from ``bench``'s resolved ``args`` (recorded as ``arguments``)."""
+    return {
+        "methods": args["methods"],
+        "seeds": args["seeds"],
+        "budget": args["budget"],
+        "n_init": args["n_init"],
+        "q": args["q"],
+        "out": out_dir,
+        "noise": args["noise"],
+        "jobs": args["jobs"],
+        "dask_scheduler": args["dask_scheduler"],
+        "progress": not no_progress,
+        "arguments": args,
+        "reference": args["reference"],
+    }
+
+
+def _failures(errors: dict[str, str], where: str) -> list[str]:
+    """Lines naming the failed runs (none when ``errors`` is empty)."""
+    if not errors:
+        return []
+    return [
+        "",
+        f"{len(errors)} run(s) failed (see {where}):",
+        *[f"  {k}: {v}" for k, v in errors.items()],
+    ]
+
+
+def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
     """``bench --problem all``: every instance, then the combined summary."""
     from bolt_pco64.bench.family import run_problems
     from bolt_pco64.table import SimulatedTableWarning, TableError
@@ -531,26 +539,14 @@ def _bench_all(
             warnings.simplefilter("ignore", SimulatedTableWarning)
             result = run_problems(
                 problems=_PROBLEM_NAMES,
-                methods=names,
-                seeds=args["seeds"],
-                budget=args["budget"],
-                n_init=args["n_init"],
-                q=args["q"],
-                out=out_dir,
-                noise=noise,
-                jobs=jobs,
-                dask_scheduler=dask_scheduler,
-                progress=not no_progress,
-                arguments=args,
-                reference=args["reference"],
+                **_harness_arguments(args, out_dir, no_progress),
             )
     except (TableError, ValueError, OSError) as err:
         raise _one_line(err) from err
-    lines = [result.summary_markdown.rstrip()]
-    if result.errors:
-        lines.append("")
-        lines.append(f"{len(result.errors)} run(s) failed (see each meta.json):")
-        lines += [f"  {k}: {v}" for k, v in result.errors.items()]
+    lines = [
+        result.summary_markdown.rstrip(),
+        *_failures(result.errors, "each meta.json"),
+    ]
     lines.append("")
     lines.append(
         f"{len(result.ran)} run(s) done in {time.perf_counter() - t0:.0f} s; "
