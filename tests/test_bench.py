@@ -21,7 +21,6 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, SimulatedTableWarning
 from bolt_pco64.bench import (
-    METHODS,
     OOM_COST_FRACTION,
     RECORD_COLUMNS,
     OutputDirError,
@@ -31,27 +30,15 @@ from bolt_pco64.bench import (
 )
 from bolt_pco64.cli import main
 from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
-from tests._synth import make_table
+from tests import _fixtures
 from tests._tables import small_frame
 
 REPO = Path(__file__).resolve().parent.parent
 TIMING = ["fit_seconds", "acq_seconds"]
 
 
-@pytest.fixture(scope="module")
-def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tables") / "synth.parquet"
-    make_table(capacity=80.0).to_parquet(path, index=False)
-    return path
-
-
-@pytest.fixture
-def registry():
-    """Methods registered by a test are removed afterwards."""
-    before = dict(METHODS)
-    yield METHODS
-    METHODS.clear()
-    METHODS.update(before)
+table_path = _fixtures.table_path
+registry = _fixtures.registry
 
 
 def _run(out: Path, table: Path, **kw):

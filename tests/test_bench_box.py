@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import (
-    METHODS,
     RECORD_COLUMNS,
     BenchConfig,
     RunContext,
@@ -22,14 +21,12 @@ from bolt_pco64.bench import (
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.run import cost_per_row, run_one
 from bolt_pco64.cli import main
-from tests._synth import make_table
+from tests import _fixtures
 
 TIMING = ["fit_seconds", "acq_seconds"]
 
 
-@pytest.fixture(scope="module")
-def problem() -> PCO64:
-    return PCO64(table=make_table(capacity=80.0))
+problem = _fixtures.problem
 
 
 def _tried(problem: PCO64, rows: list[int]) -> torch.Tensor:
@@ -104,20 +101,8 @@ def test_bad_points_are_refused_naming_the_method(
 # --------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tables") / "synth.parquet"
-    make_table(capacity=80.0).to_parquet(path, index=False)
-    return path
-
-
-@pytest.fixture
-def registry():
-    """Methods registered by a test are removed afterwards."""
-    before = dict(METHODS)
-    yield METHODS
-    METHODS.clear()
-    METHODS.update(before)
+table_path = _fixtures.table_path
+registry = _fixtures.registry
 
 
 def _sticky(ctx: RunContext) -> torch.Tensor:

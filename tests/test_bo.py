@@ -16,22 +16,15 @@ from bolt_pco64.bo import (
     propose_thompson,
     safe_bounds,
 )
-from tests._synth import make_table
+from tests import _fixtures
+from tests._fixtures import observed
 
-
-@pytest.fixture(scope="module")
-def problem() -> PCO64:
-    return PCO64(table=make_table(capacity=80.0))
-
-
-def _data(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    X = problem.candidates()[rows]
-    return X, problem.evaluate_true(X), problem.outcome_constraint(X)
+problem = _fixtures.problem
 
 
 def test_objective_model_uses_feasible_rows_only(problem: PCO64) -> None:
     rows = torch.arange(0, 72, 3)
-    X, y, margin = _data(problem, rows)
+    X, y, margin = observed(problem, rows)
     assert torch.isnan(y).any()
     assert (~torch.isnan(y)).any()
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
@@ -44,7 +37,7 @@ def test_no_feasible_observation_falls_back_to_probability_of_feasibility(
     problem: PCO64,
 ) -> None:
     oom = torch.nonzero(~problem.table.feasible).squeeze(-1)[:4]
-    X, y, margin = _data(problem, oom)
+    X, y, margin = observed(problem, oom)
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     assert models.objective is None
     for kind in ("qlognei", "qlogei", "pof"):
@@ -61,7 +54,7 @@ def test_no_feasible_observation_falls_back_to_probability_of_feasibility(
 
 
 def test_constrained_acquisitions_are_the_botorch_ones(problem: PCO64) -> None:
-    X, y, margin = _data(problem, torch.arange(0, 72, 4))
+    X, y, margin = observed(problem, torch.arange(0, 72, 4))
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     nei = acquisition_function("qlognei", models, X, y, seed=0)
     ei = acquisition_function("qlogei", models, X, y, seed=0)
@@ -79,7 +72,7 @@ def test_constraint_keeps_thompson_sampling_off_oom_rows(problem: PCO64) -> None
     # GP (fitted on feasible rows) extrapolates *above* the optimum into the
     # OOM region, so only the constraint keeps TS on the best feasible row.
     rows = torch.arange(len(problem.table))
-    X, y, margin = _data(problem, rows)
+    X, y, margin = observed(problem, rows)
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     mean = models.objective.posterior(X).mean.squeeze(-1)
     assert not bool(problem.table.feasible[int(mean.argmax())])
@@ -91,7 +84,7 @@ def test_constraint_keeps_thompson_sampling_off_oom_rows(problem: PCO64) -> None
 
 
 def test_thompson_batch_is_distinct_and_seeded(problem: PCO64) -> None:
-    X, y, margin = _data(problem, torch.arange(0, 72, 5))
+    X, y, margin = observed(problem, torch.arange(0, 72, 5))
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     choices = problem.candidates()
     a = propose_thompson(models, choices, 4, torch.Generator().manual_seed(3))
@@ -105,7 +98,7 @@ def test_thompson_batch_is_distinct_and_seeded(problem: PCO64) -> None:
 def test_fits_and_proposals_are_deterministic_and_leave_global_rng_alone(
     problem: PCO64,
 ) -> None:
-    X, y, margin = _data(problem, torch.arange(1, 72, 4))
+    X, y, margin = observed(problem, torch.arange(1, 72, 4))
     choices = problem.candidates()
     torch.manual_seed(123)
     before = torch.get_rng_state()
@@ -121,7 +114,7 @@ def test_fits_and_proposals_are_deterministic_and_leave_global_rng_alone(
 
 
 def test_bad_inputs_are_refused(problem: PCO64) -> None:
-    X, y, margin = _data(problem, torch.arange(0, 10))
+    X, y, margin = observed(problem, torch.arange(0, 10))
     with pytest.raises(ValueError, match="Expected finite"):
         fit_gp(X, y.clone().fill_(float("nan")), problem.bounds, seed=0)
     with pytest.raises(ValueError, match="Expected Y of shape"):
@@ -133,7 +126,7 @@ def test_bad_inputs_are_refused(problem: PCO64) -> None:
 
 
 def test_optimize_false_conditions_without_refitting(problem: PCO64) -> None:
-    X, y, margin = _data(problem, torch.arange(0, 72, 3))
+    X, y, margin = observed(problem, torch.arange(0, 72, 3))
     first = fit_constrained_models(X[:12], y[:12], margin[:12], problem.bounds, seed=0)
     kept = fit_constrained_models(
         X, y, margin, problem.bounds, seed=0, warm_start=first, optimize=False

@@ -18,16 +18,14 @@ from bolt_pco64.bo.gp import (
     acquisition_function,
     fit_constrained_models,
 )
-from tests._synth import make_table
+from tests import _fixtures
 
 # Small budgets keep the tests fast; the behaviour tested does not depend on them.
 FAST = BoxDefaults(num_restarts=2, raw_samples=16, maxiter=5, mc_samples=16)
 PROPOSE = {"box": propose_box, "mixed": propose_mixed}
 
 
-@pytest.fixture(scope="module")
-def problem() -> PCO64:
-    return PCO64(table=make_table(capacity=80.0))
+problem = _fixtures.problem
 
 
 def _fit(

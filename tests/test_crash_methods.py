@@ -23,18 +23,11 @@ from bolt_pco64.bo import (
     propose_pof_threshold,
     recommend,
 )
+from tests import _fixtures
+from tests._fixtures import observed
 from tests._synth import make_table
 
-
-@pytest.fixture(scope="module")
-def problem() -> PCO64:
-    # 72 rows, 36 of them OOM: the best rows border the OOM region.
-    return PCO64(table=make_table(capacity=80.0))
-
-
-def _data(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    X = problem.candidates()[rows]
-    return X, problem.evaluate_true(X), problem.outcome_constraint(X)
+problem = _fixtures.problem
 
 
 Proposer = Callable[..., torch.Tensor]
@@ -75,7 +68,7 @@ def test_a_loop_proposes_untried_valid_rows_and_is_seeded(
             tried = torch.zeros(n, dtype=torch.bool)
             tried[rows] = True
             untried = torch.nonzero(~tried).squeeze(-1)
-            X, y, _ = _data(problem, torch.tensor(rows))
+            X, y, _ = observed(problem, torch.tensor(rows))
             q = 1 if step < 2 else 3
             idx = propose(X, y, problem.bounds, cand[untried], q, seed + step, state)
             assert idx.dtype == torch.long
@@ -98,7 +91,7 @@ def test_a_loop_proposes_untried_valid_rows_and_is_seeded(
 
 def test_classifier_ranks_feasible_rows_above_oom_rows(problem: PCO64) -> None:
     rows = torch.arange(0, 72, 3)
-    X, y, _ = _data(problem, rows)
+    X, y, _ = observed(problem, rows)
     feasible = ~torch.isnan(y)
     assert feasible.any()
     assert not feasible.all()
@@ -115,7 +108,7 @@ def test_censored_margin_reads_crashes_as_above_zero_whatever_the_pad(
     problem: PCO64,
 ) -> None:
     rows = torch.arange(0, 72, 3)
-    X, y, margin = _data(problem, rows)
+    X, y, margin = observed(problem, rows)
     feasible = ~torch.isnan(y)
     a = fit_censored_margin(X, margin, feasible, problem.bounds, seed=0)
     padded = torch.where(feasible, margin, torch.full_like(margin, 1e6))
@@ -141,7 +134,7 @@ def test_without_a_feasible_observation_the_pick_maximises_feasibility(
     problem: PCO64,
 ) -> None:
     oom = torch.nonzero(~problem.table.feasible).squeeze(-1)[:5]
-    X, y, _ = _data(problem, oom)
+    X, y, _ = observed(problem, oom)
     rest = torch.ones(72, dtype=torch.bool)
     rest[oom] = False
     choices = problem.candidates()[rest]
@@ -154,7 +147,7 @@ def test_without_a_feasible_observation_the_pick_maximises_feasibility(
 
 def test_threshold_picks_only_candidates_that_reach_it(problem: PCO64) -> None:
     rows = torch.arange(1, 72, 4)
-    X, y, _ = _data(problem, rows)
+    X, y, _ = observed(problem, rows)
     rest = torch.ones(72, dtype=torch.bool)
     rest[rows] = False
     choices = problem.candidates()[rest]
@@ -178,7 +171,7 @@ def test_recommend_is_the_best_posterior_mean_among_feasible_runs(
     problem: PCO64,
 ) -> None:
     rows = torch.arange(0, 72, 3)
-    X, y, _ = _data(problem, rows)
+    X, y, _ = observed(problem, rows)
     feasible = ~torch.isnan(y)
     model = fit_gp(X[feasible], y[feasible], problem.bounds, seed=0)
     i = recommend(model, X, y)
@@ -192,7 +185,7 @@ def test_recommend_is_the_best_posterior_mean_among_feasible_runs(
 
 
 def test_refit_schedule_keeps_hyperparameters_between_refits(problem: PCO64) -> None:
-    X, y, _ = _data(problem, torch.arange(0, 72, 3))
+    X, y, _ = observed(problem, torch.arange(0, 72, 3))
     choices = problem.candidates()[torch.arange(1, 72, 3)]
     state = CrashAwareState()
     d = CrashDefaults(refit_every=3)
@@ -210,7 +203,7 @@ def test_refit_schedule_keeps_hyperparameters_between_refits(problem: PCO64) -> 
 
 
 def test_bad_inputs_are_refused(problem: PCO64) -> None:
-    X, y, margin = _data(problem, torch.arange(0, 10))
+    X, y, margin = observed(problem, torch.arange(0, 10))
     choices = problem.candidates()[10:20]
     b = problem.bounds
     with pytest.raises(ValueError, match="Expected 1 <= q"):
