@@ -23,8 +23,8 @@ import time
 import warnings
 
 import torch
+from _data import load, random_rows
 
-from bolt_pco64 import PCO64
 from bolt_pco64.bo import fit_constrained_models, propose_acquisition
 
 
@@ -38,21 +38,14 @@ def main() -> None:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore")
-    f = PCO64(table=args.table)
-    cand = f.candidates()
-    y_all = f.evaluate_true(cand)
-    m_all = f.outcome_constraint(cand)
-    print(
-        f"table: {f.table.source}; {len(cand)} candidates; torch threads {torch.get_num_threads()}"
-    )
+    f, cand, y_all, m_all = load(args.table)
     print(
         f"{'n':>5} {'fit cold':>9} {'fit warm':>9} {'score':>8} {'iteration (cold)':>17} {'iteration (warm)':>17}"
     )
     for n in (int(s) for s in args.sizes.split(",")):
         cold, warm, score = [], [], []
         for rep in range(args.repeats):
-            g = torch.Generator().manual_seed(1000 * n + rep)
-            rows = torch.randperm(len(cand), generator=g)[:n]
+            rows = random_rows(len(cand), n, rep)
             X, y, m = cand[rows], y_all[rows], m_all[rows]
             t0 = time.perf_counter()
             models = fit_constrained_models(X, y, m, f.bounds, seed=rep)

@@ -27,8 +27,8 @@ import time
 import warnings
 
 import torch
+from _data import load, random_rows
 
-from bolt_pco64 import PCO64
 from bolt_pco64.bo.box import propose_box, propose_mixed
 from bolt_pco64.bo.gp import fit_constrained_models, propose_acquisition
 
@@ -42,14 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore")
-    f = PCO64(table=args.table)
-    cand = f.candidates()
-    y_all = f.evaluate_true(cand)
-    m_all = f.outcome_constraint(cand)
-    print(
-        f"table: {f.table.source}; {len(cand)} candidates; "
-        f"torch threads {torch.get_num_threads()}"
-    )
+    f, cand, y_all, m_all = load(args.table)
     print(
         f"{'n':>4} {'enumerate':>10} {'box':>8} {'(ratio)':>8} {'mixed':>8} "
         f"{'(ratio)':>8} {'box repeats':>12} {'mixed repeats':>14}"
@@ -58,8 +51,7 @@ def main() -> None:
         times: dict[str, list[float]] = {"enum": [], "box": [], "mixed": []}
         repeats = {"box": 0, "mixed": 0}
         for rep in range(args.repeats):
-            g = torch.Generator().manual_seed(1000 * n + rep)
-            rows = torch.randperm(len(cand), generator=g)[:n]
+            rows = random_rows(len(cand), n, rep)
             X, y, m = cand[rows], y_all[rows], m_all[rows]
             models = fit_constrained_models(X, y, m, f.bounds, seed=rep)
             untried = torch.ones(len(cand), dtype=torch.bool)
