@@ -68,6 +68,20 @@ REGRETS: tuple[tuple[str, str], ...] = (
 )
 
 
+def _complete(records: pd.DataFrame, failed: set[tuple[str, int]]) -> pd.DataFrame:
+    """The records of the runs not in ``failed`` (``(method, seed)`` pairs)."""
+    if not len(records):
+        return records
+    keep = np.array(
+        [
+            (m, int(s)) not in failed
+            for m, s in zip(records["method"], records["seed"], strict=True)
+        ],
+        dtype=bool,
+    )
+    return records.loc[keep]
+
+
 def summarize(
     records: pd.DataFrame,
     optimal_value: float,
@@ -109,11 +123,10 @@ def summarize(
         else list(dict.fromkeys(records["method"].tolist()))
     )
     rows = []
+    complete = _complete(records, failed)
     for m in names:
-        sub = records[records["method"] == m]
         n_failed = sum(1 for (mm, _) in failed if mm == m)
-        keep = np.array([(m, int(s)) not in failed for s in sub["seed"]], dtype=bool)
-        ok = sub.loc[keep]
+        ok = complete[complete["method"] == m]
         row: dict[str, Any] = {"method": m, "runs": ok["seed"].nunique()}
         row["failed"] = n_failed
         if row["runs"] == 0:
@@ -202,15 +215,7 @@ def compare_to_reference(
     "better" is lower regret or fewer OOM runs). Empty when ``reference`` has
     no complete run.
     """
-    failed = failed or set()
-    keep = np.array(
-        [
-            (m, int(s)) not in failed
-            for m, s in zip(records["method"], records["seed"], strict=True)
-        ],
-        dtype=bool,
-    )
-    ok = records.loc[keep] if len(records) else records
+    ok = _complete(records, failed or set())
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
     fill = float(optimal_value - worst_feasible_value)
