@@ -28,6 +28,7 @@ class BenchDefaults:
     """The settings of a comparison when the caller gives none.
 
     Attributes:
+        problem: The instance a comparison runs on when none is named.
         methods: Method names, in report order.
         seeds: Seeds per method (seeds ``0..seeds-1``).
         budget: Evaluations per run, initial design included.
@@ -41,6 +42,7 @@ class BenchDefaults:
             before the run is refused.
     """
 
+    problem: str = "pco64"
     methods: tuple[str, ...] = (
         "random",
         "qlognei",

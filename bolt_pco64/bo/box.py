@@ -150,6 +150,7 @@ def _optimise(
     q: int,
     seed: int,
     defaults: BoxDefaults,
+    X_pending: Tensor | None,
     **kwargs: Any,
 ) -> Tensor:
     """``optimiser`` (``optimize_acqf`` or ``optimize_acqf_mixed_alternating``)
@@ -160,7 +161,7 @@ def _optimise(
         in X's dtype).
     """
     acqf = acquisition_function(
-        "qlognei", models, X_observed, y, seed, defaults.mc_samples
+        "qlognei", models, X_observed, y, seed, defaults.mc_samples, X_pending
     )
     with manual_seed(int(seed)), warnings.catch_warnings():
         # A restart that stops at maxiter is still a usable point.
@@ -184,6 +185,7 @@ def propose_box(
     q: int,
     seed: int,
     defaults: BoxDefaults = BOX_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the continuous box by ``optimize_acqf``.
 
@@ -196,6 +198,8 @@ def propose_box(
         q: Number of points (jointly optimised, ``optimize_acqf``'s default).
         seed: Seed of the sampler, the baseline pruning and the raw samples.
         defaults: Restarts, raw samples, iterations and MC samples.
+        X_pending: ``p x d``-dim tensor of configurations in flight, or
+            ``None`` (see :func:`~bolt_pco64.bo.gp.acquisition_function`).
 
     Returns:
         ``q x d``-dim tensor of points inside ``bounds`` (X's dtype); snap them
@@ -214,6 +218,7 @@ def propose_box(
         q,
         seed,
         defaults,
+        X_pending,
         options={"maxiter": defaults.maxiter},
         retry_on_optimization_warning=False,
     )
@@ -248,6 +253,7 @@ def propose_mixed(
     q: int,
     seed: int,
     defaults: BoxDefaults = BOX_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the integer lattice of the box.
 
@@ -257,7 +263,8 @@ def propose_mixed(
     with the previous ones pending.
 
     Args:
-        models, X_observed, y, bounds, seed, defaults: As in :func:`propose_box`
+        models, X_observed, y, bounds, seed, defaults, X_pending: As in
+            :func:`propose_box`
             (``bounds`` must be integer-valued).
         q: Number of points.
 
@@ -280,6 +287,7 @@ def propose_mixed(
         q,
         seed,
         defaults,
+        X_pending,
         discrete_dims=integer_values(bounds),
         options={"initialization_strategy": defaults.mixed_initialization},
     )
