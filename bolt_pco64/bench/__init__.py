@@ -139,8 +139,6 @@ if TYPE_CHECKING:
         summary_markdown,
     )
     from bolt_pco64.bench.run import (
-        OOM_COST_FRACTION,
-        RECORD_COLUMNS,
         RunOutcome,
         record_columns,
         run_one,
@@ -160,7 +158,6 @@ _WHERE: dict[str, str] = {
     "run_benchmark": "benchmark",
     "DEFAULT_METHODS": "config",
     "DEFAULTS": "config",
-    "OOM_COST_FRACTION": "run",
     "QUICK": "config",
     "QUICK_FAMILY": "config",
     "BenchConfig": "config",
@@ -185,7 +182,6 @@ _WHERE: dict[str, str] = {
     "plot_regret": "plots",
     "summarize": "report",
     "summary_markdown": "report",
-    "RECORD_COLUMNS": "run",
     "RunOutcome": "run",
     "record_columns": "run",
     "run_one": "run",
@@ -199,10 +195,8 @@ __all__ = [
     "DEFAULT_METHODS",
     "ENTRY_POINT_GROUP",
     "METHODS",
-    "OOM_COST_FRACTION",
     "QUICK",
     "QUICK_FAMILY",
-    "RECORD_COLUMNS",
     "Backend",
     "BackendError",
     "BenchConfig",
@@ -242,7 +236,13 @@ __all__ = [
 ]
 
 
+#: Deprecated names (CHANGELOG.md), served with a warning by their module.
+_DEPRECATED: dict[str, str] = {"OOM_COST_FRACTION": "run", "RECORD_COLUMNS": "run"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        return getattr(importlib.import_module(f"{__name__}.{_DEPRECATED[name]}"), name)
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

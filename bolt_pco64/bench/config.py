@@ -1,9 +1,8 @@
 """Every default of the harness, and the configuration that makes runs comparable.
 
 The charge for a crashed run is not here: it is the table's
-(:data:`bolt_pco64.table.CRASH_COST_FRACTION`, re-exported as
-``bolt_pco64.bench.OOM_COST_FRACTION``), so that the harness and the Ax
-adapter charge crashes alike.
+(:data:`bolt_pco64.table.CRASH_COST_FRACTION`), so that the harness and the
+Ax adapter charge crashes alike.
 
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.

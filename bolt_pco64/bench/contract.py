@@ -18,7 +18,9 @@ of points inside the problem's bounds, which the harness snaps to rows
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
 (:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.register_method`
-does so). See ``docs/architecture.md`` for where the contract sits.
+does so). See ``docs/architecture.md`` for where the contract sits. The
+module imports torch only when a context is used, so that the command line
+can list methods without it.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import torch
-from torch import Tensor
-
 if TYPE_CHECKING:
+    import torch
     from botorch.models import SingleTaskGP
+    from torch import Tensor
 
     from bolt_pco64.problem import PCO
 
@@ -55,6 +56,8 @@ ObjectiveModel: TypeAlias = "SingleTaskGP"
 
 
 def _no_rows() -> Tensor:
+    import torch
+
     return torch.zeros(0, dtype=torch.long)
 
 
@@ -114,7 +117,7 @@ class RunContext:
     @property
     def feasible(self) -> Tensor:
         """``n``-dim bool tensor: which evaluations ran."""
-        return ~torch.isnan(self.y)
+        return ~self.y.isnan()
 
     @property
     def bounds(self) -> Tensor:
@@ -126,6 +129,8 @@ class RunContext:
         """``k``-dim long tensor: the untried rows that are not pending (ascending)."""
         if self.pending.numel() == 0:
             return self.untried
+        import torch
+
         return self.untried[~torch.isin(self.untried, self.pending)]
 
     @property

@@ -62,8 +62,8 @@ uses its imputed objective. Every built-in method leaves the pending rows
 (``ctx.pending``) out of its choices, and the model methods condition on
 them (``X_pending``, or a kriging believer for the crash-aware ones). Each
 model method exposes its objective GP (``objective_model``) for the
-harness's recommendation. BoTorch is imported when a model method first
-runs, not when this module is imported.
+harness's recommendation. Torch and BoTorch are imported when a method first
+runs, not when this module is imported (``bench --help`` lists the methods).
 """
 
 from __future__ import annotations
@@ -72,9 +72,6 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, overload
-
-import torch
-from torch import Tensor
 
 from bolt_pco64.bench.contract import (
     FunctionMethod,
@@ -87,6 +84,8 @@ from bolt_pco64.bench.contract import (
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+
+    from torch import Tensor
 
     from bolt_pco64.bo import ConstrainedModels, CrashAwareState
 
@@ -225,6 +224,8 @@ class RandomMethod(Method):
     """Uniform over the untried, not pending configurations."""
 
     def propose(self, ctx: RunContext) -> Tensor:
+        import torch
+
         available = ctx.available
         perm = torch.randperm(available.numel(), generator=ctx.generator)
         return available[perm[: ctx.q]]
@@ -331,6 +332,7 @@ class NaiveMethod(Method):
     """qLogNEI on one GP, an OOM recorded as the worst feasible value."""
 
     def propose(self, ctx: RunContext) -> Tensor:
+        import torch
         from botorch.acquisition import qLogNoisyExpectedImprovement
         from botorch.sampling import SobolQMCNormalSampler
         from botorch.utils.sampling import manual_seed

@@ -38,8 +38,8 @@ evaluation is one row of a long table (:func:`record_columns`):
   "inference" and "oracle" traces);
 - ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
   feasible run (``num_gpus`` from the table's instance). **An OOM run is
-  charged** :data:`OOM_COST_FRACTION` (a quarter, the table's
-  ``CRASH_COST_FRACTION``: :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
+  charged** :data:`~bolt_pco64.table.CRASH_COST_FRACTION` (a quarter:
+  :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
   ``overall_time`` of the table (the lower middle value for an even count, as
   ``torch.median``): a crashed job still pays for scheduling, start-up, model
   construction and the first steps until the allocator fails, but not for a
@@ -76,6 +76,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext, as_method
 from bolt_pco64.bench.methods import get_method
@@ -88,9 +89,7 @@ if TYPE_CHECKING:
     from bolt_pco64.table import Table
 
 __all__ = [
-    "OOM_COST_FRACTION",
     "PROPOSED_PREFIX",
-    "RECORD_COLUMNS",
     "RunOutcome",
     "Task",
     "cost_per_row",
@@ -120,18 +119,26 @@ _TRAILING = (
 )
 
 
-def record_columns(instance: Instance = PCO64_INSTANCE) -> tuple[str, ...]:
+def record_columns(instance: Instance) -> tuple[str, ...]:
     """Columns of a run's records on ``instance``, in order."""
     inputs = instance.input_columns
     proposed = tuple(PROPOSED_PREFIX + name for name in inputs)
     return (*_LEADING, *inputs, *proposed, "repeat", *_TRAILING)
 
 
-#: A crashed (OOM) run costs this fraction of the table's median feasible
-#: ``overall_time`` (the table's ``CRASH_COST_FRACTION``, shared with Ax).
-OOM_COST_FRACTION: float = CRASH_COST_FRACTION
-#: Columns of the records on pco64, in order.
-RECORD_COLUMNS: tuple[str, ...] = record_columns(PCO64_INSTANCE)
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "OOM_COST_FRACTION": (
+            lambda: CRASH_COST_FRACTION,
+            "bolt_pco64.table.CRASH_COST_FRACTION",
+        ),
+        "RECORD_COLUMNS": (
+            lambda: record_columns(PCO64_INSTANCE),
+            "record_columns(instance)",
+        ),
+    },
+)
 
 
 def instance_of(table: Table) -> Instance:
@@ -150,10 +157,11 @@ def cost_per_row(table: Table) -> Tensor:
     """``N``-dim tensor: GPU-hours of evaluating each row.
 
     :meth:`~bolt_pco64.Table.run_seconds` (``overall_time``; a crash
-    :data:`OOM_COST_FRACTION` times the ``torch.median``, the lower middle
-    value, of the feasible ``overall_time``) times ``num_gpus / 3600``.
+    :data:`~bolt_pco64.table.CRASH_COST_FRACTION` times the ``torch.median``,
+    the lower middle value, of the feasible ``overall_time``) times
+    ``num_gpus / 3600``.
     """
-    return table.run_seconds(OOM_COST_FRACTION) * instance_of(table).num_gpus / 3600.0
+    return table.run_seconds(CRASH_COST_FRACTION) * table.instance.num_gpus / 3600.0
 
 
 def _method_seed(method: str, seed: int) -> int:
@@ -451,13 +459,14 @@ def _records(
     P = points.numpy() if points is not None else X
     for j, name in enumerate(inputs):
         data[PROPOSED_PREFIX + name] = P[:, j].astype(np.float64)
-    data["repeat"] = np.asarray(list(repeats) or [False] * n, dtype=bool)[:n]
+    data["repeat"] = _padded(repeats, n, False).astype(bool)
     data["throughput"] = np.asarray(ys, dtype=np.float64)
     data["margin"] = margins[idx].numpy().astype(np.float64) if n else np.zeros(0)
     data["feasible"] = feas
     data["best_feasible"] = best
     data["regret"] = optimal - best
-    rec = np.asarray(list(recommended) or [-1] * n, dtype=np.int64)[:n]
+    # A method whose model fails mid-batch leaves later rows unrecommended.
+    rec = _padded(recommended, n, -1).astype(np.int64)
     rec_true = true_y.numpy()[np.clip(rec, 0, None)] if n else np.zeros(0)
     data["recommended_row"] = rec
     data["inference_regret"] = np.where(rec >= 0, optimal - rec_true, np.nan)
@@ -467,7 +476,13 @@ def _records(
     return pd.DataFrame(data, columns=list(record_columns(instance)))
 
 
-def empty_records(instance: Instance = PCO64_INSTANCE) -> pd.DataFrame:
+def _padded(values: Sequence[Any], n: int, fill: Any) -> np.ndarray:
+    """The first ``n`` of ``values``, padded with ``fill`` to length ``n``."""
+    out = list(values)[:n]
+    return np.asarray(out + [fill] * (n - len(out)))
+
+
+def empty_records(instance: Instance) -> pd.DataFrame:
     """Records with no rows (the columns and dtypes of :func:`run_one`'s)."""
     nothing = torch.zeros(0, dtype=torch.double)
     cand = torch.zeros((0, instance.dim), dtype=torch.double)

@@ -40,12 +40,12 @@ from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.report import checkpoints_for
 from bolt_pco64.bench.run import (
-    OOM_COST_FRACTION,
     RunOutcome,
     empty_records,
     instance_of,
     record_columns,
 )
+from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -348,7 +348,7 @@ class ResultStore:
             for (m, s), (_, meta) in self._done.items()
             if (m, s) in self.selected and meta.get("status") == "complete"
         )
-        frac = OOM_COST_FRACTION
+        frac = CRASH_COST_FRACTION
         meta = {
             "status": status,
             "problem": instance.name,
