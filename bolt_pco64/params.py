@@ -21,12 +21,15 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 __all__ = [
+    "OPEN_UNIT",
+    "POSITIVE_INT",
     "Interval",
     "check_batch_size",
     "check_param",
     "check_params",
     "check_seeds",
     "check_shape",
+    "is_noise_std",
 ]
 
 
@@ -86,6 +89,13 @@ class Interval:
 
 #: Counts: budgets, batch sizes, worker processes, resamples.
 POSITIVE_INT = Interval(Integral, 1, None)
+#: Probabilities and levels strictly between 0 and 1.
+OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
+
+
+def is_noise_std(value: object) -> bool:
+    """Whether ``value`` is a valid ``noise_std``: None, a float >= 0 or ``"measured"``."""
+    return value is None or value == "measured" or value in Interval(Real, 0, None)
 
 
 def check_param(name: str, value: object, constraint: Interval) -> None:

@@ -8,7 +8,6 @@ these classes.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -27,6 +26,7 @@ from bolt_pco64.instances import (
     Instance,
     get_instance,
 )
+from bolt_pco64.params import is_noise_std
 from bolt_pco64.snap import RowSnapper
 from bolt_pco64.table import Table, load_table
 
@@ -115,20 +115,6 @@ def validate_points(
             f"{hi[k].item():g}] ({names[k]})."
         )
     return X
-
-
-def is_noise_std(value: object) -> bool:
-    """Whether ``value`` is a valid ``noise_std``: None, a float >= 0 or ``"measured"``."""
-    return (
-        value is None
-        or value == "measured"
-        or (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value >= 0
-        )
-    )
 
 
 def _result_dtype(X: Tensor, default: torch.dtype) -> torch.dtype:

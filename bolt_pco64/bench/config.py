@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bolt_pco64.params import POSITIVE_INT, check_param, is_noise_std
+
 __all__ = [
     "DEFAULTS",
     "DEFAULT_METHODS",
@@ -116,12 +118,8 @@ class BenchConfig:
         Args:
             n_rows: The table's row count (the budget may not exceed it).
         """
-        from bolt_pco64.problem import is_noise_std
-
         for name in ("budget", "n_init", "q"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"Expected {name} to be an integer >= 1, got {v!r}.")
+            check_param(name, getattr(self, name), POSITIVE_INT)
         if self.n_init > self.budget:
             raise ValueError(
                 f"Expected n_init <= budget, got n_init={self.n_init} > budget={self.budget}."

@@ -81,6 +81,7 @@ from botorch.utils.sampling import manual_seed
 from torch import Tensor
 
 from bolt_pco64.bo.gp import MC_SAMPLES, ConstrainedModels, acquisition_function
+from bolt_pco64.params import POSITIVE_INT, check_param, check_shape
 
 __all__ = [
     "BOX_DEFAULTS",
@@ -119,21 +120,12 @@ BOX_DEFAULTS = BoxDefaults()
 
 
 def _check(X_observed: Tensor, y: Tensor, bounds: Tensor, q: int) -> None:
-    if bounds.dim() != 2 or bounds.shape[0] != 2:
-        raise ValueError(f"Expected bounds of shape 2 x d, got {tuple(bounds.shape)}.")
-    d = bounds.shape[-1]
-    if X_observed.dim() != 2 or X_observed.shape[-1] != d:
-        raise ValueError(
-            f"Expected X_observed of shape n x {d}, got {tuple(X_observed.shape)}."
-        )
-    if y.shape != X_observed.shape[:1]:
-        raise ValueError(
-            f"Expected y of shape ({X_observed.shape[0]},), got {tuple(y.shape)}."
-        )
+    check_shape("bounds", bounds, (2, "d"))
+    check_shape("X_observed", X_observed, ("n", bounds.shape[-1]))
+    check_shape("y", y, (X_observed.shape[0],))
     if not bool((bounds[1] >= bounds[0]).all()):
         raise ValueError(f"Expected lower <= upper bounds, got {bounds.tolist()}.")
-    if isinstance(q, bool) or not isinstance(q, int) or q < 1:
-        raise ValueError(f"Expected q to be an integer >= 1, got {q!r}.")
+    check_param("q", q, POSITIVE_INT)
 
 
 def _clamp(points: Tensor, bounds: Tensor) -> Tensor:

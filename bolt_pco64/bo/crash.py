@@ -68,6 +68,7 @@ from bolt_pco64.bo.feasibility import (
     log_prob_feasible,
 )
 from bolt_pco64.bo.gp import fit_gp
+from bolt_pco64.params import OPEN_UNIT, check_batch_size, check_param, check_shape
 
 __all__ = [
     "CrashAwareState",
@@ -150,12 +151,8 @@ def _propose(
 ) -> Tensor:
     _check_data(X, y, bounds)
     m = choices.shape[0]
-    if choices.dim() != 2 or choices.shape[-1] != X.shape[-1]:
-        raise ValueError(
-            f"Expected choices of shape m x {X.shape[-1]}, got {tuple(choices.shape)}."
-        )
-    if not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    check_shape("choices", choices, ("m", X.shape[-1]))
+    check_batch_size(q, m)
     state = state if state is not None else CrashAwareState()
     refit = state.steps % defaults.refit_every == 0
     feasible = ~torch.isnan(y)
@@ -329,9 +326,8 @@ def propose_pof_threshold(
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.
     """
-    thr = defaults.pof_threshold if threshold is None else float(threshold)
-    if not 0.0 < thr < 1.0:
-        raise ValueError(f"Expected a threshold in (0, 1), got {threshold!r}.")
+    thr = defaults.pof_threshold if threshold is None else threshold
+    check_param("threshold", thr, OPEN_UNIT)
     log_thr = math.log(thr)
     fit = _classifier_fit(X, y, bounds, seed, defaults)
 

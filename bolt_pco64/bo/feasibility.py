@@ -60,6 +60,7 @@ from gpytorch.priors import LogNormalPrior
 from torch import Tensor
 
 from bolt_pco64.bo.gp import FIT_OPTIONS, fit_gp, safe_bounds
+from bolt_pco64.params import OPEN_UNIT, check_param, check_shape
 
 __all__ = [
     "CRASH_DEFAULTS",
@@ -194,18 +195,13 @@ class CensoredGaussianLikelihood(_OneDimensionalLikelihood):
 
 
 def _check_data(X: Tensor, y: Tensor, bounds: Tensor) -> None:
-    if X.dim() != 2 or X.shape[0] == 0:
+    check_shape("X", X, ("n", "d"))
+    if X.shape[0] == 0:
         raise ValueError(
-            f"Expected X of shape n x d with n >= 1, got {tuple(X.shape)}."
+            f"Expected at least one observation in X, got {tuple(X.shape)}."
         )
-    if y.shape != X.shape[:1]:
-        raise ValueError(
-            f"Expected y of shape ({X.shape[0]},) to match X, got {tuple(y.shape)}."
-        )
-    if bounds.shape != (2, X.shape[-1]):
-        raise ValueError(
-            f"Expected bounds of shape (2, {X.shape[-1]}), got {tuple(bounds.shape)}."
-        )
+    check_shape("y", y, (X.shape[0],))
+    check_shape("bounds", bounds, (2, X.shape[-1]))
     if torch.isinf(y).any():
         raise ValueError(f"Expected finite or NaN (crash) y values, got {y.tolist()}.")
 
@@ -333,8 +329,7 @@ def dirichlet_targets(
     Returns:
         ``(Y, Yvar)``: two ``n x 2``-dim tensors (columns: crashed, ran).
     """
-    if not 0.0 < alpha_epsilon < 1.0:
-        raise ValueError(f"Expected alpha_epsilon in (0, 1), got {alpha_epsilon!r}.")
+    check_param("alpha_epsilon", alpha_epsilon, OPEN_UNIT)
     onehot = torch.stack([~feasible, feasible], dim=-1).to(torch.double)
     alpha = onehot + alpha_epsilon
     s2 = torch.log1p(alpha.reciprocal())

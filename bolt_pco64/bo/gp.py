@@ -65,6 +65,8 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
+from bolt_pco64.params import check_batch_size, check_shape
+
 __all__ = [
     "FIT_OPTIONS",
     "MC_SAMPLES",
@@ -101,8 +103,7 @@ def safe_bounds(bounds: Tensor) -> Tensor:
         ``lower + 1`` (a constant column would otherwise divide by zero in
         :class:`~botorch.models.transforms.input.Normalize`).
     """
-    if bounds.dim() != 2 or bounds.shape[0] != 2:
-        raise ValueError(f"Expected bounds of shape 2 x d, got {tuple(bounds.shape)}.")
+    check_shape("bounds", bounds, (2, "d"))
     out = bounds.clone()
     flat = out[1] <= out[0]
     out[1, flat] = out[0, flat] + 1
@@ -110,8 +111,7 @@ def safe_bounds(bounds: Tensor) -> Tensor:
 
 
 def _check_xy(X: Tensor, Y: Tensor, name: str, multi: bool = False) -> None:
-    if X.dim() != 2:
-        raise ValueError(f"Expected X of shape n x d, got {tuple(X.shape)}.")
+    check_shape("X", X, ("n", "d"))
     if Y.shape[:1] != X.shape[:1] or Y.dim() not in ((1, 2) if multi else (1,)):
         shape = f"({X.shape[0]},)" + (f" or ({X.shape[0]}, k)" if multi else "")
         raise ValueError(
@@ -378,8 +378,7 @@ def select_discrete(
         ``q``-dim long tensor of indices into ``choices`` (ties go to the
         earliest choice).
     """
-    if not 1 <= q <= choices.shape[0]:
-        raise ValueError(f"Expected 1 <= q <= {choices.shape[0]}, got q={q}.")
+    check_batch_size(q, choices.shape[0])
     with torch.no_grad(), manual_seed(seed):
         picked, _ = optimize_acqf_discrete(
             acq_function=acqf, q=q, choices=choices, unique=True
@@ -450,8 +449,7 @@ def propose_thompson(
         ``q``-dim long tensor of indices into ``choices``.
     """
     m = choices.shape[0]
-    if not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    check_batch_size(q, m)
     dev = choices.device
     z_con = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)
     z_obj = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)
