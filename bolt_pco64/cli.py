@@ -379,6 +379,21 @@ def generate(problem: str, out: Path, seed: int) -> None:
     help=f"Evaluations per run, initial design included [{DEFAULTS.budget}].",
 )
 @click.option(
+    "--budget-hours",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="GPU-hours per run (of the instance's cluster) instead of --budget: "
+    "runs go on until they are spent, on a simulated clock.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.workers,
+    show_default=True,
+    help="Runs in flight at once on the simulated clock, each on its own "
+    "cluster; the method sees the others as pending.",
+)
+@click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
@@ -439,6 +454,8 @@ def bench(
     methods: list[str] | None,
     seeds: int | None,
     budget: int | None,
+    budget_hours: float | None,
+    workers: int,
     n_init: int | None,
     q: int,
     out: Path | None,
@@ -464,13 +481,28 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
+    if budget is not None and budget_hours is not None:
+        raise click.BadParameter(
+            "expected either --budget (evaluations) or --budget-hours, got both",
+            param_hint="'--budget-hours'",
+        )
+    if problem == "all" and budget_hours is not None:
+        raise click.BadParameter(
+            "expected one --problem for a GPU-hour budget (runs of the problems "
+            "differ in cost), got --problem all",
+            param_hint="'--budget-hours'",
+        )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
     out_dir = out if out is not None else Path(preset.out)
     args: dict[str, Any] = {
         "methods": names,
         "seeds": seeds if seeds is not None else preset.seeds,
-        "budget": budget if budget is not None else preset.budget,
+        "budget": budget
+        if budget is not None or budget_hours is not None
+        else preset.budget,
+        "budget_hours": budget_hours,
+        "workers": workers,
         "n_init": n_init if n_init is not None else preset.n_init,
         "q": q,
         "out": str(out_dir),
@@ -486,10 +518,13 @@ def bench(
         _bench_all(args, out_dir, no_progress)
         return
     table = _load(table_path, problem)
+    _check_run_times(table, table_path)
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
-            table=table, **_harness_arguments(args, out_dir, no_progress)
+            table=table,
+            budget_hours=budget_hours,
+            **_harness_arguments(args, out_dir, no_progress),
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
@@ -504,6 +539,7 @@ def bench(
         f"in {time.perf_counter() - t0:.0f} s."
     )
     lines.append(f"plot: {result.plot}")
+    lines.append(f"cost report: {result.out / 'cost_summary.md'}")
     if table.is_simulated:
         lines.append(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
@@ -512,12 +548,25 @@ def bench(
     click.echo("\n".join(lines))
 
 
+def _check_run_times(table: Any, table_path: Path | None) -> None:
+    """A one-line :class:`CLIError` naming the table's origin if the time
+    model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
+    from bolt_pco64.costs import TimeModel
+
+    try:
+        TimeModel(table)
+    except ValueError as err:
+        origin = _table_origin(table_path, table.instance) or "table"
+        raise _one_line(err, f"{origin} (run times)") from err
+
+
 def _harness_arguments(
     args: dict[str, Any], out_dir: Path, no_progress: bool
 ) -> dict[str, Any]:
     """The keyword arguments ``run_benchmark`` and ``run_problems`` share,
     from ``bench``'s resolved ``args`` (recorded as ``arguments``)."""
     return {
+        "workers": args["workers"],
         "methods": args["methods"],
         "seeds": args["seeds"],
         "budget": args["budget"],
@@ -569,6 +618,7 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
         f"each problem's results in {result.out}/<problem>/."
     )
     lines.append(f"plot: {result.plot}")
+    lines.append(f"cost report: {result.out / 'cost_summary.md'}")
     simulated = [
         p
         for p, r in result.results.items()

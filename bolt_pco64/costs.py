@@ -162,6 +162,7 @@ class TimeModel:
         instance: The table's instance.
         num_gpus: GPUs one run occupies (``instance.num_gpus``).
         startup_seconds: As given.
+        crash_neighbours: As given.
         feasible: ``N``-dim bool tensor, ``ran_successfully``.
         run_seconds: ``N``-dim tensor: seconds of evaluating each row, a crash
             included (canonical order).
@@ -185,6 +186,7 @@ class TimeModel:
     ) -> None:
         self.startup_seconds = _check_startup(startup_seconds)
         k = _check_neighbours(crash_neighbours)
+        self.crash_neighbours: int = k
         self.instance: Instance = table.instance
         self.num_gpus: int = table.instance.num_gpus
         frame = table.frame
@@ -235,6 +237,15 @@ class TimeModel:
 
     def __len__(self) -> int:
         return len(self._seconds)
+
+    def describe(self) -> str:
+        """One sentence stating the model with its settings (for reports)."""
+        return (
+            f"a run costs start-up ({self.startup_seconds:g} s, assumed) + "
+            f"overall_time; a crash costs start-up + the first step, estimated as "
+            f"the median first step of the {self.crash_neighbours} nearest feasible "
+            f"rows; GPU-hours = seconds × {self.num_gpus} GPUs / 3600"
+        )
 
     def seconds_after_steps(self, rows: Tensor, steps: Tensor | int) -> Tensor:
         """Seconds of the first ``steps`` steps of each run in ``rows``.

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from bolt_pco64._io import atomic_write_with
+from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     bootstrap_interval,
@@ -65,6 +65,9 @@ from bolt_pco64.bench.stats import (
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.table import Table
 
 __all__ = [
     "COST_AXES",
@@ -77,9 +80,12 @@ __all__ = [
     "cost_grid",
     "ert_markdown",
     "ert_table",
+    "evaluation_horizon",
     "plot_cost",
     "regret_on_grid",
     "time_to_target",
+    "within_budget",
+    "write_cost_report",
 ]
 
 
@@ -150,6 +156,44 @@ def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
     if methods is not None:
         return list(methods)
     return list(dict.fromkeys(records["method"].tolist()))
+
+
+def _complete(
+    records: pd.DataFrame, failed: set[tuple[str, int]] | None
+) -> pd.DataFrame:
+    if not failed or not len(records):
+        return records
+    keep = [
+        (m, int(s)) not in failed
+        for m, s in zip(records["method"], records["seed"], strict=True)
+    ]
+    return records.loc[np.asarray(keep, dtype=bool)]
+
+
+def evaluation_horizon(
+    records: pd.DataFrame, failed: set[tuple[str, int]] | None = None
+) -> int:
+    """The fewest evaluations any complete run made (at least 1).
+
+    On a GPU-hour budget runs make different numbers of evaluations; the
+    evaluation-axis statistics are read up to this count, where every run
+    has data.
+    """
+    done = _complete(records, failed)
+    if not len(done):
+        return 1
+    return max(1, int(done.groupby(["method", "seed"]).size().min()))
+
+
+def within_budget(records: pd.DataFrame, budget_hours: float | None) -> pd.DataFrame:
+    """The records whose result came in within ``budget_hours`` consumed
+    GPU-hours (all of them for ``None``): what a run on that budget may count
+    (the run that crosses the budget finishes but does not count,
+    :mod:`bolt_pco64.bench.clock`)."""
+    if budget_hours is None:
+        return records
+    _check_columns(records, ["gpu_hours"])
+    return records.loc[records["gpu_hours"].to_numpy(dtype=np.float64) <= budget_hours]
 
 
 def axis_values(records: pd.DataFrame, axis: str) -> np.ndarray:
@@ -592,3 +636,109 @@ def plot_cost(
     )
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+
+
+#: The files :func:`write_cost_report` writes into a comparison's directory.
+COST_REPORT_FILES = (
+    "cost_summary.md",
+    "cost_ert.csv",
+    "cost_comparisons.csv",
+    "cost.png",
+)
+
+
+def write_cost_report(
+    out: str | os.PathLike[str],
+    records: pd.DataFrame,
+    table: Table,
+    optimal_value: float,
+    worst_feasible_value: float,
+    methods: Sequence[str],
+    config: BenchConfig,
+    failed: set[tuple[str, int]] | None = None,
+    reference: str | None = None,
+    cost: str = "GPU-hours",
+) -> str:
+    """Write the cost report of a comparison: :data:`COST_REPORT_FILES`.
+
+    ``cost_ert.csv``: :func:`ert_table` on both axes (column ``axis``);
+    ``cost_comparisons.csv``: :func:`compare_costs` against ``reference``
+    on both axes (empty without complete runs of it); ``cost_summary.md``
+    the two as Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
+    left out. On a GPU-hour budget only the results that came in within it
+    count (:func:`within_budget`), on either axis.
+
+    Returns:
+        ``cost_summary.md``'s text.
+    """
+    from pathlib import Path
+
+    from bolt_pco64.costs import TimeModel
+
+    path = Path(out)
+    done = within_budget(_complete(records, failed), config.budget_hours)
+    done = done[done["method"].isin(list(methods))]
+    names = [m for m in methods if (done["method"] == m).any()]
+    lines = [
+        f"# {table.instance.name} cost report",
+        "",
+        f"{len(names)} methods, {config.describe_budget()} per run, "
+        f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
+        f"{cost} by the time model (bolt_pco64.costs): "
+        f"{TimeModel(table).describe()}.",
+        "",
+        "Time to target: the first result whose best feasible throughput is "
+        "within the target of the optimum. ERT = the cost spent by all seeds "
+        "(a seed that never got there: its whole run, capped at the budget) / "
+        "the seeds that got there; ∞ when none did. Intervals: 95% percentile "
+        f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
+        "",
+    ]
+    erts, cmps = [], []
+    axes = {"gpu_hours": cost, "wall_hours": "simulated wall-clock hours"}
+    for axis, unit in axes.items():
+        cap = config.budget_hours if axis == "gpu_hours" else None
+        ert = ert_table(done, optimal_value, axis=axis, budget=cap, methods=names)
+        erts.append(ert.assign(axis=axis))
+        lines += [f"## Time to target in {unit}", "", ert_markdown(ert, unit)]
+        if reference is not None and (done["method"] == reference).any():
+            cmp = compare_costs(
+                done, reference, optimal_value, axis=axis, budget=cap, methods=names
+            )
+            cmps.append(cmp.assign(axis=axis))
+            lines += [
+                f"Against {reference}, seed by seed (cost to the target; a seed "
+                "that never got there costs ∞): ERT ratio [95% paired bootstrap "
+                "CI], cheaper / tied / dearer seeds, sign-test p.",
+                "",
+                "| method | target | ERT ratio | cheaper / tied / dearer | p |",
+                "|---|---|---|---|---|",
+            ]
+            for r in cmp.itertuples(index=False):
+                n = r.pairs
+                lines.append(
+                    f"| {r.method} | {r.target:.0%} | {_num(r.ert_ratio)} "
+                    f"[{_num(r.ratio_low)}, {_num(r.ratio_high)}] | "
+                    f"{round(r.better * n)} / {round(r.tied * n)} / "
+                    f"{round(r.worse * n)} | {r.p_value:.2g} |"
+                )
+            lines.append("")
+    atomic_write_text(
+        path / "cost_ert.csv", pd.concat(erts, ignore_index=True).to_csv(index=False)
+    )
+    cmp_frame = pd.concat(cmps, ignore_index=True) if cmps else pd.DataFrame()
+    atomic_write_text(path / "cost_comparisons.csv", cmp_frame.to_csv(index=False))
+    md = "\n".join(lines)
+    atomic_write_text(path / "cost_summary.md", md)
+    if names:
+        plot_cost(
+            done,
+            path / "cost.png",
+            optimal_value,
+            worst_feasible_value,
+            names,
+            title=f"{table.instance.name}: regret against cost",
+            budget_hours=config.budget_hours,
+            cost=cost,
+        )
+    return md
