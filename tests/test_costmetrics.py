@@ -141,3 +141,24 @@ def test_plot_cost_writes_a_png(records: pd.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "cost.png"
     plot_cost(records, path, OPT, 0.1, title="t", budget_hours=5.0)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_random_search_costs_count_the_runs_until_the_target() -> None:
+    from bolt_pco64.bench.costmetrics import random_search_costs
+    from bolt_pco64.table import load_table
+    from tests._tables import frame_from
+
+    configs = [(dp, 0, 0, 0, 0, 6, 0, 0) for dp in range(4)]
+    # Only dp=3 is within 1 % of the optimum; every run takes 3600 s.
+    frame = frame_from(configs, [0.1, 0.2, 0.5, 1.0], overall_time=[3600.0] * 4)
+    table = load_table(frame)
+    costs = random_search_costs(table, 0.01, draws=4000, startup_seconds=0.0)
+    per_run = table.instance.num_gpus  # one hour on every GPU
+    assert set(np.unique(costs)) <= {per_run * k for k in (1, 2, 3, 4)}
+    # The target row is equally likely in each position: mean 2.5 runs.
+    assert costs.mean() == pytest.approx(2.5 * per_run, rel=0.05)
+    # Within 60 %, the 0.5 row counts too: at most 3 runs.
+    assert (
+        random_search_costs(table, 0.6, draws=500, startup_seconds=0.0).max()
+        == 3 * per_run
+    )

@@ -82,6 +82,7 @@ __all__ = [
     "ert_table",
     "evaluation_horizon",
     "plot_cost",
+    "random_search_costs",
     "regret_on_grid",
     "time_to_target",
     "within_budget",
@@ -742,3 +743,48 @@ def write_cost_report(
             cost=cost,
         )
     return md
+
+
+def random_search_costs(
+    table: Table,
+    target: float,
+    draws: int = 2000,
+    seed: int = STATS_DEFAULTS.seed,
+    startup_seconds: float | None = None,
+) -> np.ndarray:
+    """GPU-hours random search spends until a result within ``target`` of the optimum.
+
+    Random search draws the table's rows uniformly without replacement, one
+    at a time (as the harness's ``random`` with one worker); each draw here
+    is a permutation from ``numpy.random.default_rng(seed)``, charged by the
+    time model (:class:`~bolt_pco64.costs.TimeModel`). Works on any table.
+
+    Args:
+        table: The table.
+        target: Relative distance to the optimum, in ``[0, 1)``.
+        draws: Permutations drawn.
+        seed: Their generator's seed.
+        startup_seconds: The time model's start-up (default its own).
+
+    Returns:
+        ``draws``-dim array of GPU-hours (the median is the budget at which
+        random search's median run reaches the target).
+    """
+    from bolt_pco64.costs import COST_DEFAULTS, TimeModel
+
+    (t,) = _check_targets([target])
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ValueError(f"Expected draws to be an integer >= 1, got {draws!r}.")
+    startup = (
+        COST_DEFAULTS.startup_seconds if startup_seconds is None else startup_seconds
+    )
+    hours = TimeModel(table, startup).gpu_hours.numpy()
+    y = table.frame["throughput_mean"].to_numpy(dtype=np.float64)
+    ok = table.frame["ran_successfully"].to_numpy(dtype=bool)
+    best = float(np.max(y[ok]))
+    good = ok & (np.nan_to_num(y, nan=-np.inf) >= best - t * best)
+    rng = np.random.default_rng(seed)
+    perms = np.argsort(rng.random((draws, len(y))), axis=1)
+    first = np.argmax(good[perms], axis=1)
+    spent = np.cumsum(hours[perms], axis=1)
+    return spent[np.arange(draws), first]
