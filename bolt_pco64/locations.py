@@ -1,4 +1,4 @@
-"""Where an instance's table files live (design section 1).
+"""Where an instance's table files live (docs/architecture.md §1).
 
 An instance's measured table is looked for in ``data/`` of a source checkout,
 then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs

@@ -1,4 +1,4 @@
-"""Loading and validation of an instance's table (design sections 1 and 4).
+"""Loading and validation of an instance's table (docs/architecture.md §1, §4).
 
 A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
 says which are inputs, in ``X`` order, and which are context). Rows are put in

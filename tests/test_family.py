@@ -1,4 +1,4 @@
-"""The pco family (design section 4): PCO16, PCO32 and PCO64 share one
+"""The pco family (docs/architecture.md §4): PCO16, PCO32 and PCO64 share one
 implementation, each reads its own instance's schema and sources."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Table loading and validation (design section 1)."""
+"""Table loading and validation (docs/architecture.md §1)."""
 
 from __future__ import annotations
 
