@@ -78,6 +78,7 @@ __all__ = [
     "load_table",
     "parse_float_list",
     "read_table_file",
+    "reset_simulated_warnings",
 ]
 
 #: The output columns of every card, in the cards' order.
@@ -280,6 +281,13 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
 
 #: Instances whose stand-in warning this process has issued.
 _WARNED: set[str] = set()
+
+
+def reset_simulated_warnings() -> None:
+    """Forget which instances' stand-in warnings this process has issued, so
+    the next stand-in served warns again (for tests, and long-lived processes
+    that want the reminder again)."""
+    _WARNED.clear()
 
 
 def _warn_simulated(table: Table) -> None:
