@@ -1,4 +1,4 @@
-"""Parsing and validation of a table's cells against its card (design section 1).
+"""Parsing and validation of a table's cells against its card (docs/architecture.md §1).
 
 :func:`validate_frame` checks every invariant of an instance's card on a raw
 frame and returns the clean one; a frame that breaks one is refused with a
@@ -174,7 +174,7 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
 
 
 def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
-    """Check every invariant of design section 1 and return a clean frame.
+    """Check every invariant of docs/architecture.md §1 and return a clean frame.
 
     The returned frame has exactly the instance's 17 columns in
     :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are

@@ -1,4 +1,4 @@
-"""Table loading and validation (design section 1)."""
+"""Table loading and validation (docs/architecture.md §1)."""
 
 from __future__ import annotations
 
@@ -322,8 +322,8 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(
         locations_module, "bundled_table_path", lambda instance="pco64": path
     )
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
-    monkeypatch.setattr(table_module, "_WARNED", set())
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: None)
+    table_module.reset_simulated_warnings()
     return path
 
 
@@ -370,7 +370,7 @@ def test_checkout_measured_table_comes_before_data_home(
     home.mkdir()
     _write(small_frame(seed=11), home / "pco64.parquet")
     monkeypatch.setenv("BOLT_PCO64_HOME", str(home))
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: checkout)
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: checkout)
     assert load_table().source.path == in_checkout
 
 
@@ -432,7 +432,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty stand-in registry in a temporary folder, and a fresh warning state."""
     path = tmp_path / "registry" / "standin_fingerprints.json"
     monkeypatch.setattr(standins_module, "_registry_path", lambda: path)
-    monkeypatch.setattr(table_module, "_WARNED", set())
+    table_module.reset_simulated_warnings()
     standins_module.standin_registry.cache_clear()
     yield path
     standins_module.standin_registry.cache_clear()
@@ -456,7 +456,7 @@ def test_registered_stand_in_is_simulated_in_every_form(
     assert [v["generator_version"] for v in entry.values()] == ["9.9"]
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
     for form, source in forms.items():
-        monkeypatch.setattr(table_module, "_WARNED", set())
+        table_module.reset_simulated_warnings()
         with pytest.warns(SimulatedTableWarning):
             table = load_table(source)
         assert table.is_simulated, form
@@ -510,7 +510,7 @@ def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
     assert fingerprint in registered, "refresh_standin_registry(...) was not run"
     assert registered[fingerprint]["instance"] == entry["instance"] == "pco64"
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: None)
     for form, source in _forms(SHIPPED_STANDIN, tmp_path).items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SimulatedTableWarning)

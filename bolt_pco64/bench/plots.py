@@ -21,6 +21,8 @@ from bolt_pco64.bench.stats import (
     keyed_rng,
     median_band,
     outcome_matrix,
+    regret_fill,
+    step_values,
 )
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ def _draw_regret(
 ) -> None:
     """Median regret with bootstrap bands: simple and inference regret vs
     evaluations, simple regret vs cost."""
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     gmax = float(records["gpu_hours"].max()) if len(records) else 1.0
     grid = np.linspace(0.0, gmax, 300)
     x_eval = np.arange(1, budget + 1)
@@ -71,11 +73,7 @@ def _draw_regret(
         for _, r in sub.groupby("seed"):
             r = r.sort_values("iteration")
             g = r["gpu_hours"].to_numpy(dtype=np.float64)
-            reg = np.where(
-                np.isnan(r["regret"].to_numpy()), fill, r["regret"].to_numpy()
-            )
-            pos = np.searchsorted(g, grid, side="right") - 1
-            curves.append(np.where(pos >= 0, reg[np.clip(pos, 0, None)], fill))
+            curves.append(step_values(g, r["regret"].to_numpy(), grid, fill))
         med, lo, hi = median_band(np.asarray(curves), rng=keyed_rng(seed, m, "cost"))
         axes[2].plot(grid, med, label=m, color=color)
         axes[2].fill_between(grid, lo, hi, alpha=0.15, color=color)

@@ -34,6 +34,7 @@ from bolt_pco64.bench.stats import (
     median_intervals,
     outcome_matrix,
     paired_comparisons,
+    regret_fill,
     verdict,
 )
 from bolt_pco64.table import CRASH_COST_FRACTION
@@ -117,7 +118,7 @@ def summarize(
         varies between otherwise identical runs).
     """
     failed = failed or set()
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     names = (
         list(methods)
         if methods is not None
@@ -219,7 +220,7 @@ def compare_to_reference(
     ok = _complete(records, failed or set())
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     order = list(methods) if methods is not None else list(dict.fromkeys(ok["method"]))
     ok = ok.sort_values(["method", "seed", "iteration"], kind="stable")
     frames = []
