@@ -346,12 +346,25 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     help="Parquet file to write (atomically).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the noise.")
-def generate(problem: str, out: Path, seed: int) -> None:
+@click.option(
+    "--variant",
+    default=None,
+    help="Stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS) [default: the "
+    "problem's default variant].",
+)
+def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file)."""
+    from bolt_pco64.instances import get_instance
     from bolt_pco64.simulate import write_simulated_table
+    from bolt_pco64.standins import check_variant
 
     try:
-        path = write_simulated_table(out, seed=seed, instance=problem)
+        check_variant(get_instance(problem), variant)
+    except ValueError as err:
+        raise CLIError(f"--variant: {err}") from err
+    try:
+        chosen = {} if variant is None else {"variant": variant}
+        path = write_simulated_table(out, seed=seed, instance=problem, **chosen)
     except OSError as err:
         raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
     click.echo(str(path))

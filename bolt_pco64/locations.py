@@ -57,13 +57,22 @@ def checkout_data_dir() -> Path | None:
     return None
 
 
-def bundled_table_path(instance: str | Instance = DEFAULT_INSTANCE) -> Path:
+def bundled_table_path(
+    instance: str | Instance = DEFAULT_INSTANCE, variant: str | None = None
+) -> Path:
     """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
+
+    ``variant`` names one of its shipped variants
+    (:data:`bolt_pco64.standins.STANDIN_VARIANTS`); ``None`` is the default.
 
     Raises:
         FileNotFoundError: If the installation lacks it.
+        ValueError: If the instance ships no such variant.
     """
-    name = instances.get_instance(instance).standin_filename
+    # Imported here: standins needs NumPy, and this module stays light.
+    from bolt_pco64.standins import standin_filename
+
+    name = standin_filename(instances.get_instance(instance), variant)
     packaged = resources.files("bolt_pco64") / "data" / name
     if packaged.is_file():
         return Path(str(packaged))

@@ -51,6 +51,7 @@ def standin_fingerprint_entry(
     return {
         table.fingerprint: {
             "instance": inst.name,
+            "variant": meta.get("variant", "default"),
             "generator_version": meta.get("generator_version", "unknown"),
             "file": file.name,
         }
