@@ -18,6 +18,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Iterator
@@ -413,9 +414,10 @@ def generate(problem: str, out: Path, seed: int) -> None:
 @click.option(
     "--reference",
     type=_Method(),
-    default=DEFAULTS.reference,
-    show_default=True,
-    help="Method every other one is compared with, seed by seed, in the summary.",
+    default=None,
+    help="Method every other one is compared with, seed by seed, in the summary; "
+    f"one of the compared methods [default: {DEFAULTS.reference}, or the first "
+    f"method when {DEFAULTS.reference} is not compared].",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
@@ -431,7 +433,7 @@ def bench(
     dask_scheduler: str | None,
     table_path: Path | None,
     noise: float | str | None,
-    reference: str,
+    reference: str | None,
     no_progress: bool,
 ) -> None:
     """Compare BO methods on a problem, or on all; resumable (see
@@ -450,12 +452,16 @@ def bench(
         )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
+    reference = _reference(reference, names)
     out_dir = out if out is not None else Path(preset.out)
+    budget = budget if budget is not None else preset.budget
+    n_init = n_init if n_init is not None else preset.n_init
+    _check_settings(budget, n_init, q, noise)
     args: dict[str, Any] = {
         "methods": names,
         "seeds": seeds if seeds is not None else preset.seeds,
-        "budget": budget if budget is not None else preset.budget,
-        "n_init": n_init if n_init is not None else preset.n_init,
+        "budget": budget,
+        "n_init": n_init,
         "q": q,
         "out": str(out_dir),
         "quick": quick,
@@ -470,6 +476,7 @@ def bench(
         _bench_all(args, out_dir, no_progress)
         return
     table = _load(table_path, problem)
+    _check_settings(budget, n_init, q, noise, len(table))
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
@@ -477,7 +484,14 @@ def bench(
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
-    lines = [result.summary_markdown.rstrip(), *_failures(result.errors, "meta.json")]
+    from bolt_pco64.bench.report import terminal_summary
+
+    lines = [
+        terminal_summary(result.summary, args["budget"]),
+        "",
+        *_comparison_lines(result.out, reference, names, result.summary),
+        *_failures(result.errors, "meta.json"),
+    ]
     resumed = len(result.summary) and (
         int(result.summary["runs"].sum() + result.summary["failed"].sum())
         - len(result.ran)
@@ -487,13 +501,91 @@ def bench(
         f"{len(result.ran)} run(s) done, {resumed} resumed from {result.out}, "
         f"in {time.perf_counter() - t0:.0f} s."
     )
+    lines.append(f"full tables: {result.out / 'summary.md'}")
     lines.append(f"plot: {result.plot}")
     if table.is_simulated:
-        lines.append(
+        lines += textwrap.wrap(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
-            "data (`bolt-pco64 fetch` installs the measured one)."
+            "data (`bolt-pco64 fetch` installs the measured one).",
+            80,
         )
     click.echo("\n".join(lines))
+
+
+def _reference(reference: str | None, methods: list[str]) -> str:
+    """``--reference``, checked against the compared methods before anything runs.
+
+    Without the option: :data:`DEFAULTS`'s reference where it is compared,
+    else the first method.
+    """
+    if reference is None:
+        return DEFAULTS.reference if DEFAULTS.reference in methods else methods[0]
+    if reference not in methods:
+        raise CLIError(
+            f"--reference: expected one of the compared methods "
+            f"({', '.join(methods)}), got {reference!r}; add it to --methods or "
+            "choose another"
+        )
+    return reference
+
+
+#: The command-line option of each setting that the harness's checks name.
+_OPTIONS = {"n_init": "--n-init", "budget": "--budget", "q": "--q", "noise": "--noise"}
+
+
+def _check_settings(
+    budget: int, n_init: int, q: int, noise: float | str | None, rows: int | None = None
+) -> None:
+    """The harness's check of the settings (:meth:`BenchConfig.check`), with
+    its message in the options' names, as a one-line error led by the first
+    option it mentions, e.g. ``Error: --n-init: expected --n-init <= --budget,
+    got --n-init=10 > --budget=5``."""
+    from bolt_pco64.bench.config import BenchConfig
+
+    try:
+        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise).check(rows)
+    except ValueError as err:
+        raise _option_error(err) from err
+
+
+def _option_error(err: ValueError) -> CLIError:
+    """``err`` in one line with setting names replaced by option names
+    (``n_init`` -> ``--n-init``), led by the first option it names."""
+    text = " ".join(str(err).split())
+    found: list[tuple[int, str]] = []
+    for name, option in _OPTIONS.items():
+        pattern = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+        found += [(m.start(), option) for m in re.finditer(pattern, text)]
+        text = re.sub(pattern, option, text)
+    if not found:
+        return _one_line(err)
+    if text.startswith("Expected"):
+        text = "e" + text[1:]
+    return CLIError(f"{min(found)[1]}: {text}")
+
+
+def _comparison_lines(
+    out: Path, reference: str, methods: list[str], summary: Any
+) -> list[str]:
+    """The paired comparisons' verdicts on the simple regret at the last
+    checkpoint (``summary.md`` has every checkpoint), or why there are none."""
+    import pandas as pd
+
+    from bolt_pco64.bench.report import no_comparisons_reason
+
+    try:
+        comparisons = pd.read_csv(out / "comparisons.csv")
+    except (pd.errors.EmptyDataError, FileNotFoundError):
+        comparisons = pd.DataFrame()
+    if comparisons.empty:
+        return [no_comparisons_reason(reference, methods, summary)]
+    regret = comparisons[comparisons["measure"] == "regret"]
+    last = regret[regret["checkpoint"] == regret["checkpoint"].max()]
+    return [
+        f"Paired with {reference} over shared seeds, simple regret at "
+        f"{int(last['checkpoint'].iloc[0])} evaluations:",
+        *[f"  {v}" for v in last["verdict"]],
+    ]
 
 
 def _harness_arguments(
@@ -543,8 +635,10 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
             )
     except (TableError, ValueError, OSError) as err:
         raise _one_line(err) from err
+    from bolt_pco64.bench.report import terminal_summary
+
     lines = [
-        result.summary_markdown.rstrip(),
+        terminal_summary(result.summary, args["budget"], first_column="problem"),
         *_failures(result.errors, "each meta.json"),
     ]
     lines.append("")
@@ -552,13 +646,18 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
         f"{len(result.ran)} run(s) done in {time.perf_counter() - t0:.0f} s; "
         f"each problem's results in {result.out}/<problem>/."
     )
+    lines.append(
+        f"full tables: {result.out / 'summary.md'} (paired comparisons with "
+        f"{args['reference']}: {result.out}/<problem>/summary.md)"
+    )
     lines.append(f"plot: {result.plot}")
     simulated = [
         p for p, r in result.results.items() if "SIMULATED" in r.summary_markdown
     ]
     if simulated:
-        lines.append(
+        lines += textwrap.wrap(
             f"NOTE: the results on {', '.join(simulated)} are on SIMULATED stand-in "
-            "tables, not measured data."
+            "tables, not measured data.",
+            80,
         )
     click.echo("\n".join(lines))
