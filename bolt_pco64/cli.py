@@ -71,8 +71,78 @@ class CLIError(click.ClickException):
     exit_code = 2
 
 
+#: Stands for a hyphen while help text is wrapped, so that no line breaks
+#: inside a hyphenated word (``qlognei-box``, ``bench-results/quick-all``).
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+class _HelpFormatter(click.HelpFormatter):
+    """Click's help layout, but lines break only between words: never at a
+    hyphen inside a name or a path."""
+
+    def _unbroken(self, write: Any, *args: Any) -> None:
+        start = len(self.buffer)
+        write(*args)
+        self.buffer[start:] = [
+            part.replace(_NO_BREAK_HYPHEN, "-") for part in self.buffer[start:]
+        ]
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = [(a, b.replace("-", _NO_BREAK_HYPHEN)) for a, b in rows]
+        self._unbroken(super().write_dl, rows, col_max, col_spacing)
+
+    def write_text(self, text: str) -> None:
+        self._unbroken(super().write_text, text.replace("-", _NO_BREAK_HYPHEN))
+
+
+class _Context(click.Context):
+    formatter_class = _HelpFormatter
+
+
+class _Command(click.Command):
+    context_class = _Context
+
+
+#: One line on each built-in method, for ``bench --help`` (which does not
+#: import the registry, :data:`bolt_pco64.bench.methods.METHODS`, and with it
+#: torch; a test checks that the two name the same methods).
+METHOD_HELP: dict[str, str] = {
+    "random": "uniform over the untried configurations",
+    "qlognei": "constrained qLogNEI over the untried configurations",
+    "qlogei": "constrained qLogEI over the untried configurations",
+    "ts": "constrained Thompson sampling over the untried configurations",
+    "naive": "qLogNEI that records an OOM as the worst feasible value",
+    "gpc_ei": "LogEI x P(feasible) of a GP classifier of ran_successfully",
+    "tobit_ei": "LogEI x P(margin <= 0) of a GP of the memory margin, "
+    "crashes as censored observations",
+    "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
+    "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
+    "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
+}
+
+
+class _BenchCommand(_Command):
+    """``bench``, whose help ends with the methods it can compare."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, text) for name, text in METHOD_HELP.items()]
+        registry = sys.modules.get("bolt_pco64.bench.methods")
+        if registry is not None:  # methods registered in this process, too
+            rows += [
+                (name, "registered in this process")
+                for name in registry.METHODS
+                if name not in METHOD_HELP
+            ]
+        with formatter.section("Methods (for --methods and --reference)"):
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
 class _Main(click.Group):
     """The command group; every invocation runs with third-party warnings hidden."""
+
+    context_class = _Context
+    command_class = _Command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         with _quiet_third_party():
@@ -245,7 +315,9 @@ def main() -> None:
 _TABLE_TYPE = click.Path(dir_okay=False, path_type=Path)
 
 
-@main.command()
+@main.command(
+    short_help="Show the table in use and check it against the published figures."
+)
 @_problem_option()
 @click.option(
     "--table",
@@ -297,7 +369,9 @@ def info(problem: str, table_path: Path | None) -> None:
     click.echo("\n".join(lines))
 
 
-@main.command()
+@main.command(
+    short_help="Download the measured table from the Hugging Face Hub (needs network)."
+)
 @_problem_option()
 @click.option(
     "--data-home",
@@ -322,7 +396,9 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     click.echo(f"measured table installed: {path}")
 
 
-@main.command()
+@main.command(
+    short_help="Write the SIMULATED stand-in table (seed 0: the shipped file)."
+)
 @_problem_option()
 @click.option(
     "--out",
@@ -343,31 +419,35 @@ def generate(problem: str, out: Path, seed: int) -> None:
     click.echo(str(path))
 
 
-@main.command()
+@main.command(
+    cls=_BenchCommand,
+    short_help="Compare BO methods across seeds on a problem, or on all (resumable).",
+)
 @_problem_option(allow_all=True)
 @click.option(
     "--methods",
     type=_Methods(),
     default=None,
-    help=f"Comma-separated method names [default: {','.join(DEFAULTS.methods)}].",
+    help="Comma-separated method names, from the list below [default: "
+    f"{', '.join(DEFAULTS.methods)}].",
 )
 @click.option(
     "--seeds",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Seeds per method [{DEFAULTS.seeds}].",
+    help=f"Seeds per method [default: {DEFAULTS.seeds}].",
 )
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Evaluations per run, initial design included [{DEFAULTS.budget}].",
+    help=f"Evaluations per run, initial design included [default: {DEFAULTS.budget}].",
 )
 @click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Initial design size [{DEFAULTS.n_init}].",
+    help=f"Initial design size [default: {DEFAULTS.n_init}].",
 )
 @click.option(
     "--q",
@@ -380,7 +460,8 @@ def generate(problem: str, out: Path, seed: int) -> None:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help=f"Output directory [{DEFAULTS.out}, or {QUICK.out}, or {QUICK_FAMILY.out}].",
+    help=f"Output directory [default: {DEFAULTS.out}; with --quick {QUICK.out}; "
+    f"with --quick --problem all {QUICK_FAMILY.out}].",
 )
 @click.option(
     "--quick",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -329,6 +330,7 @@ def test_bench_reference_names_the_option_and_reaches_the_comparisons(
 # -- checks before work, and what the terminal shows (issue 21.2, 21.4) -------------
 
 table_path = _fixtures.table_path
+registry = _fixtures.registry
 
 
 def _refuse_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -416,3 +418,44 @@ def test_bench_with_one_method_says_there_is_nothing_to_compare(
         assert "random is the only method compared" in text
         assert "nothing to compare" in text
         assert "has no complete run" not in text
+
+
+# -- help a person can read (issue 21.4) ----------------------------------------------
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_help_lists_commands_in_full(width: int) -> None:
+    result = CliRunner().invoke(main, ["--help"], terminal_width=width)
+    assert result.exit_code == 0, result.output
+    commands = result.output.split("Commands:")[1]
+    assert "..." not in commands
+    text = " ".join(commands.split())
+    for name, command in main.commands.items():
+        assert command.short_help
+        assert f"{name} {' '.join(command.short_help.split())}" in text
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_bench_help_lists_every_method_unbroken(width: int) -> None:
+    from bolt_pco64.bench.config import DEFAULTS
+    from bolt_pco64.bench.methods import METHODS
+
+    result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert max(map(len, out.splitlines())) <= width
+    assert not re.search(r"\w-\n\s*\w", out)  # no line breaks at a hyphen
+    listed = out.split("Methods (for --methods and --reference):")[1]
+    names = [line.split()[0] for line in listed.splitlines() if line[:3].strip()]
+    assert sorted(names) == sorted(METHODS)  # each starts its own line, whole
+    flat = " ".join(out.split())
+    assert f"[default: {', '.join(DEFAULTS.methods)}]" in flat
+
+
+def test_method_help_names_the_registered_methods(registry: dict[str, object]) -> None:
+    from bolt_pco64.cli import METHOD_HELP
+
+    assert sorted(METHOD_HELP) == sorted(registry)
+    registry["mine"] = lambda ctx: ctx.untried[: ctx.q]
+    result = CliRunner().invoke(main, ["bench", "--help"])
+    assert re.search(r"^  mine\s+registered in this process$", result.output, re.M)
