@@ -632,17 +632,18 @@ def _check_settings(
 def _option_error(err: ValueError) -> CLIError:
     """``err`` in one line with setting names replaced by option names
     (``n_init`` -> ``--n-init``), led by the first option it names."""
+    options = {**_OPTIONS, **{o[2:]: o for o in _OPTIONS.values()}}
+    pattern = re.compile(
+        rf"(?<![\w-])(?:--)?({'|'.join(re.escape(n) for n in options)})(?![\w-])"
+    )
     text = " ".join(str(err).split())
-    found: list[tuple[int, str]] = []
-    for name, option in _OPTIONS.items():
-        pattern = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
-        found += [(m.start(), option) for m in re.finditer(pattern, text)]
-        text = re.sub(pattern, option, text)
-    if not found:
+    first = pattern.search(text)
+    if first is None:
         return _one_line(err)
+    text = pattern.sub(lambda m: options[m.group(1)], text)
     if text.startswith("Expected"):
         text = "e" + text[1:]
-    return CLIError(f"{min(found)[1]}: {text}")
+    return CLIError(f"{options[first.group(1)]}: {text}")
 
 
 def _comparison_lines(
