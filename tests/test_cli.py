@@ -95,33 +95,25 @@ COMMANDS = [("--help",), ("bench", "--help"), ("info",)]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-def test_light_commands_import_nothing_of_the_bo_stack_themselves(
+def test_light_commands_import_nothing_of_the_bo_stack(
     command: tuple[str, ...], small_csv: Path
 ) -> None:
-    """What the command imports beyond ``import bolt_pco64`` holds no BO stack."""
+    """No BoTorch or GPyTorch at all, and nothing of the BO stack beyond what
+    ``import bolt_pco64`` imports (one process per command)."""
     args = (*command, "--table", str(small_csv)) if command == ("info",) else command
     proc = _cli(*args, python=("-X", "importtime"))
     assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = _imported(proc.stderr)
+    assert "bolt_pco64" in imported
+    assert not imported & {"botorch", "gpytorch"}
     base = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import bolt_pco64"],
         capture_output=True,
         text=True,
         timeout=300,
     )
-    extra = _imported(proc.stderr) - _imported(base.stderr)
-    assert "bolt_pco64" in _imported(proc.stderr)
+    extra = imported - _imported(base.stderr)
     assert not extra & {"botorch", "gpytorch", "linear_operator", "scipy"}, extra
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-def test_light_commands_do_not_import_botorch_or_gpytorch(
-    command: tuple[str, ...], small_csv: Path
-) -> None:
-    args = (*command, "--table", str(small_csv)) if command == ("info",) else command
-    proc = _cli(*args, python=("-X", "importtime"))
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert not _imported(proc.stderr) & {"botorch", "gpytorch"}
 
 
 def _warnings(stderr: str) -> Counter[str]:
@@ -144,25 +136,12 @@ def _warning_runs(tmp_path: Path, small_csv: Path) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.slow
-def test_commands_add_no_third_party_warnings(tmp_path: Path, small_csv: Path) -> None:
-    """With every warning enabled (``-W default``), a command (its worker
-    processes included) prints none beyond those of ``import bolt_pco64``."""
-    base = subprocess.run(
-        [sys.executable, "-W", "default", "-c", "import bolt_pco64"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    for args in _warning_runs(tmp_path, small_csv):
-        proc = _cli(*args, python=("-W", "default"))
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        assert not _warnings(proc.stderr) - _warnings(base.stderr), (args, proc.stderr)
-
-
-@pytest.mark.slow
 def test_commands_print_no_third_party_warnings(
     tmp_path: Path, small_csv: Path
 ) -> None:
+    """With every warning enabled (``-W default``), a command (its worker
+    processes included) prints no warning at all, so none beyond those of
+    ``import bolt_pco64`` either (one process per command)."""
     for args in _warning_runs(tmp_path, small_csv):
         proc = _cli(*args, python=("-W", "default"))
         assert proc.returncode == 0, proc.stderr[-2000:]
