@@ -1,4 +1,4 @@
-"""Recognising the simulated stand-in by its content (design section 1).
+"""Recognising the simulated stand-in by its content (docs/architecture.md §1).
 
 **The stand-in keeps its label in any form.** A table is simulated if it is the
 shipped stand-in, if its parquet metadata says ``source=simulated``, or if its

@@ -1,4 +1,4 @@
-"""Loading and validation of an instance's table (design sections 1 and 4).
+"""Loading and validation of an instance's table (docs/architecture.md §1, §4).
 
 A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
 says which are inputs, in ``X`` order, and which are context). Rows are put in
@@ -82,6 +82,7 @@ __all__ = [
     "load_table",
     "parse_float_list",
     "read_table_file",
+    "reset_simulated_warnings",
 ]
 
 #: The output columns of every card, in the cards' order.
@@ -284,6 +285,13 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
 
 #: Instances whose stand-in warning this process has issued.
 _WARNED: set[str] = set()
+
+
+def reset_simulated_warnings() -> None:
+    """Forget which instances' stand-in warnings this process has issued, so
+    the next stand-in served warns again (for tests, and long-lived processes
+    that want the reminder again)."""
+    _WARNED.clear()
 
 
 def _warn_simulated(table: Table) -> None:

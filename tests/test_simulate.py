@@ -1,4 +1,4 @@
-"""The simulated pco64 stand-in (design section 3): grid, figures, regeneration."""
+"""The simulated pco64 stand-in (docs/architecture.md §3): grid, figures, regeneration."""
 
 from __future__ import annotations
 

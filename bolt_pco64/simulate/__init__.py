@@ -1,4 +1,4 @@
-"""The simulated stand-in tables (design section 3).
+"""The simulated stand-in tables (docs/architecture.md §3).
 
 The measured pco tables cannot be reached from the machines this package is
 built on, so the package ships a **stand-in** per instance

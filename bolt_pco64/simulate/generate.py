@@ -32,7 +32,7 @@ which the published best configuration is the best row: calibration step 4,
 see :mod:`bolt_pco64.simulate.calibrate`); feasibility and peaks do not
 depend on the seed.
 
-OOM rows follow design section 1: ``throughput_mean``, ``throughput_std``
+OOM rows follow docs/architecture.md §1: ``throughput_mean``, ``throughput_std``
 and ``overall_time`` NaN, ``peak_mem`` inf, ``peak_mem_normalised`` the pad
 :data:`OOM_PAD` (1.0; tables in the wild use other pads, and the problem
 serves whatever the table holds), ``"[]"`` for the two list columns.
@@ -72,7 +72,7 @@ __all__ = [
 #: Version of the generator, recorded in the parquet metadata. Bump it whenever
 #: the model, the constants or the output format change.
 GENERATOR_VERSION = "2.1.0"
-#: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (design section 1).
+#: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (docs/architecture.md §1).
 OOM_PAD = 1.0
 #: Decimals of the seconds in ``all_time_steps``.
 STEP_DECIMALS = 6
