@@ -24,7 +24,7 @@ Modules, in the order data flows:
 * :mod:`~bolt_pco64.simulate.registry` -- registering a regenerated file's
   content fingerprint.
 
-The recorded columns are the runner's (design section 6): per-step times
+The recorded columns are the runner's (``docs/architecture.md`` §6): per-step times
 with a warm-up step first, ``throughput_mean``/``throughput_std`` by
 :mod:`bolt_pco64.estimators`, ``overall_time`` without start-up.
 

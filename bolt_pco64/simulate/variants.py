@@ -57,8 +57,8 @@ _ZERO1 = (
 )
 
 #: pco64 under the runner's own batching (ColossalAI's HybridParallelPlugin:
-#: a rank's ``512 / dp`` sequences, design section 6) with a ZeRO-1 optimizer
-#: for stage 0, like the analysis's readings F, G and H: without a pipeline
+#: a rank's ``512 / dp`` sequences, ``docs/architecture.md`` §6) with a ZeRO-1
+#: optimizer for stage 0, like the analysis's readings F, G and H: without a pipeline
 #: the per-rank batch runs as 2 micro-batches, with one as ``4 pp``; ColossalAI's
 #: low-level ZeRO keeps its reduce bucket and a copy in flight (2 x the swept
 #: bucket, no all-gather bucket); the backward's working set is the recomputed
