@@ -16,20 +16,21 @@ card's schema:
   ``peak_mem_normalised`` with the outcome constraint
   ``peak_mem_normalised <= 0`` (the run fits in memory).
 - **Crashes.** A configuration that ran out of memory has no throughput: the
-  card calls it a crash, not a bad value. Its trial *completes* and reports its
-  constraint metric (the table's positive pad: the run told us it did not fit)
-  and **no** objective. Ax's model learns the constraint from every trial and
-  the objective only from runs that ran; Ax treats the arm as evaluated (it
-  is not suggested again), nothing is abandoned, so a replication does not hit
-  Ax's ``tolerated_trial_failure_rate``. This is done by
-  :class:`CrashObservation`, the problem's ``noise``: the observation process
-  of a real run. Ax's oracle (the noiseless ground truth it uses to score
-  traces) instead sees the crash's constraint together with a placeholder
-  objective, the table's worst feasible throughput (Ax's own
-  ``worst_feasible_value`` convention); since the constraint is violated, Ax's
-  traces never count that number: best-point and inference traces count only
-  configurations that ran. A NaN objective would instead make Ax's
-  ``BenchmarkRunner`` abandon the trial and drop its constraint observation.
+  card calls it a crash, not a bad value. Every crashed trial reports its
+  constraint metric (the table's positive pad: the run told us it did not
+  fit); what it reports as the objective is ``crash_report``
+  (:class:`CrashObservation`): by default (``"placeholder"``) the table's worst
+  feasible throughput, so the trial completes with every metric observed and
+  Ax's stock generation strategies (whose "observed trials" transition needs
+  every metric) run to the end, with any Sobol budget. ``"missing"`` leaves the
+  objective out, which is closest to what a run reports but stalls Ax 1.3's
+  stock transition after a short Sobol phase
+  (:func:`count_trials_with_constraint_data` makes a strategy that accepts
+  it); ``"abandoned"`` reports NaN, so Ax abandons the trial and models
+  neither metric of it. The README's Ax section has the replication matrix
+  behind the default. Ax's oracle (the noiseless ground truth it scores
+  traces with) always sees the constraint and the placeholder; since the
+  constraint is violated, Ax's traces never count that number.
 - ``optimal_value`` is the table's best feasible throughput;
   ``worst_feasible_value`` its lowest; ``baseline_value`` (by default) the
   expected best feasible throughput among :data:`BASELINE_DRAWS` table rows
@@ -49,8 +50,10 @@ imports this module; import it as ``bolt_pco64.integrations.ax`` (or its alias
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -72,6 +75,8 @@ from ax.core.parameter import (
 )
 from ax.core.search_space import SearchSpace
 from ax.core.types import TParamValue
+from ax.generation_strategy.generation_strategy import GenerationStrategy
+from ax.generation_strategy.transition_criterion import TrialBasedCriterion
 from torch import Tensor
 
 from bolt_pco64.instances import InputSpec, Instance, get_instance
@@ -91,11 +96,14 @@ from bolt_pco64.table import CRASH_COST_FRACTION
 __all__ = [
     "BASELINE_DRAWS",
     "CONSTRAINT_NAME",
+    "DEFAULT_CRASH_REPORT",
     "DEFAULT_NUM_TRIALS",
     "OBJECTIVE_NAME",
     "CrashObservation",
+    "CrashReport",
     "PCOTestFunction",
     "StepRuntime",
+    "count_trials_with_constraint_data",
     "expected_best_of_random_draws",
     "get_benchmark_problem",
     "search_space_from_problem",
@@ -157,8 +165,8 @@ class PCOTestFunction(BenchmarkTestFunction):
     ``peak_mem_normalised``. For a row that ran out of memory the throughput is
     a placeholder, ``crash_value`` (the problem sets the table's worst feasible
     throughput): never NaN, which would make Ax abandon the trial, and never
-    counted by Ax's traces, because the constraint is violated; observed runs
-    do not see it at all (:class:`CrashObservation` drops it).
+    counted by Ax's traces, because the constraint is violated. What a run
+    *reports* for a crash is :class:`CrashObservation`'s business.
 
     Args:
         problem: The BoTorch problem whose table is served.
@@ -183,25 +191,51 @@ class PCOTestFunction(BenchmarkTestFunction):
         return self._values[:, self._rows(params)].clone().unsqueeze(-1)
 
 
+#: How a crashed trial reports to Ax (see :class:`CrashObservation`).
+CrashReport = Literal["missing", "placeholder", "abandoned"]
+#: The representation :func:`get_benchmark_problem` uses unless told otherwise.
+DEFAULT_CRASH_REPORT: CrashReport = "placeholder"
+
+
 @dataclass(kw_only=True)
 class CrashObservation(Noise):
-    """What a run reports: a crash reports its constraint and no objective.
+    """What a run reports to Ax; how a crash reports is ``report``.
 
-    Wraps another :class:`~ax.benchmark.noise.Noise` (noiseless by default) and,
-    for every arm whose ground-truth ``constraint_name`` is positive (the run
-    ran out of memory), removes the ``objective_name`` row from the observed
-    data. The trial then completes with its constraint observed and its
-    objective missing, instead of being abandoned over a NaN.
+    Wraps another :class:`~ax.benchmark.noise.Noise` (noiseless by default).
+    For every arm whose ground-truth ``constraint_name`` is positive (the run
+    ran out of memory):
+
+    - ``"missing"``: the ``objective_name`` row is removed; the trial completes
+      with its constraint observed and its objective missing.
+    - ``"placeholder"``: the objective is reported as ``placeholder`` exactly
+      (no noise); the trial completes with both metrics observed.
+    - ``"abandoned"``: the objective is reported as NaN, so Ax's
+      ``BenchmarkRunner`` marks the trial ABANDONED (Ax's failed-trial path;
+      its data is not modelled).
 
     Args:
         noise: The noise added to the values a run does report.
+        report: How a crash reports its objective (above).
+        placeholder: The objective a crash reports under ``"placeholder"``.
         objective_name: The metric a crash does not report.
         constraint_name: The metric whose positive ground truth marks a crash.
     """
 
     noise: Noise = field(default_factory=GaussianNoise)
+    report: CrashReport = DEFAULT_CRASH_REPORT
+    placeholder: float = math.nan
     objective_name: str = OBJECTIVE_NAME
     constraint_name: str = CONSTRAINT_NAME
+
+    def __post_init__(self) -> None:
+        if self.report not in get_args(CrashReport):
+            raise ValueError(
+                f"Expected `report` to be one of {get_args(CrashReport)}, got {self.report!r}."
+            )
+        if self.report == "placeholder" and not math.isfinite(self.placeholder):
+            raise ValueError(
+                f"Expected a finite `placeholder` for report 'placeholder', got {self.placeholder!r}."
+            )
 
     def _get_noise_and_sem(
         self,
@@ -220,7 +254,7 @@ class CrashObservation(Noise):
         outcome_names: Sequence[str],
         arm_weights: Mapping[str, float] | None,
     ) -> pd.DataFrame:
-        """Observed data of a trial: ``df`` with noise, crashes' objective removed."""
+        """Observed data of a trial: ``df`` with noise, crashes' objective as ``report`` says."""
         crashed = (df["metric_name"] == self.constraint_name) & (df["Y_true"] > 0)
         crashed_arms = set(df.loc[crashed, "arm_name"])
         observed = self.noise.add_noise(
@@ -229,7 +263,37 @@ class CrashObservation(Noise):
         unobserved = (observed["metric_name"] == self.objective_name) & observed[
             "arm_name"
         ].isin(crashed_arms)
-        return observed.loc[~unobserved].reset_index(drop=True)
+        if self.report == "missing":
+            return observed.loc[~unobserved].reset_index(drop=True)
+        observed["mean"] = observed["mean"].astype(float)
+        observed.loc[unobserved, "mean"] = (
+            self.placeholder if self.report == "placeholder" else math.nan
+        )
+        return observed
+
+
+def count_trials_with_constraint_data(
+    strategy: GenerationStrategy,
+) -> GenerationStrategy:
+    """A copy of ``strategy`` whose "observed trials" transitions count crashes.
+
+    Ax's ``min_trials_observed`` transition (a ``MinTrials`` criterion with
+    ``count_only_trials_with_data``) counts a completed trial only if it has
+    data for *every* metric of the optimization config. Under the ``"missing"``
+    crash report a crash has its constraint and no objective, so with a short
+    initialization phase that criterion can wait for data that never comes.
+    The copy counts every completed trial instead (in a benchmark, a completed
+    trial has reported its constraint). ``strategy`` is not changed.
+    """
+    copy = strategy.clone_reset()
+    for node in copy.nodes_by_name.values():
+        for criterion in node.transition_criteria:
+            if (
+                isinstance(criterion, TrialBasedCriterion)
+                and criterion.count_only_trials_with_data
+            ):
+                criterion.count_only_trials_with_data = False
+    return copy
 
 
 class StepRuntime:
@@ -269,6 +333,7 @@ def get_benchmark_problem(
     baseline_value: float | None = None,
     report_inference_value_as_trace: bool = False,
     crash_time_fraction: float = CRASH_COST_FRACTION,
+    crash_report: CrashReport = DEFAULT_CRASH_REPORT,
 ) -> BenchmarkProblem:
     """An Ax ``BenchmarkProblem`` for a pco instance (see the module docstring).
 
@@ -291,6 +356,9 @@ def get_benchmark_problem(
             trace at all.
         crash_time_fraction: A crash's run length as a fraction of the median
             feasible ``overall_time`` (:class:`StepRuntime`).
+        crash_report: How a crashed trial reports its objective
+            (:class:`CrashObservation`); under ``"placeholder"`` it reports the
+            table's worst feasible throughput.
 
     Returns:
         The benchmark problem, named after the instance (``"pco64"``, or
@@ -343,7 +411,11 @@ def get_benchmark_problem(
         opt_config_metrics=[objective_metric, constraint_metric],
         num_trials=num_trials,
         test_function=PCOTestFunction(problem=problem, crash_value=worst),
-        noise=CrashObservation(noise=noise if noise is not None else GaussianNoise()),
+        noise=CrashObservation(
+            noise=noise if noise is not None else GaussianNoise(),
+            report=crash_report,
+            placeholder=worst,
+        ),
         optimal_value=optimal,
         baseline_value=float(baseline_value),
         worst_feasible_value=worst,
