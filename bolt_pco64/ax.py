@@ -8,4 +8,3 @@ from __future__ import annotations
 
 from bolt_pco64.integrations.ax import *  # noqa: F403
 from bolt_pco64.integrations.ax import __all__ as __all__
-from bolt_pco64.table import CRASH_COST_FRACTION as CRASH_COST_FRACTION

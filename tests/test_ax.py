@@ -35,7 +35,6 @@ from botorch.models import SingleTaskGP
 from bolt_pco64 import PCO64
 from bolt_pco64.ax import (
     CONSTRAINT_NAME,
-    CRASH_COST_FRACTION,
     DEFAULT_CRASH_REPORT,
     OBJECTIVE_NAME,
     CrashObservation,
@@ -43,6 +42,7 @@ from bolt_pco64.ax import (
     count_trials_with_constraint_data,
     get_benchmark_problem,
 )
+from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
 from tests._tables import frame_from
@@ -184,7 +184,7 @@ def test_objective_constraint_and_reference_values() -> None:
         ({"num_trials": 0}, "num_trials"),
         ({"num_trials": 2.5}, "num_trials"),
         ({"baseline_value": 0.5}, "baseline_value"),
-        ({"crash_time_fraction": -1.0}, "crash_fraction"),
+        ({"startup_seconds": -1.0}, "startup_seconds"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
@@ -287,18 +287,20 @@ def test_constraint_data_strategy_counts_completed_trials() -> None:
     assert copy is not strategy
 
 
-def test_step_runtime_is_overall_time_and_a_crash_costs_a_fraction() -> None:
+def test_step_runtime_is_startup_plus_the_loop_and_a_crash_less() -> None:
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     runtime = problem.step_runtime_function
     assert runtime is not None
     feasible = frame["ran_successfully"].to_numpy(dtype=bool)
     times = frame["overall_time"].to_numpy(dtype=float)
-    lower_median = np.sort(times[feasible])[(feasible.sum() - 1) // 2]
+    startup = COST_DEFAULTS.startup_seconds
     for i in range(len(frame)):
         params = {name: int(frame.iloc[i][name]) for name in INPUT_COLUMNS}
-        expected = times[i] if feasible[i] else CRASH_COST_FRACTION * lower_median
-        assert runtime(params) == max(1.0, round(expected))
+        if feasible[i]:
+            assert runtime(params) == max(1.0, round(startup + times[i]))
+        else:
+            assert startup <= runtime(params) < startup + times[feasible].min()
 
 
 # -- replications -------------------------------------------------------------------
@@ -451,10 +453,11 @@ def test_the_reported_abort_case_completes_and_agrees_with_the_table(
         seen = data.loc[(t.index, OBJECTIVE_NAME), "mean"]
         assert seen == (row.throughput_mean if ok else problem.worst_feasible_value)
 
-    raw = pd.read_parquet(STANDIN)
-    feasible_times = np.sort(raw.loc[raw["ran_successfully"], "overall_time"])
-    crash_seconds = CRASH_COST_FRACTION * feasible_times[(len(feasible_times) - 1) // 2]
-    seconds = np.where(ran, snapped["overall_time"].to_numpy(), crash_seconds)
+    f = PCO64(table=STANDIN)
+    rows = f.lookup(
+        torch.from_numpy(encode_inputs(snapped[list(INPUT_COLUMNS)]))
+    ).numpy()
+    seconds = TimeModel(f.table).run_seconds.numpy()[rows]
     assert result.cost_trace == pytest.approx(
         np.cumsum(np.maximum(1.0, np.round(seconds))).tolist()
     )

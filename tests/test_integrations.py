@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from bolt_pco64 import PCO16, PCO64
+from bolt_pco64.costs import TimeModel
 from bolt_pco64.integrations.common import (
     ParameterRows,
     TableRuns,
@@ -147,28 +148,34 @@ def test_bad_assignments_are_named(change: dict[str, object], match: str) -> Non
 # -- run lengths and outcomes -------------------------------------------------------
 
 
-def test_run_outcomes_and_seconds() -> None:
+def test_run_outcomes_and_seconds_follow_the_time_model() -> None:
     frame = _hand_frame()
     problem = PCO64(table=frame)
-    runs = TableRuns(problem, crash_fraction=0.5)
-    # Feasible overall_time 10, 30, 40, 60, 70: median 40; a crash costs half of it.
-    expected_seconds = [10.0, 20.0, 30.0, 40.0, 20.0, 60.0, 70.0]
+    startup = 100.0
+    runs = TableRuns(problem, startup_seconds=startup)
+    model = TimeModel(problem.table, startup)
     for i, params in enumerate(_assignments(frame)):
         outcome = runs(params)
-        assert outcome.seconds == expected_seconds[i]
         assert outcome.ran == (i not in (1, 4))
+        assert outcome.seconds == float(model.run_seconds[outcome.row])
         if outcome.ran:
+            # A run: the start-up plus its training loop (the table's overall_time).
+            assert outcome.seconds == startup + frame.iloc[i]["overall_time"]
             assert outcome.throughput == frame.iloc[i]["throughput_mean"]
             assert outcome.margin < 0
         else:
+            # A crash: the start-up plus the step in which memory ran out.
+            assert outcome.seconds > startup
             assert math.isnan(outcome.throughput)
             assert outcome.margin > 0
-    assert sorted(run_seconds(problem, 0.5).tolist()) == sorted(expected_seconds)
-    assert sorted(run_seconds(problem, 0.0).tolist())[:2] == [0.0, 0.0]
+    loops = run_seconds(problem, 0.0)[problem.table.feasible]
+    assert sorted(loops.tolist()) == sorted(
+        frame.loc[frame["ran_successfully"], "overall_time"].tolist()
+    )
 
 
-def test_run_seconds_refuses_a_bad_crash_fraction() -> None:
-    with pytest.raises(ValueError, match="crash_fraction"):
+def test_run_seconds_refuses_a_bad_startup() -> None:
+    with pytest.raises(ValueError, match="startup"):
         run_seconds(PCO64(table=_hand_frame()), -1.0)
 
 

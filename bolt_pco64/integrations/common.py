@@ -8,7 +8,8 @@ importing any framework:
 - :class:`ParameterRows`: the table row that a parameter assignment (knob name
   to raw value) snaps to, as in the BoTorch problem;
 - :func:`run_seconds`: the time model's entry point, a run's wall-clock seconds
-  per row (a crash is charged a fraction of the median feasible run);
+  per row (:class:`bolt_pco64.costs.TimeModel`: start-up plus the training
+  loop; a crash start-up plus the step in which memory ran out);
 - :class:`TableRuns`: one evaluation of an assignment, as a
   :class:`RunOutcome` (row, ran, throughput, memory margin, seconds);
 - :func:`expected_best_of_random_draws` and :func:`random_baseline`: the exact
@@ -26,9 +27,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import InputSpec
 from bolt_pco64.problem import PCO
-from bolt_pco64.table import CRASH_COST_FRACTION
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -120,18 +121,21 @@ class ParameterRows:
         return int(self.problem.lookup(x)[0])
 
 
-def run_seconds(problem: PCO, crash_fraction: float = CRASH_COST_FRACTION) -> Tensor:
+def run_seconds(
+    problem: PCO, startup_seconds: float = COST_DEFAULTS.startup_seconds
+) -> Tensor:
     """``N``-dim tensor: wall-clock seconds of evaluating each table row.
 
-    The time model's entry point for adapters: a run that fit in memory takes
-    its ``overall_time``; a crash takes ``crash_fraction`` of the median
-    feasible ``overall_time`` (the harness's charge, see
-    :meth:`~bolt_pco64.table.Table.run_seconds`).
+    The time model's entry point for adapters, the harness's own
+    (:attr:`bolt_pco64.costs.TimeModel.run_seconds`): a run takes the
+    start-up plus its ``overall_time``; a crash the start-up plus the step in
+    which memory ran out.
 
     Raises:
-        ValueError: If ``crash_fraction`` is not a finite number >= 0.
+        ValueError: If ``startup_seconds`` is not a finite number >= 0.
+        TableError: If the table has no usable run times.
     """
-    return problem.table.run_seconds(crash_fraction)
+    return TimeModel(problem.table, startup_seconds).run_seconds
 
 
 @dataclass(frozen=True)
@@ -158,15 +162,15 @@ class TableRuns:
 
     Args:
         problem: The BoTorch problem whose table is served.
-        crash_fraction: A crash's run length as a fraction of the median
-            feasible ``overall_time`` (:func:`run_seconds`).
+        startup_seconds: The time model's start-up of every run and crash
+            (:func:`run_seconds`).
     """
 
     def __init__(
-        self, problem: PCO, crash_fraction: float = CRASH_COST_FRACTION
+        self, problem: PCO, startup_seconds: float = COST_DEFAULTS.startup_seconds
     ) -> None:
         self.rows = ParameterRows(problem)
-        self.seconds = run_seconds(problem, crash_fraction)
+        self.seconds = run_seconds(problem, startup_seconds)
         table = problem.table
         self._ran = table.feasible
         self._throughput = table.column("throughput_mean")
