@@ -1,0 +1,263 @@
+"""The pco problems as OptunaHub benchmark problems (the optional ``optuna`` extra).
+
+:class:`PCOProblem` follows OptunaHub's benchmark interface
+(:class:`optunahub.benchmarks.BaseProblem` with
+:class:`~optunahub.benchmarks.ConstrainedMixin`): a problem object is itself the
+objective of ``study.optimize``::
+
+    problem = PCOProblem("pco64")
+    study = optuna.create_study(directions=problem.directions)
+    study.optimize(problem, n_trials=40)
+
+- **Search space** (:attr:`PCOProblem.search_space`): one
+  :class:`~optuna.distributions.IntDistribution` per input column, named after
+  it, over the column's encoded levels in the loaded table: the exponent of a
+  log2 knob (``log2_tp_size`` 0..2 is tp 1, 2, 4), the ZeRO stage as its index
+  0..2 into the stages 0/2/3 (the encoding of the BoTorch problem's ``X``; the
+  precedent of OptunaHub's tabular benchmarks, which search each knob by its
+  index). Never ``log=True``: a log-scaled integer proposes sizes that are not
+  powers of two.
+- **Snapping.** The table holds a small part of this box (pco64: 780 of the
+  29,160 combinations; data-, tensor-, pipeline- and context-parallel sizes
+  multiply to the GPU count). A combination that is not a row is evaluated at
+  the nearest row, exactly as the BoTorch problem does (Euclidean distance in
+  the encoded space, ties to the earliest row in canonical order), and the
+  trial records the row it ran (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR` in
+  ``trial.user_attrs``). The objective is then a function of the suggested
+  parameters (constant over each row's cell), so every sampler learns a
+  consistent landscape; reporting off-table combinations as infeasible instead
+  would spend most of a 40-trial budget learning the product rule that 97% of
+  the box breaks, and a FAIL would be proposed again.
+- **Objective and constraint.** The objective is the row's
+  ``throughput_mean`` (maximised, :attr:`PCOProblem.directions`); the
+  constraint :data:`CONSTRAINT_NAME` is its ``peak_mem_normalised`` (feasible
+  iff ``<= 0``), set on every trial with ``trial.set_constraint`` before the
+  objective is returned, as OptunaHub 0.5 problems do. Optuna >= 5 samplers
+  (TPE, GP, NSGA-II) read constraints from the trial; passing
+  ``constraints_func=problem.constraints_func`` as well is deprecated by
+  both Optuna and OptunaHub and records the constraint a second time.
+- **Crashes** (:data:`CrashReport`, the problem's ``crash`` argument). A row
+  that ran out of memory has no throughput. It is reported as
+
+  - ``"placeholder"`` (the default): a COMPLETE trial whose objective is
+    :attr:`PCOProblem.crash_value` (the table's worst feasible throughput, the
+    Ax adapter's convention) with its positive constraint. TPE ranks
+    infeasible trials by constraint violation and never by that value; the
+    GP sampler's objective model fits it (its incumbent counts only feasible
+    trials), and its constraint model learns where crashes are;
+  - ``"fail"``: the objective is NaN, which Optuna turns into a FAIL trial
+    (the constraint is still recorded on it); every sampler ignores FAIL
+    trials, so nothing learns where crashes are;
+  - ``"pruned"``: a PRUNED trial with its constraint. TPE treats an
+    infeasible pruned trial as it treats an infeasible complete one; the GP
+    sampler ignores pruned trials.
+
+  The choice was measured (``benchmarks/optuna_crash.py``, the README's
+  Optuna section).
+
+The core package never imports this module; import it as ``bolt_pco64.optuna``
+after ``pip install 'bolt_pco64[optuna]'``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+import optuna
+import optunahub
+import torch
+from optuna.distributions import BaseDistribution, IntDistribution
+from optuna.study import StudyDirection
+from optuna.trial import BaseTrial, TrialState
+
+from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64.problem import PCO, TableLike, problem_class
+
+__all__ = [
+    "CONSTRAINT_NAME",
+    "CRASH_REPORTS",
+    "DEFAULT_CRASH",
+    "FEASIBLE_ATTR",
+    "ROW_ATTR",
+    "ROW_PARAMS_ATTR",
+    "CrashReport",
+    "PCOProblem",
+]
+
+#: How a crashed (OOM) row is reported to Optuna (see the module docstring).
+CrashReport = Literal["placeholder", "fail", "pruned"]
+#: Every crash representation.
+CRASH_REPORTS: tuple[CrashReport, ...] = get_args(CrashReport)
+#: The representation used unless ``crash`` says otherwise (measured:
+#: ``benchmarks/optuna_crash.py``).
+DEFAULT_CRASH: CrashReport = "placeholder"
+#: The constraint's name on a trial: the card's column; feasible iff ``<= 0``.
+CONSTRAINT_NAME = "peak_mem_normalised"
+#: ``trial.user_attrs`` key of the canonical index of the row that ran.
+ROW_ATTR = "row"
+#: ``trial.user_attrs`` key of the row's encoded inputs (what ran, by name).
+ROW_PARAMS_ATTR = "row_params"
+#: ``trial.user_attrs`` key of whether the row ran (the card's ``ran_successfully``).
+FEASIBLE_ATTR = "ran_successfully"
+
+
+class PCOProblem(
+    optunahub.benchmarks.ConstrainedMixin, optunahub.benchmarks.BaseProblem
+):
+    """A pco instance as an OptunaHub benchmark problem (see the module docstring).
+
+    Args:
+        instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
+            :class:`~bolt_pco64.instances.Instance`).
+        table: The table to serve, as for the BoTorch problem (a path, a
+            DataFrame, a loaded table, or ``None`` for the default sources).
+        crash: How a crashed row is reported: ``"placeholder"``, ``"fail"`` or
+            ``"pruned"``.
+        crash_value: The placeholder objective of a crash (``"placeholder"``
+            only); default the table's worst feasible throughput.
+
+    Raises:
+        ValueError: For an unknown instance or crash representation, or a
+            non-finite ``crash_value``.
+    """
+
+    def __init__(
+        self,
+        instance: str | Instance = "pco64",
+        *,
+        table: TableLike = None,
+        crash: CrashReport = DEFAULT_CRASH,
+        crash_value: float | None = None,
+    ) -> None:
+        if crash not in CRASH_REPORTS:
+            raise ValueError(f"Expected `crash` in {CRASH_REPORTS}, got {crash!r}.")
+        self.problem: PCO = problem_class(get_instance(instance))(table=table)
+        if crash_value is None:
+            crash_value = float(self.problem.worst_feasible_value)
+        if isinstance(crash_value, bool) or not math.isfinite(crash_value):
+            raise ValueError(f"Expected a finite `crash_value`, got {crash_value!r}.")
+        self.crash: CrashReport = crash
+        self.crash_value = float(crash_value)
+        specs = self.problem.instance.inputs
+        bounds = self.problem.bounds.to(torch.int64).tolist()
+        self._space: dict[str, BaseDistribution] = {
+            spec.name: IntDistribution(bounds[0][j], bounds[1][j])
+            for j, spec in enumerate(specs)
+        }
+        table_ = self.problem.table
+        self._throughput = table_.column("throughput_mean").tolist()
+        self._margin = table_.column("peak_mem_normalised").tolist()
+        self._candidates = self.problem.candidates().to(torch.int64).tolist()
+
+    @property
+    def instance(self) -> Instance:
+        """The instance served."""
+        return self.problem.instance
+
+    @property
+    def search_space(self) -> dict[str, BaseDistribution]:
+        """One ``IntDistribution`` per input column, by name, in ``X`` order."""
+        return dict(self._space)
+
+    @property
+    def directions(self) -> list[StudyDirection]:
+        """``[MAXIMIZE]``: throughput is maximised."""
+        return [StudyDirection.MAXIMIZE]
+
+    def row(self, params: Mapping[str, Any]) -> int:
+        """The canonical index of the row ``params`` snaps to.
+
+        Raises:
+            ValueError: If a knob is missing, or a value is not an integer of
+                its distribution's range.
+        """
+        x = []
+        for name, dist in self._space.items():
+            if name not in params:
+                raise ValueError(
+                    f"Expected a value for every knob, got none for {name!r} in {dict(params)}."
+                )
+            value = params[name]
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                v = math.nan
+            low, high = dist.low, dist.high  # type: ignore[attr-defined]
+            if isinstance(value, bool) or not v.is_integer() or not low <= v <= high:
+                raise ValueError(
+                    f"Expected {name} to be an integer in {low}..{high}, got {value!r}."
+                )
+            x.append(v)
+        return int(self.problem.lookup(torch.tensor([x], dtype=torch.float64))[0])
+
+    def row_params(self, row: int) -> dict[str, int]:
+        """The encoded inputs of table row ``row``, by name."""
+        return dict(zip(self._space, self._candidates[row], strict=True))
+
+    def evaluate(self, params: dict[str, Any]) -> float:
+        """The snapped row's throughput; a crash: the placeholder, or NaN."""
+        return self._objective(self.row(params))
+
+    def evaluate_constraints(self, params: dict[str, Any]) -> dict[str, float]:
+        """``{CONSTRAINT_NAME: peak_mem_normalised}`` of the snapped row (``<= 0`` iff it ran)."""
+        return {CONSTRAINT_NAME: self._margin[self.row(params)]}
+
+    def __call__(self, trial: optuna.Trial) -> float:
+        """The objective of ``study.optimize``: suggest, snap, record, report.
+
+        Sets the constraint and the row's attributes on ``trial``, then returns
+        the objective (NaN, hence a FAIL trial, for a crash under ``"fail"``).
+
+        Raises:
+            optuna.TrialPruned: For a crash under ``"pruned"``.
+        """
+        params = {
+            name: trial.suggest_int(name, dist.low, dist.high)  # type: ignore[attr-defined]
+            for name, dist in self._space.items()
+        }
+        row = self.row(params)
+        state, value = self.report(trial, row, self._throughput[row], self._margin[row])
+        if state == TrialState.PRUNED:
+            raise optuna.TrialPruned(f"Row {row} ran out of memory.")
+        return math.nan if value is None else value
+
+    def report(
+        self, trial: BaseTrial, row: int, observed: float, margin: float
+    ) -> tuple[TrialState, float | None]:
+        """Record an evaluation of ``row`` on ``trial`` and say how to tell it.
+
+        Sets the constraint and :data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR` and
+        :data:`FEASIBLE_ATTR` on ``trial``. For ask-and-tell:
+        ``study.tell(trial, value, state=state)``.
+
+        Args:
+            trial: The trial that evaluated ``row``.
+            row: The canonical index of the row that ran.
+            observed: Its observed throughput, NaN for a crash.
+            margin: Its ``peak_mem_normalised``.
+
+        Returns:
+            ``(state, value)``: COMPLETE with the objective (the placeholder for
+            a crash under ``"placeholder"``), or FAIL / PRUNED with ``None``.
+        """
+        crashed = math.isnan(observed)
+        trial.set_constraint(CONSTRAINT_NAME, float(margin))
+        trial.set_user_attr(ROW_ATTR, int(row))
+        trial.set_user_attr(ROW_PARAMS_ATTR, self.row_params(row))
+        trial.set_user_attr(FEASIBLE_ATTR, not crashed)
+        if not crashed:
+            return TrialState.COMPLETE, float(observed)
+        if self.crash == "placeholder":
+            return TrialState.COMPLETE, self.crash_value
+        return (TrialState.FAIL if self.crash == "fail" else TrialState.PRUNED), None
+
+    def _objective(self, row: int) -> float:
+        value = self._throughput[row]
+        if math.isnan(value) and self.crash == "placeholder":
+            return self.crash_value
+        return value
+
+    def __repr__(self) -> str:
+        return f"PCOProblem({self.instance.name!r}, crash={self.crash!r})"

@@ -1,0 +1,217 @@
+"""The Optuna adapter (bolt_pco64.optuna): OptunaHub problem, snapping, crashes."""
+
+from __future__ import annotations
+
+import logging
+import math
+import pkgutil
+import subprocess
+import sys
+
+import optuna
+import optunahub
+import pandas as pd
+import pytest
+from optuna.distributions import IntDistribution
+from optuna.trial import TrialState
+
+import bolt_pco64
+from bolt_pco64.instances import get_instance
+from bolt_pco64.optuna import (
+    CONSTRAINT_NAME,
+    FEASIBLE_ATTR,
+    ROW_ATTR,
+    ROW_PARAMS_ATTR,
+    PCOProblem,
+)
+from tests._tables import CAPACITY, PAD, frame_from
+
+pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
+
+INPUTS = get_instance("pco64").input_columns
+
+
+@pytest.fixture(autouse=True)
+def _quiet_optuna() -> None:
+    optuna.logging.set_verbosity(logging.ERROR)
+
+
+def _hand_frame() -> pd.DataFrame:
+    """Bucket levels 6/8 (a gap), ZeRO 0/3 only, cp constant.
+
+    Canonical order A, B, G, C, D, F, E: the best (0.30) is row 4, the worst
+    feasible (0.05) row 5; rows 1 (B) and 6 (E) ran out of memory.
+    """
+    configs = [
+        (1, 0, 0, 0, 0, 6, 0, 0),  # A: row 0, peak 40 GB
+        (1, 1, 0, 0, 0, 8, 3, 0),  # B: row 1, OOM
+        (2, 0, 1, 0, 0, 6, 0, 1),  # C: row 3
+        (2, 1, 1, 0, 1, 8, 3, 1),  # D: row 4, the best
+        (3, 2, 0, 0, 1, 6, 0, 0),  # E: row 6, OOM
+        (3, 0, 2, 0, 0, 8, 0, 2),  # F: row 5, the worst feasible
+        (1, 2, 2, 0, 2, 8, 3, 2),  # G: row 2
+    ]
+    return frame_from(configs, [0.10, None, 0.20, 0.30, None, 0.05, 0.15])
+
+
+def _params(*encoded: int) -> dict[str, int]:
+    return dict(zip(INPUTS, encoded, strict=True))
+
+
+A = _params(1, 0, 0, 0, 0, 6, 0, 0)
+B = _params(1, 1, 0, 0, 0, 8, 2, 0)  # ZeRO 3 is index 2
+
+
+def test_core_package_does_not_import_optuna() -> None:
+    skip = ("bolt_pco64.ax", "bolt_pco64.optuna", "bolt_pco64.integrations")
+    core = [
+        m.name
+        for m in pkgutil.walk_packages(bolt_pco64.__path__, "bolt_pco64.")
+        if not m.name.startswith(skip) and m.name != "bolt_pco64.__main__"
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {core!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('optuna', 'optunahub')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert "bolt_pco64.bench" in core
+    assert "bolt_pco64.cli" in core
+    assert out.stdout.strip() == "[]"
+
+
+def test_follows_optunahubs_benchmark_interface() -> None:
+    problem = PCOProblem(table=_hand_frame())
+    assert isinstance(problem, optunahub.benchmarks.BaseProblem)
+    assert isinstance(problem, optunahub.benchmarks.ConstrainedMixin)
+    assert problem.directions == [optuna.study.StudyDirection.MAXIMIZE]
+
+
+def test_search_space_is_the_encoded_levels_without_log_scale() -> None:
+    space = PCOProblem(table=_hand_frame()).search_space
+    assert list(space) == list(INPUTS)
+    expected = [(1, 3), (0, 2), (0, 2), (0, 0), (0, 2), (6, 8), (0, 2), (0, 2)]
+    for (name, dist), (low, high) in zip(space.items(), expected, strict=True):
+        assert dist == IntDistribution(low, high, log=False, step=1), name
+
+
+def test_a_combination_off_the_table_snaps_to_the_nearest_row() -> None:
+    problem = PCOProblem(table=_hand_frame())
+    off_table = _params(2, 1, 1, 0, 1, 7, 1, 1)  # D with bucket 7 and ZeRO index 1
+    assert problem.row(off_table) == 4
+    assert problem.evaluate(off_table) == 0.30
+    assert problem.evaluate_constraints(off_table) == {
+        CONSTRAINT_NAME: pytest.approx(49 / CAPACITY - 1)  # D's peak: 40 + 3 * 3
+    }
+
+
+@pytest.mark.parametrize(
+    ("crash", "state", "value"),
+    [
+        ("placeholder", TrialState.COMPLETE, 0.05),
+        ("fail", TrialState.FAIL, None),
+        ("pruned", TrialState.PRUNED, None),
+    ],
+)
+def test_a_crash_is_reported_as_asked_and_its_constraint_recorded(
+    crash: str, state: TrialState, value: float | None
+) -> None:
+    problem = PCOProblem(table=_hand_frame(), crash=crash)  # type: ignore[arg-type]
+    study = optuna.create_study(directions=problem.directions)
+    study.enqueue_trial(A)
+    study.enqueue_trial(B)
+    study.optimize(problem, n_trials=2)
+    ran, crashed = study.trials
+    assert (ran.state, ran.value) == (TrialState.COMPLETE, 0.10)
+    assert ran.constraints == {CONSTRAINT_NAME: pytest.approx(40 / CAPACITY - 1)}
+    assert (crashed.state, crashed.value) == (state, value)
+    assert crashed.constraints == {CONSTRAINT_NAME: PAD}
+    assert crashed.user_attrs[ROW_ATTR] == 1
+    assert crashed.user_attrs[ROW_PARAMS_ATTR] == B
+    assert crashed.user_attrs[FEASIBLE_ATTR] is False
+    assert study.best_trial.number == ran.number
+
+
+def test_the_placeholder_can_be_chosen() -> None:
+    problem = PCOProblem(table=_hand_frame(), crash_value=-1.0)
+    assert problem.evaluate(B) == -1.0
+    assert math.isnan(PCOProblem(table=_hand_frame(), crash="fail").evaluate(B))
+
+
+def test_report_serves_ask_and_tell() -> None:
+    problem = PCOProblem(table=_hand_frame())
+    study = optuna.create_study(directions=problem.directions)
+    trial = study.ask(problem.search_space)
+    row = problem.row(trial.params)
+    state, value = problem.report(trial, row, 0.123, -0.5)
+    study.tell(trial, value, state=state)
+    (frozen,) = study.trials
+    assert frozen.value == 0.123
+    assert frozen.constraints == {CONSTRAINT_NAME: -0.5}
+    assert frozen.user_attrs[ROW_ATTR] == row
+
+
+def test_the_deprecated_constraints_func_still_answers() -> None:
+    problem = PCOProblem(table=_hand_frame())
+    trial = optuna.trial.create_trial(
+        params=B,
+        distributions=problem.search_space,
+        value=0.0,
+    )
+    with pytest.warns(FutureWarning):
+        assert list(problem.constraints_func(trial)) == [PAD]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"crash": "nan"}, "Expected `crash`"),
+        ({"crash_value": math.nan}, "Expected a finite `crash_value`"),
+        ({"instance": "pco8"}, "pco8"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        PCOProblem(table=_hand_frame(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({k: v for k, v in A.items() if k != "zero_stage"}, "none for 'zero_stage'"),
+        ({**A, "log2_dp_size": 4}, r"log2_dp_size to be an integer in 1\.\.3"),
+        ({**A, "log2_dp_size": 1.5}, "got 1.5"),
+        ({**A, "log2_dp_size": True}, "got True"),
+    ],
+)
+def test_bad_params_are_refused(params: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        PCOProblem(table=_hand_frame()).evaluate(params)
+
+
+@pytest.mark.parametrize("instance", ["pco16", "pco32", "pco64"])
+@pytest.mark.parametrize(
+    "sampler",
+    [
+        optuna.samplers.TPESampler,
+        pytest.param(optuna.samplers.GPSampler, marks=pytest.mark.slow),
+    ],
+)
+def test_a_40_trial_constrained_study_finds_a_feasible_row(
+    instance: str, sampler: type
+) -> None:
+    problem = PCOProblem(instance)
+    study = optuna.create_study(directions=problem.directions, sampler=sampler(seed=0))
+    study.optimize(problem, n_trials=40)
+    assert len(study.trials) == 40
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert all(set(t.constraints) == {CONSTRAINT_NAME} for t in study.trials)
+    frame = problem.problem.table.frame
+    best = study.best_trial
+    row = frame.iloc[best.user_attrs[ROW_ATTR]]
+    assert bool(row["ran_successfully"])
+    assert best.constraints[CONSTRAINT_NAME] <= 0
+    assert best.value == row["throughput_mean"]
+    assert best.user_attrs[ROW_PARAMS_ATTR]["log2_dp_size"] == row["log2_dp_size"]
