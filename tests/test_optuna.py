@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import pkgutil
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import optuna
 import optunahub
@@ -22,12 +25,14 @@ from bolt_pco64.optuna import (
     FEASIBLE_ATTR,
     ROW_ATTR,
     ROW_PARAMS_ATTR,
+    AskTell,
     PCOProblem,
 )
 from tests._tables import CAPACITY, PAD, frame_from
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
+REPO = Path(__file__).resolve().parent.parent
 INPUTS = get_instance("pco64").input_columns
 
 
@@ -215,3 +220,90 @@ def test_a_40_trial_constrained_study_finds_a_feasible_row(
     assert best.constraints[CONSTRAINT_NAME] <= 0
     assert best.value == row["throughput_mean"]
     assert best.user_attrs[ROW_PARAMS_ATTR]["log2_dp_size"] == row["log2_dp_size"]
+
+
+# -- ask-and-tell ----------------------------------------------------------------
+
+
+def _ask_tell(seed: int, steps: int) -> tuple[AskTell, list[int]]:
+    """A TPE loop on the hand table from rows A and B, snapping as the harness does."""
+    problem = PCOProblem(table=_hand_frame())
+    loop = AskTell(problem, optuna.samplers.TPESampler(seed=seed, n_startup_trials=2))
+    table = problem.problem.table.frame
+    rows = [0, 1]
+    loop.tell(rows, table["throughput_mean"][rows], table["peak_mem_normalised"][rows])
+    for _ in range(steps):
+        (row,) = problem.problem.lookup(loop.ask(1)).tolist()
+        loop.tell(
+            [row], [table["throughput_mean"][row]], [table["peak_mem_normalised"][row]]
+        )
+        rows.append(row)
+    return loop, rows
+
+
+def test_rows_told_without_a_trial_are_enqueued_with_their_params() -> None:
+    loop, _ = _ask_tell(seed=0, steps=0)
+    first, second = loop.study.trials
+    assert first.params == A
+    assert second.params == B
+    assert (first.value, second.value) == (0.10, 0.05)
+    assert second.constraints == {CONSTRAINT_NAME: PAD}
+    assert loop.pending == []
+
+
+def test_a_told_row_completes_the_trial_that_proposed_it() -> None:
+    loop, rows = _ask_tell(seed=0, steps=6)
+    trials = loop.study.trials
+    assert len(trials) == len(rows) == 8
+    assert [t.user_attrs[ROW_ATTR] for t in trials] == rows
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+
+
+def test_ask_and_tell_is_deterministic_for_a_seed() -> None:
+    _, rows = _ask_tell(seed=3, steps=6)
+    _, again = _ask_tell(seed=3, steps=6)
+    assert rows == again
+
+
+@pytest.mark.parametrize("seed", [0, 1])  # seed 0: both snap to row 4; 1: rows 6, 5
+def test_pending_trials_are_matched_by_row_oldest_first(seed: int) -> None:
+    problem = PCOProblem(table=_hand_frame())
+    loop = AskTell(problem, optuna.samplers.RandomSampler(seed=seed))
+    first, second = problem.problem.lookup(loop.ask(2)).tolist()
+    assert loop.pending == [first, second]
+    loop.tell([second], [0.2], [-0.1])
+    assert loop.pending == [first]
+    told = 0 if first == second else 1
+    assert loop.study.trials[told].value == 0.2
+    assert loop.study.trials[1 - told].state == TrialState.RUNNING
+
+
+def test_ask_tell_refuses_bad_input() -> None:
+    loop = AskTell(PCOProblem(table=_hand_frame()), optuna.samplers.RandomSampler())
+    with pytest.raises(ValueError, match="Expected `q` to be an int >= 1"):
+        loop.ask(0)
+    with pytest.raises(ValueError, match="got 1 rows, 2 observations"):
+        loop.tell([0], [0.1, 0.2], [0.0])
+
+
+@pytest.mark.slow
+def test_example_optuna_study(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "optuna_study.py"), "--trials", "12"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = re.findall(
+        r"^(.+): 12 trials, (\d+) crashed, (\d+) repeated", proc.stdout, re.M
+    )
+    assert [name for name, _, _ in found] == [
+        "TPE",
+        "GP, crash=placeholder",
+        "GP, crash=fail",
+    ]

@@ -62,15 +62,18 @@ after ``pip install 'bolt_pco64[optuna]'``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 import optuna
 import optunahub
 import torch
 from optuna.distributions import BaseDistribution, IntDistribution
+from optuna.samplers import BaseSampler
 from optuna.study import StudyDirection
 from optuna.trial import BaseTrial, TrialState
+from torch import Tensor
 
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.problem import PCO, TableLike, problem_class
@@ -82,6 +85,7 @@ __all__ = [
     "FEASIBLE_ATTR",
     "ROW_ATTR",
     "ROW_PARAMS_ATTR",
+    "AskTell",
     "CrashReport",
     "PCOProblem",
 ]
@@ -261,3 +265,82 @@ class PCOProblem(
 
     def __repr__(self) -> str:
         return f"PCOProblem({self.instance.name!r}, crash={self.crash!r})"
+
+
+class AskTell:
+    """An Optuna sampler choosing pco configurations through ask-and-tell.
+
+    The loop of a user who evaluates configurations outside Optuna: :meth:`ask`
+    proposes points (a trial's suggested parameters, in ``X`` order; the
+    evaluator snaps them to rows), :meth:`tell` reports the evaluations. A
+    reported row that no pending trial ran (an initial design chosen
+    elsewhere) becomes a trial of its own first, enqueued with
+    ``study.enqueue_trial`` so the sampler sees the same parameters; a row that
+    a pending trial ran completes the oldest such trial, whether or not the
+    row was evaluated before. Crashes are reported as the problem's ``crash``
+    says (:meth:`PCOProblem.report`).
+
+    Args:
+        problem: The Optuna problem (its search space, snapping and crash
+            representation).
+        sampler: The Optuna sampler, seeded by the caller.
+    """
+
+    def __init__(self, problem: PCOProblem, sampler: BaseSampler) -> None:
+        self.problem = problem
+        self.study = optuna.create_study(directions=problem.directions, sampler=sampler)
+        self._pending: deque[tuple[optuna.Trial, int]] = deque()
+
+    @property
+    def pending(self) -> list[int]:
+        """The rows of the trials asked and not told yet, oldest first."""
+        return [row for _, row in self._pending]
+
+    def ask(self, q: int = 1) -> Tensor:
+        """``q`` new trials' suggestions as a ``q x d``-dim float64 tensor.
+
+        Raises:
+            ValueError: If ``q < 1``.
+        """
+        if isinstance(q, bool) or not isinstance(q, int) or q < 1:
+            raise ValueError(f"Expected `q` to be an int >= 1, got {q!r}.")
+        space = self.problem.search_space
+        points = []
+        for _ in range(q):
+            trial = self.study.ask(space)
+            self._pending.append((trial, self.problem.row(trial.params)))
+            points.append([float(trial.params[name]) for name in space])
+        return torch.tensor(points, dtype=torch.float64)
+
+    def tell(
+        self, rows: Sequence[int], y: Sequence[float], margin: Sequence[float]
+    ) -> None:
+        """Report evaluations, in the order they were made.
+
+        Args:
+            rows: ``n`` canonical row indices.
+            y: Their ``n`` observed throughputs, NaN for a crash.
+            margin: Their ``n`` observed ``peak_mem_normalised``.
+
+        Raises:
+            ValueError: If the lengths differ.
+        """
+        rows, y, margin = list(rows), list(y), list(margin)
+        if not len(rows) == len(y) == len(margin):
+            raise ValueError(
+                "Expected as many observations and margins as rows, got "
+                f"{len(rows)} rows, {len(y)} observations and {len(margin)} margins."
+            )
+        for row, value, m in zip(rows, y, margin, strict=True):
+            trial = self._take(int(row))
+            state, told = self.problem.report(trial, int(row), float(value), float(m))
+            self.study.tell(trial, told, state=state)
+
+    def _take(self, row: int) -> optuna.Trial:
+        """The oldest pending trial that ran ``row``, or a new enqueued one."""
+        for k, (trial, r) in enumerate(self._pending):
+            if r == row:
+                del self._pending[k]
+                return trial
+        self.study.enqueue_trial(self.problem.row_params(row))
+        return self.study.ask(self.problem.search_space)
