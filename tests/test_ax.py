@@ -1,11 +1,9 @@
-"""The Ax adapter (bolt_pco64.ax): problem construction and a full replication."""
+"""The Ax adapter (bolt_pco64.integrations.ax): problem construction and replications."""
 
 from __future__ import annotations
 
 import ast
-import itertools
 import logging
-import math
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -30,7 +28,6 @@ from bolt_pco64.ax import (
     CONSTRAINT_NAME,
     CRASH_COST_FRACTION,
     OBJECTIVE_NAME,
-    expected_best_of_random_draws,
     get_benchmark_problem,
 )
 from bolt_pco64.instances import get_instance
@@ -64,7 +61,7 @@ def _hand_frame() -> pd.DataFrame:
 def test_no_core_module_imports_ax() -> None:
     package = REPO / "bolt_pco64"
     for path in package.rglob("*.py"):
-        if path == package / "ax.py":
+        if path == package / "integrations" / "ax.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             names = (
@@ -93,6 +90,14 @@ def test_core_package_does_not_import_ax() -> None:
 def test_module_resolves_the_ax_package_not_itself() -> None:
     problem = get_benchmark_problem(table=_hand_frame())
     assert type(problem).__module__ == "ax.benchmark.benchmark_problem"
+
+
+def test_alias_is_the_integration_module() -> None:
+    import bolt_pco64.ax as alias
+    import bolt_pco64.integrations.ax as module
+
+    assert alias.get_benchmark_problem is module.get_benchmark_problem
+    assert alias.__all__ == module.__all__
 
 
 # -- problem construction ------------------------------------------------------
@@ -159,22 +164,6 @@ def test_objective_constraint_and_reference_values() -> None:
     assert problem.worst_feasible_value < problem.baseline_value < 0.30
 
 
-def test_baseline_is_the_expected_best_of_random_draws() -> None:
-    values = [0.3, math.nan, 0.1, 0.2, math.nan, 0.05, 0.15]
-    feasible = [not math.isnan(v) for v in values]
-    worst = min(v for v, f in zip(values, feasible, strict=True) if f)
-    draws = list(itertools.combinations(range(len(values)), 5))
-    brute = np.mean(
-        [max([values[i] for i in d if feasible[i]] or [worst]) for d in draws]
-    )
-    assert expected_best_of_random_draws(values, feasible) == pytest.approx(brute)
-    # Two draws out of two feasible and five crashes: none feasible in 10 of 21.
-    only_crashes = expected_best_of_random_draws(
-        [1.0, 2.0, *[math.nan] * 5], [True, True, *[False] * 5], draws=2
-    )
-    assert only_crashes == pytest.approx((10 * 1.0 + 5 * 1.0 + 6 * 2.0) / 21)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -188,11 +177,6 @@ def test_baseline_is_the_expected_best_of_random_draws() -> None:
 def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         get_benchmark_problem(**{"table": _hand_frame(), **kwargs})  # type: ignore[arg-type]
-
-
-def test_baseline_draws_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="draws"):
-        expected_best_of_random_draws([1.0], [True], draws=0)
 
 
 # -- test function, observation, runtime -------------------------------------------
@@ -243,23 +227,6 @@ def test_step_runtime_is_overall_time_and_a_crash_costs_a_fraction() -> None:
         params = {name: int(frame.iloc[i][name]) for name in INPUT_COLUMNS}
         expected = times[i] if feasible[i] else CRASH_COST_FRACTION * lower_median
         assert runtime(params) == max(1.0, round(expected))
-
-
-def test_step_runtime_charges_what_the_harness_charges() -> None:
-    """Ax's run lengths and the harness's GPU-hours follow one cost policy."""
-    from bolt_pco64.bench.run import cost_per_row
-
-    frame = _hand_frame()
-    runtime = get_benchmark_problem(table=frame).step_runtime_function
-    assert runtime is not None
-    problem = PCO64(table=frame)
-    hours = cost_per_row(problem.table)
-    table_frame = problem.table.frame
-    assert not table_frame["ran_successfully"].all()
-    for i in range(len(table_frame)):
-        params = {name: int(table_frame.iloc[i][name]) for name in INPUT_COLUMNS}
-        seconds = float(hours[i]) * 3600 / problem.instance.num_gpus
-        assert runtime(params) == max(1.0, round(seconds))
 
 
 # -- a replication ---------------------------------------------------------------
