@@ -25,9 +25,11 @@ from bolt_pco64.optuna import (
     FEASIBLE_ATTR,
     ROW_ATTR,
     ROW_PARAMS_ATTR,
+    SECONDS_ATTR,
     AskTell,
     PCOProblem,
 )
+from bolt_pco64.table import CRASH_COST_FRACTION
 from tests._tables import CAPACITY, PAD, frame_from
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
@@ -136,6 +138,10 @@ def test_a_crash_is_reported_as_asked_and_its_constraint_recorded(
     assert crashed.user_attrs[ROW_ATTR] == 1
     assert crashed.user_attrs[ROW_PARAMS_ATTR] == B
     assert crashed.user_attrs[FEASIBLE_ATTR] is False
+    # Seconds: A's overall_time; a crash, a fraction of the feasible median
+    # (feasible rows' times 100, 102, 103, 105, 106).
+    assert ran.user_attrs[SECONDS_ATTR] == 100.0
+    assert crashed.user_attrs[SECONDS_ATTR] == pytest.approx(CRASH_COST_FRACTION * 103)
     assert study.best_trial.number == ran.number
 
 

@@ -17,17 +17,18 @@ objective of ``study.optimize``::
   precedent of OptunaHub's tabular benchmarks, which search each knob by its
   index). Never ``log=True``: a log-scaled integer proposes sizes that are not
   powers of two.
-- **Snapping.** The table holds a small part of this box (pco64: 780 of the
-  29,160 combinations; data-, tensor-, pipeline- and context-parallel sizes
-  multiply to the GPU count). A combination that is not a row is evaluated at
-  the nearest row, exactly as the BoTorch problem does (Euclidean distance in
-  the encoded space, ties to the earliest row in canonical order), and the
-  trial records the row it ran (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR` in
-  ``trial.user_attrs``). The objective is then a function of the suggested
-  parameters (constant over each row's cell), so every sampler learns a
-  consistent landscape; reporting off-table combinations as infeasible instead
-  would spend most of a 40-trial budget learning the product rule that 97% of
-  the box breaks, and a FAIL would be proposed again.
+- **Snapping.** The table holds a small part of this box (the data-,
+  tensor-, pipeline- and context-parallel sizes multiply to the GPU count). A
+  combination that is not a row is evaluated at the nearest row, exactly as
+  the BoTorch problem does (Euclidean distance in the encoded space, ties to
+  the earliest row in canonical order), so the objective is a function of the
+  suggested parameters, constant over each row's cell, and a sampler learns
+  from every trial. The trial records what ran in ``trial.user_attrs``
+  (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR`, :data:`FEASIBLE_ATTR`, and the
+  run's seconds under the package's time model, :data:`SECONDS_ATTR`). Rows,
+  runs and seconds come from :mod:`bolt_pco64.integrations.common`, shared
+  with the Ax adapter. Why snapping rather than refusing off-table
+  combinations: the README's Optuna section.
 - **Objective and constraint.** The objective is the row's
   ``throughput_mean`` (maximised, :attr:`PCOProblem.directions`); the
   constraint :data:`CONSTRAINT_NAME` is its ``peak_mem_normalised`` (feasible
@@ -76,6 +77,12 @@ from optuna.trial import BaseTrial, TrialState
 from torch import Tensor
 
 from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64.integrations.common import (
+    CONSTRAINT_NAME,
+    OBJECTIVE_NAME,
+    RunOutcome,
+    TableRuns,
+)
 from bolt_pco64.problem import PCO, TableLike, problem_class
 
 __all__ = [
@@ -83,8 +90,10 @@ __all__ = [
     "CRASH_REPORTS",
     "DEFAULT_CRASH",
     "FEASIBLE_ATTR",
+    "OBJECTIVE_NAME",
     "ROW_ATTR",
     "ROW_PARAMS_ATTR",
+    "SECONDS_ATTR",
     "AskTell",
     "CrashReport",
     "PCOProblem",
@@ -97,14 +106,16 @@ CRASH_REPORTS: tuple[CrashReport, ...] = get_args(CrashReport)
 #: The representation used unless ``crash`` says otherwise (measured:
 #: ``benchmarks/optuna_crash.py``).
 DEFAULT_CRASH: CrashReport = "placeholder"
-#: The constraint's name on a trial: the card's column; feasible iff ``<= 0``.
-CONSTRAINT_NAME = "peak_mem_normalised"
 #: ``trial.user_attrs`` key of the canonical index of the row that ran.
 ROW_ATTR = "row"
 #: ``trial.user_attrs`` key of the row's encoded inputs (what ran, by name).
 ROW_PARAMS_ATTR = "row_params"
 #: ``trial.user_attrs`` key of whether the row ran (the card's ``ran_successfully``).
 FEASIBLE_ATTR = "ran_successfully"
+#: ``trial.user_attrs`` key of the run's wall-clock seconds (the time model of
+#: :func:`bolt_pco64.integrations.common.run_seconds`: a crash is charged a
+#: fraction of the median feasible run).
+SECONDS_ATTR = "run_seconds"
 
 
 class PCOProblem(
@@ -150,9 +161,7 @@ class PCOProblem(
             spec.name: IntDistribution(bounds[0][j], bounds[1][j])
             for j, spec in enumerate(specs)
         }
-        table_ = self.problem.table
-        self._throughput = table_.column("throughput_mean").tolist()
-        self._margin = table_.column("peak_mem_normalised").tolist()
+        self.runs = TableRuns(self.problem)
         self._candidates = self.problem.candidates().to(torch.int64).tolist()
 
     @property
@@ -170,31 +179,42 @@ class PCOProblem(
         """``[MAXIMIZE]``: throughput is maximised."""
         return [StudyDirection.MAXIMIZE]
 
-    def row(self, params: Mapping[str, Any]) -> int:
-        """The canonical index of the row ``params`` snaps to.
+    def run(self, params: Mapping[str, Any]) -> RunOutcome:
+        """What running ``params`` reports: the snapped row and its outcome.
+
+        ``params`` maps every knob to its encoded value (the search space's);
+        the ZeRO index is decoded to its raw stage and the assignment is run by
+        :class:`~bolt_pco64.integrations.common.TableRuns` (nearest row, as in
+        the BoTorch problem).
 
         Raises:
             ValueError: If a knob is missing, or a value is not an integer of
                 its distribution's range.
         """
-        x = []
-        for name, dist in self._space.items():
-            if name not in params:
+        raw: dict[str, int] = {}
+        for spec in self.instance.inputs:
+            if spec.name not in params:
                 raise ValueError(
-                    f"Expected a value for every knob, got none for {name!r} in {dict(params)}."
+                    f"Expected a value for every knob, got none for {spec.name!r} "
+                    f"in {dict(params)}."
                 )
-            value = params[name]
+            value = params[spec.name]
+            dist = self._space[spec.name]
+            low, high = dist.low, dist.high  # type: ignore[attr-defined]
             try:
                 v = float(value)
             except (TypeError, ValueError):
                 v = math.nan
-            low, high = dist.low, dist.high  # type: ignore[attr-defined]
             if isinstance(value, bool) or not v.is_integer() or not low <= v <= high:
                 raise ValueError(
-                    f"Expected {name} to be an integer in {low}..{high}, got {value!r}."
+                    f"Expected {spec.name} to be an integer in {low}..{high}, got {value!r}."
                 )
-            x.append(v)
-        return int(self.problem.lookup(torch.tensor([x], dtype=torch.float64))[0])
+            raw[spec.name] = spec.decode(int(v))
+        return self.runs(raw)
+
+    def row(self, params: Mapping[str, Any]) -> int:
+        """The canonical index of the row ``params`` snaps to (see :meth:`run`)."""
+        return self.run(params).row
 
     def row_params(self, row: int) -> dict[str, int]:
         """The encoded inputs of table row ``row``, by name."""
@@ -202,11 +222,14 @@ class PCOProblem(
 
     def evaluate(self, params: dict[str, Any]) -> float:
         """The snapped row's throughput; a crash: the placeholder, or NaN."""
-        return self._objective(self.row(params))
+        outcome = self.run(params)
+        if not outcome.ran and self.crash == "placeholder":
+            return self.crash_value
+        return outcome.throughput
 
     def evaluate_constraints(self, params: dict[str, Any]) -> dict[str, float]:
         """``{CONSTRAINT_NAME: peak_mem_normalised}`` of the snapped row (``<= 0`` iff it ran)."""
-        return {CONSTRAINT_NAME: self._margin[self.row(params)]}
+        return {CONSTRAINT_NAME: self.run(params).margin}
 
     def __call__(self, trial: optuna.Trial) -> float:
         """The objective of ``study.optimize``: suggest, snap, record, report.
@@ -221,8 +244,9 @@ class PCOProblem(
             name: trial.suggest_int(name, dist.low, dist.high)  # type: ignore[attr-defined]
             for name, dist in self._space.items()
         }
-        row = self.row(params)
-        state, value = self.report(trial, row, self._throughput[row], self._margin[row])
+        outcome = self.run(params)
+        row = outcome.row
+        state, value = self.report(trial, row, outcome.throughput, outcome.margin)
         if state == TrialState.PRUNED:
             raise optuna.TrialPruned(f"Row {row} ran out of memory.")
         return math.nan if value is None else value
@@ -232,8 +256,8 @@ class PCOProblem(
     ) -> tuple[TrialState, float | None]:
         """Record an evaluation of ``row`` on ``trial`` and say how to tell it.
 
-        Sets the constraint and :data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR` and
-        :data:`FEASIBLE_ATTR` on ``trial``. For ask-and-tell:
+        Sets the constraint and :data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR`,
+        :data:`FEASIBLE_ATTR` and :data:`SECONDS_ATTR` on ``trial``. For ask-and-tell:
         ``study.tell(trial, value, state=state)``.
 
         Args:
@@ -251,17 +275,12 @@ class PCOProblem(
         trial.set_user_attr(ROW_ATTR, int(row))
         trial.set_user_attr(ROW_PARAMS_ATTR, self.row_params(row))
         trial.set_user_attr(FEASIBLE_ATTR, not crashed)
+        trial.set_user_attr(SECONDS_ATTR, float(self.runs.seconds[row]))
         if not crashed:
             return TrialState.COMPLETE, float(observed)
         if self.crash == "placeholder":
             return TrialState.COMPLETE, self.crash_value
         return (TrialState.FAIL if self.crash == "fail" else TrialState.PRUNED), None
-
-    def _objective(self, row: int) -> float:
-        value = self._throughput[row]
-        if math.isnan(value) and self.crash == "placeholder":
-            return self.crash_value
-        return value
 
     def __repr__(self) -> str:
         return f"PCOProblem({self.instance.name!r}, crash={self.crash!r})"
