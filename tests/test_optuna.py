@@ -15,10 +15,17 @@ import optuna
 import optunahub
 import pandas as pd
 import pytest
+import tomllib
+import torch
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
 import bolt_pco64
+from bolt_pco64 import load_table
+from bolt_pco64.bench import BenchConfig, run_benchmark
+from bolt_pco64.bench.contract import Method, RunContext
+from bolt_pco64.bench.methods import ENTRY_POINT_GROUP, check_methods, get_method
+from bolt_pco64.bench.run import run_one
 from bolt_pco64.instances import get_instance
 from bolt_pco64.optuna import (
     CONSTRAINT_NAME,
@@ -27,13 +34,18 @@ from bolt_pco64.optuna import (
     ROW_PARAMS_ATTR,
     SECONDS_ATTR,
     AskTell,
+    OptunaMethod,
+    OptunaTPE,
     PCOProblem,
 )
 from bolt_pco64.table import CRASH_COST_FRACTION
+from tests import _fixtures
+from tests._synth import make_table
 from tests._tables import CAPACITY, PAD, frame_from
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
+registry = _fixtures.registry
 REPO = Path(__file__).resolve().parent.parent
 INPUTS = get_instance("pco64").input_columns
 
@@ -313,3 +325,122 @@ def test_example_optuna_study(tmp_path: Path) -> None:
         "GP, crash=placeholder",
         "GP, crash=fail",
     ]
+
+
+# -- harness methods -------------------------------------------------------------
+
+#: The entry points that make the methods known to ``bolt-pco64 bench``
+#: (``[project.entry-points."bolt_pco64.methods"]`` in pyproject.toml).
+ENTRY_POINTS = {
+    "optuna_tpe": "bolt_pco64.integrations.optuna:OptunaTPE",
+    "optuna_gp": "bolt_pco64.integrations.optuna:OptunaGP",
+}
+
+
+@pytest.fixture
+def optuna_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: dict[str, Method]
+) -> None:
+    """A distribution on sys.path that declares :data:`ENTRY_POINTS`."""
+    info = tmp_path / "optuna_methods-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: optuna-methods\nVersion: 1.0\n"
+    )
+    lines = "".join(f"{name} = {target}\n" for name, target in ENTRY_POINTS.items())
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{lines}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_the_entry_points_load_the_samplers(optuna_plugin: None) -> None:
+    assert check_methods(list(ENTRY_POINTS)) == list(ENTRY_POINTS)
+    assert isinstance(get_method("optuna_tpe"), OptunaTPE)
+    assert get_method("optuna_gp").sampler == "gp"
+
+
+def test_pyproject_declares_what_it_loads() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = project.get("entry-points", {}).get(ENTRY_POINT_GROUP)
+    if declared is None:
+        pytest.skip("pyproject.toml declares no methods yet")
+    for name, target in ENTRY_POINTS.items():
+        assert declared.get(name) == target
+
+
+def test_a_harness_run_starts_from_the_shared_design_and_is_deterministic() -> None:
+    table = load_table(make_table(capacity=80.0))
+    config = BenchConfig(budget=16, n_init=6)
+    runs = [run_one("optuna_tpe", 0, table, config, fn=OptunaTPE()) for _ in range(2)]
+    baseline = run_one("random", 0, table, config)
+    first = runs[0].records
+    assert runs[0].ok
+    assert len(first) == 16
+    assert first["row"].tolist()[:6] == baseline.records["row"].tolist()[:6]
+    pd.testing.assert_frame_equal(
+        first.drop(columns=["fit_seconds", "acq_seconds"]),
+        runs[1].records.drop(columns=["fit_seconds", "acq_seconds"]),
+    )
+    # A repeat is a row evaluated earlier in the run, and only that.
+    seen: set[int] = set()
+    for row, repeat in zip(first["row"], first["repeat"], strict=True):
+        assert repeat == (row in seen)
+        seen.add(row)
+
+
+class _KeepsStudy(OptunaTPE):
+    """``optuna_tpe`` that keeps a handle on its run's :class:`AskTell`."""
+
+    loops: list[AskTell]
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        points = super().propose(ctx)
+        self.loops.append(ctx.state["optuna"])
+        return points
+
+
+def test_the_study_holds_each_evaluation_once_as_evaluated() -> None:
+    table = load_table(make_table(capacity=80.0))
+    method = _KeepsStudy(crash="fail")
+    method.loops = []
+    outcome = run_one(
+        "optuna_tpe", 1, table, BenchConfig(budget=14, n_init=5), fn=method
+    )
+    assert outcome.ok
+    records = outcome.records
+    trials = method.loops[-1].study.trials
+    # The last step told the first 13 evaluations and asked the 14th.
+    assert [t.user_attrs[ROW_ATTR] for t in trials[:13]] == records["row"].tolist()[:13]
+    assert [t.state == TrialState.FAIL for t in trials[:13]] == (
+        ~records["feasible"]
+    ).tolist()[:13]
+    assert trials[13].state == TrialState.RUNNING
+    assert {t.number for t in trials[:5]} == set(range(5))  # the enqueued design
+
+
+@pytest.mark.slow
+def test_optuna_methods_get_paired_comparisons(
+    optuna_plugin: None, tmp_path: Path
+) -> None:
+    result = run_benchmark(
+        ["random", *ENTRY_POINTS],
+        seeds=2,
+        budget=14,
+        n_init=10,
+        out=tmp_path / "o",
+        table=make_table(capacity=80.0),
+        progress=False,
+        reference="random",
+    )
+    assert result.errors == {}
+    comparisons = pd.read_csv(tmp_path / "o" / "comparisons.csv")
+    paired = comparisons[comparisons["measure"] == "regret"]
+    assert set(paired["method"]) == set(ENTRY_POINTS)
+    assert set(paired["reference"]) == {"random"}
+    assert (paired["pairs"] == 2).all()
+
+
+def test_bad_method_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="Expected `sampler`"):
+        OptunaMethod("cmaes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Expected `crash`"):
+        OptunaMethod("tpe", crash="nan")  # type: ignore[arg-type]

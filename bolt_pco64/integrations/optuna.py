@@ -56,6 +56,12 @@ objective of ``study.optimize``::
   The choice was measured (``benchmarks/optuna_crash.py``, the README's
   Optuna section).
 
+**Harness methods.** :class:`OptunaTPE` (``optuna_tpe``), :class:`OptunaGP`
+(``optuna_gp``) and :class:`OptunaRandom` are Optuna's samplers as methods of
+the benchmark harness (:class:`OptunaMethod`, through :class:`AskTell`); they
+reach ``bolt-pco64 bench`` through the ``bolt_pco64.methods`` entry-point
+group.
+
 The core package never imports this module; import it as ``bolt_pco64.optuna``
 after ``pip install 'bolt_pco64[optuna]'``.
 """
@@ -64,7 +70,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 import optuna
@@ -76,6 +82,7 @@ from optuna.study import StudyDirection
 from optuna.trial import BaseTrial, TrialState
 from torch import Tensor
 
+from bolt_pco64.bench.contract import Method, RunContext
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.integrations.common import (
     CONSTRAINT_NAME,
@@ -93,10 +100,16 @@ __all__ = [
     "OBJECTIVE_NAME",
     "ROW_ATTR",
     "ROW_PARAMS_ATTR",
+    "SAMPLERS",
     "SECONDS_ATTR",
     "AskTell",
     "CrashReport",
+    "OptunaGP",
+    "OptunaMethod",
+    "OptunaRandom",
+    "OptunaTPE",
     "PCOProblem",
+    "SamplerName",
 ]
 
 #: How a crashed (OOM) row is reported to Optuna (see the module docstring).
@@ -363,3 +376,92 @@ class AskTell:
                 return trial
         self.study.enqueue_trial(self.problem.row_params(row))
         return self.study.ask(self.problem.search_space)
+
+
+SamplerName = Literal["tpe", "gp", "random"]
+#: Optuna's samplers offered as harness methods, by name: each takes its seed
+#: and keeps every other option at Optuna's default.
+SAMPLERS: dict[str, Callable[[int], BaseSampler]] = {
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+}
+
+
+class OptunaMethod(Method):
+    """An Optuna sampler as a harness method, through ask-and-tell (:class:`AskTell`).
+
+    Each run keeps one Optuna study in ``ctx.state``. At every step the
+    evaluations the study has not seen are told: the run's initial design
+    (shared by every method of the seed) as enqueued trials with the rows'
+    parameters, afterwards the rows this method's trials ran. It then asks
+    ``ctx.q`` trials and returns their parameters as points, which the harness
+    snaps to rows; a point that snaps to a row already evaluated is a repeat
+    under the harness's repeat policy (:mod:`bolt_pco64.bench.proposals`), and
+    the trial is told that row's observation. The sampler is seeded by the
+    first step's ``ctx.step_seed`` (so from the run's generator), which makes
+    a run deterministic for its seed. Optuna's proposal time (model fit and
+    acquisition together) is recorded as acquisition time; the harness
+    recommends the best observed configuration (Optuna's GP is not a BoTorch
+    model it could re-condition).
+
+    Args:
+        sampler: ``"tpe"``, ``"gp"`` or ``"random"`` (:data:`SAMPLERS`).
+        crash: How a crash is told to the sampler (:data:`CrashReport`).
+
+    Raises:
+        ValueError: For an unknown sampler or crash representation.
+    """
+
+    def __init__(
+        self, sampler: SamplerName = "tpe", crash: CrashReport = DEFAULT_CRASH
+    ) -> None:
+        if sampler not in SAMPLERS:
+            raise ValueError(
+                f"Expected `sampler` in {sorted(SAMPLERS)}, got {sampler!r}."
+            )
+        if crash not in CRASH_REPORTS:
+            raise ValueError(f"Expected `crash` in {CRASH_REPORTS}, got {crash!r}.")
+        self.sampler: SamplerName = sampler
+        self.crash: CrashReport = crash
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        """``ctx.q x d``-dim tensor of the sampler's next suggestions."""
+        loop = ctx.state.get("optuna")
+        if loop is None:
+            problem = PCOProblem(
+                ctx.problem.instance, table=ctx.problem.table, crash=self.crash
+            )
+            loop = AskTell(problem, SAMPLERS[self.sampler](ctx.step_seed))
+            ctx.state["optuna"] = loop
+            ctx.state["optuna_told"] = 0
+        told = ctx.state["optuna_told"]
+        loop.tell(
+            ctx.rows[told:].tolist(), ctx.y[told:].tolist(), ctx.margin[told:].tolist()
+        )
+        ctx.state["optuna_told"] = ctx.rows.numel()
+        return loop.ask(ctx.q)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(sampler={self.sampler!r}, crash={self.crash!r})"
+
+
+class OptunaTPE(OptunaMethod):
+    """``optuna_tpe``: Optuna's ``TPESampler`` (see :class:`OptunaMethod`)."""
+
+    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
+        super().__init__("tpe", crash)
+
+
+class OptunaGP(OptunaMethod):
+    """``optuna_gp``: Optuna's ``GPSampler`` (see :class:`OptunaMethod`)."""
+
+    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
+        super().__init__("gp", crash)
+
+
+class OptunaRandom(OptunaMethod):
+    """``optuna_random``: Optuna's ``RandomSampler`` over the box, snapped."""
+
+    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
+        super().__init__("random", crash)
