@@ -71,6 +71,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from numbers import Integral, Real
 from typing import Any, Literal, get_args
 
 import optuna
@@ -90,6 +91,7 @@ from bolt_pco64.integrations.common import (
     RunOutcome,
     TableRuns,
 )
+from bolt_pco64.params import POSITIVE_INT, Interval, check_param
 from bolt_pco64.problem import PCO, TableLike, problem_class
 
 __all__ = [
@@ -148,7 +150,7 @@ class PCOProblem(
 
     Raises:
         ValueError: For an unknown instance or crash representation, or a
-            non-finite ``crash_value``.
+            ``crash_value`` that is not a finite number.
     """
 
     def __init__(
@@ -164,8 +166,7 @@ class PCOProblem(
         self.problem: PCO = problem_class(get_instance(instance))(table=table)
         if crash_value is None:
             crash_value = float(self.problem.worst_feasible_value)
-        if isinstance(crash_value, bool) or not math.isfinite(crash_value):
-            raise ValueError(f"Expected a finite `crash_value`, got {crash_value!r}.")
+        check_param("`crash_value`", crash_value, Interval(Real))
         self.crash: CrashReport = crash
         self.crash_value = float(crash_value)
         specs = self.problem.instance.inputs
@@ -213,16 +214,9 @@ class PCOProblem(
                 )
             value = params[spec.name]
             dist = self._space[spec.name]
-            low, high = dist.low, dist.high  # type: ignore[attr-defined]
-            try:
-                v = float(value)
-            except (TypeError, ValueError):
-                v = math.nan
-            if isinstance(value, bool) or not v.is_integer() or not low <= v <= high:
-                raise ValueError(
-                    f"Expected {spec.name} to be an integer in {low}..{high}, got {value!r}."
-                )
-            raw[spec.name] = spec.decode(int(v))
+            levels = Interval(Integral, dist.low, dist.high)  # type: ignore[attr-defined]
+            check_param(spec.name, value, levels)
+            raw[spec.name] = spec.decode(int(value))
         return self.runs(raw)
 
     def row(self, params: Mapping[str, Any]) -> int:
@@ -334,8 +328,7 @@ class AskTell:
         Raises:
             ValueError: If ``q < 1``.
         """
-        if isinstance(q, bool) or not isinstance(q, int) or q < 1:
-            raise ValueError(f"Expected `q` to be an int >= 1, got {q!r}.")
+        check_param("`q`", q, POSITIVE_INT)
         space = self.problem.search_space
         points = []
         for _ in range(q):
