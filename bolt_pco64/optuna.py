@@ -1,7 +1,11 @@
-"""The Optuna adapter under its short name: :mod:`bolt_pco64.integrations.optuna`.
+"""Alias of :mod:`bolt_pco64.integrations.optuna`: ``from bolt_pco64.optuna import PCOProblem``.
 
-``from bolt_pco64.optuna import PCOProblem`` (the optional ``optuna`` extra).
+The Optuna adapter lives in :mod:`bolt_pco64.integrations.optuna`; its
+framework-neutral pieces in :mod:`bolt_pco64.integrations.common`. Needs the
+``optuna`` extra.
 """
 
+from __future__ import annotations
+
 from bolt_pco64.integrations.optuna import *  # noqa: F403
-from bolt_pco64.integrations.optuna import __all__  # noqa: F401
+from bolt_pco64.integrations.optuna import __all__ as __all__
