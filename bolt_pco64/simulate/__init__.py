@@ -1,4 +1,4 @@
-"""The simulated stand-in tables (design section 3).
+"""The simulated stand-in tables (docs/architecture.md §3).
 
 The measured pco tables cannot be reached from the machines this package is
 built on, so the package ships a **stand-in** per instance
@@ -15,7 +15,7 @@ Modules, in the order data flows:
 * :mod:`~bolt_pco64.simulate.grid` -- the candidate set (pco64: the full
   four-rule grid of 780 configurations);
 * :mod:`~bolt_pco64.simulate.memory` -- reported and hidden memory per GPU;
-* :mod:`~bolt_pco64.simulate.time` -- step time by term and throughput;
+* :mod:`~bolt_pco64.simulate.steptime` -- step time by term and throughput;
 * :mod:`~bolt_pco64.simulate.calibrate` -- the four fitted constants;
 * :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata.
 
@@ -70,7 +70,7 @@ from __future__ import annotations
 
 from bolt_pco64.simulate.calibrate import (
     FRAGMENTATION_GRID,
-    N_TIMED_STEPS,
+    N_RECORDED_STEPS,
     Calibration,
     CalibrationError,
     StandinModel,
@@ -94,13 +94,13 @@ from bolt_pco64.simulate.spec import (
     ModelConstants,
     assumptions_for,
 )
-from bolt_pco64.simulate.time import StepBreakdown, step_breakdown, throughput
+from bolt_pco64.simulate.steptime import StepBreakdown, step_breakdown, throughput
 
 __all__ = [
     "ASSUMPTIONS",
     "FRAGMENTATION_GRID",
     "GENERATOR_VERSION",
-    "N_TIMED_STEPS",
+    "N_RECORDED_STEPS",
     "OOM_PAD",
     "Assumptions",
     "Calibration",
