@@ -85,21 +85,21 @@ def requirements(
 
 
 def constraints(reqs: Iterable[Requirement], skip: Iterable[str] = ()) -> list[str]:
-    """``name==version`` lines, sorted; the highest bound where a name repeats.
+    """``name==version`` lines by normalized name; a repeated name's highest bound.
 
     The package itself (an extra that names other extras) and the names in
     ``skip`` are left out.
     """
     left_out = {canonicalize_name(n) for n in [PACKAGE, *skip]}
-    pins: dict[str, tuple[str, Version]] = {}
+    pins: dict[str, Version] = {}
     for req in reqs:
         key = canonicalize_name(req.name)
         if key in left_out:
             continue
         version = lower_bound(req)
-        if key not in pins or version > pins[key][1]:
-            pins[key] = (req.name, version)
-    return [f"{name}=={version}" for name, version in sorted(pins.values())]
+        if key not in pins or version > pins[key]:
+            pins[key] = version
+    return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
