@@ -137,6 +137,13 @@ class _BenchCommand(_Command):
                 for name in registry.METHODS
                 if name not in METHOD_HELP
             ]
+        from bolt_pco64.bench.contract import method_entry_points
+
+        rows += [
+            (name, f"from the entry point {ep.value}")
+            for name, ep in sorted(method_entry_points().items())
+            if name not in dict(rows)
+        ]
         with formatter.section("Methods (for --methods and --reference)"):
             formatter.write_dl(rows)
         super().format_epilog(ctx, formatter)
