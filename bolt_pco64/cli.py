@@ -137,6 +137,13 @@ class _BenchCommand(_Command):
                 for name in registry.METHODS
                 if name not in METHOD_HELP
             ]
+        from bolt_pco64.bench.contract import method_entry_points
+
+        rows += [
+            (name, f"from the entry point {ep.value}")
+            for name, ep in sorted(method_entry_points().items())
+            if name not in dict(rows)
+        ]
         with formatter.section("Methods (for --methods and --reference)"):
             formatter.write_dl(rows)
         super().format_epilog(ctx, formatter)
@@ -535,6 +542,12 @@ def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     help="Benchmark on this table file instead of the default.",
 )
 @click.option(
+    "--standin",
+    default=None,
+    help="Run on this stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS), or "
+    "'all': on every variant into OUT/<variant>/, then OUT/robustness.md.",
+)
+@click.option(
     "--noise",
     type=_Noise(),
     default=None,
@@ -563,6 +576,7 @@ def bench(
     jobs: int,
     dask_scheduler: str | None,
     table_path: Path | None,
+    standin: str | None,
     noise: float | str | None,
     reference: str | None,
     no_progress: bool,
@@ -581,6 +595,8 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
+    if standin is not None:
+        _check_standin(standin, problem, table_path)
     if budget is not None and budget_hours is not None:
         raise click.BadParameter(
             "expected either --budget (evaluations) or --budget-hours, got both",
@@ -590,6 +606,12 @@ def bench(
         raise click.BadParameter(
             "expected one --problem for a GPU-hour budget (runs of the problems "
             "differ in cost), got --problem all",
+            param_hint="'--budget-hours'",
+        )
+    if standin == "all" and budget_hours is not None:
+        raise click.BadParameter(
+            "expected one --standin for a GPU-hour budget (runs of the variants "
+            "differ in cost), got --standin all",
             param_hint="'--budget-hours'",
         )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
@@ -619,10 +641,17 @@ def bench(
         "problem": problem,
         "reference": reference,
     }
+    if standin is not None:
+        args["standin"] = standin
     if problem == "all":
         _bench_all(args, out_dir, no_progress)
         return
-    table = _load(table_path, problem)
+    if standin == "all":
+        _bench_variants(args, out_dir, no_progress)
+        return
+    table = (
+        _load(table_path, problem) if standin is None else _standin(standin, problem)
+    )
     _check_settings(
         budget, n_init, q, noise, len(table), budget_hours=budget_hours, workers=workers
     )
@@ -818,6 +847,58 @@ def _failures(errors: dict[str, str], where: str) -> list[str]:
         f"{len(errors)} run(s) failed (see {where}):",
         *[f"  {k}: {v}" for k, v in errors.items()],
     ]
+
+
+def _check_standin(standin: str, problem: str, table_path: Path | None) -> None:
+    """``--standin``: one problem, no ``--table``, a variant it ships (or all)."""
+    from bolt_pco64.instances import get_instance
+    from bolt_pco64.standins import check_variant
+
+    if problem == "all" or table_path is not None:
+        raise click.BadParameter(
+            "expected one --problem and no --table with --standin",
+            param_hint="'--standin'",
+        )
+    if standin != "all":
+        try:
+            check_variant(get_instance(problem), standin)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="'--standin'") from err
+
+
+def _standin(standin: str, problem: str) -> Any:
+    """The stand-in variant's table (the simulated-data warning once)."""
+    from bolt_pco64.standins import STANDIN_PREFIX
+    from bolt_pco64.table import load_table
+
+    return load_table(STANDIN_PREFIX + standin, instance=problem)
+
+
+def _bench_variants(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
+    """``bench --standin all``: every variant, then the robustness report."""
+    from bolt_pco64.bench.variants import run_variants
+    from bolt_pco64.table import SimulatedTableWarning
+
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            result = run_variants(
+                problem=args["problem"],
+                **_harness_arguments(args, out_dir, no_progress),
+            )
+    except (ValueError, OSError) as err:
+        raise _one_line(err) from err
+    lines = [result.markdown.rstrip(), *_failures(result.errors, "each meta.json")]
+    lines.append("")
+    lines.append(
+        f"done in {time.perf_counter() - t0:.0f} s; each variant's results in "
+        f"{result.out}/<variant>/; robustness: {result.out}/robustness.md."
+    )
+    lines.append(
+        "NOTE: every variant is a SIMULATED stand-in table, not measured data."
+    )
+    click.echo("\n".join(lines))
 
 
 def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
