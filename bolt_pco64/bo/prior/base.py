@@ -67,7 +67,9 @@ class PriorDefaults:
             (ZeRO paper, mixed-precision Adam: 2 for fp16/bf16 weights).
         bytes_grads: Bytes per parameter for the gradients (2).
         bytes_optimizer: Bytes per parameter for the optimizer states (12:
-            fp32 master weights, momentum and variance).
+            fp32 master weights, momentum and variance). Their sum is one
+            parameter of the memory prior, their ratio splits it at ZeRO
+            stage 1.
         checkpoint_bytes: Activation bytes kept per token and hidden unit per
             layer under full activation recomputation (2: the bf16 layer input;
             Korthikanti et al. 2022).

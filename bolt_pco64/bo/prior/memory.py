@@ -12,8 +12,10 @@ modelled peak memory, in GiB, of the rank with the most to hold:
   ``P / (tp pp)`` parameters; ZeRO stage 1 shards the optimizer state, stage
   2 also the gradients, stage 3 also the weights, over the ``dp * cp`` ranks
   that hold the same parameters (the frameworks shard over the
-  context-parallel ranks too). The three byte counts are parameters of the
-  prior.
+  context-parallel ranks too). The weights' bytes and the gradients' plus
+  optimizer state's bytes are the prior's parameters (the tables have stages
+  0, 2 and 3, which shard gradients and optimizer state together, so only
+  their sum is identifiable; stage 1 splits it in the paper's 2 : 12 ratio).
 - **Activations** (Korthikanti et al. 2022, "Reducing activation
   recomputation in large transformer models"): with full recomputation a
   layer keeps its input, ``c`` bytes per token and hidden unit (``c = 2``,
@@ -52,8 +54,7 @@ __all__ = ["MEMORY_PARAMETERS", "MemoryPriorMean"]
 #: The memory prior's parameters.
 MEMORY_PARAMETERS: tuple[str, ...] = (
     "bytes_weights",
-    "bytes_grads",
-    "bytes_optimizer",
+    "bytes_grads_optimizer",
     "checkpoint_bytes",
     "layer_activation_scale",
     "overhead_gib",
@@ -87,17 +88,18 @@ class MemoryPriorMean(PhysicalMean):
         if pad is not None and not (math.isfinite(pad) and pad > 0):
             raise ValueError(f"Expected a positive finite pad or None, got {pad!r}.")
         d = defaults
+        grads_share = d.bytes_grads / (d.bytes_grads + d.bytes_optimizer)
         initial = [
             d.bytes_weights,
-            d.bytes_grads,
-            d.bytes_optimizer,
+            d.bytes_grads + d.bytes_optimizer,
             d.checkpoint_bytes,
             d.layer_activation_scale,
             d.memory_overhead_gib,
         ]
-        sd = [d.state_log_sd] * 3 + [d.activation_log_sd] * 2 + [d.overhead_log_sd]
+        sd = [d.state_log_sd] * 2 + [d.activation_log_sd] * 2 + [d.overhead_log_sd]
         super().__init__(LayoutDecoder(instance, bounds), initial, sd)
         self.pad = pad
+        self.grads_share = grads_share
         self.sharpness = d.pad_sharpness
         self._params = model_parameters(instance.model)
         self._model = instance.model
@@ -105,7 +107,8 @@ class MemoryPriorMean(PhysicalMean):
 
     def parts(self, layout: Layout) -> dict[str, Tensor]:
         """The peak memory's parts in GiB (``batch_shape``-dim each), by name."""
-        w, g, o, ckpt, layer, overhead = self.theta.unbind(-1)
+        w, go, ckpt, layer, overhead = self.theta.unbind(-1)
+        g, o = go * self.grads_share, go * (1.0 - self.grads_share)
         m = self._model
         L, h, s = float(m.num_layers), float(m.hidden_size), float(m.seq_length)
         dp, tp, pp, cp, sp = layout.dp, layout.tp, layout.pp, layout.cp, layout.sp
