@@ -80,7 +80,9 @@ def synthetic_frame(seed: int = 0, rows: int = 780, oom_share: float = 220 / 780
     import pandas as pd
 
     sys.path.insert(0, str(REPO))
-    from bolt_pco64.table import COLUMNS
+    from bolt_pco64.instances import PCO64_INSTANCE
+
+    COLUMNS = PCO64_INSTANCE.columns
 
     r = LOG2_RANGES
     space = [

@@ -25,14 +25,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         PCO32,
         PCO64,
         PROBLEMS,
-        PCO64OutcomeConstraint,
         PCOOutcomeConstraint,
         problem_class,
     )
     from bolt_pco64.standins import content_fingerprint
     from bolt_pco64.table import (
-        COLUMNS,
-        INPUT_COLUMNS,
         SimulatedTableWarning,
         Table,
         TableError,
@@ -50,11 +47,8 @@ _EXPORTS: dict[str, str] = {
     "PCO32": "bolt_pco64.problem",
     "PCO64": "bolt_pco64.problem",
     "PROBLEMS": "bolt_pco64.problem",
-    "PCO64OutcomeConstraint": "bolt_pco64.problem",
     "PCOOutcomeConstraint": "bolt_pco64.problem",
     "problem_class": "bolt_pco64.problem",
-    "COLUMNS": "bolt_pco64.table",
-    "INPUT_COLUMNS": "bolt_pco64.table",
     "SimulatedTableWarning": "bolt_pco64.table",
     "Table": "bolt_pco64.table",
     "TableError": "bolt_pco64.table",
@@ -70,7 +64,17 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
 
+#: Deprecated pco64-only names (CHANGELOG.md), served with a warning by their module.
+_DEPRECATED: dict[str, str] = {
+    "COLUMNS": "bolt_pco64.table",
+    "INPUT_COLUMNS": "bolt_pco64.table",
+    "PCO64OutcomeConstraint": "bolt_pco64.problem",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'bolt_pco64' has no attribute {name!r}")
@@ -84,8 +88,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "COLUMNS",
-    "INPUT_COLUMNS",
     "INSTANCES",
     "PCO",
     "PCO16",
@@ -93,7 +95,6 @@ __all__ = [
     "PCO64",
     "PROBLEMS",
     "Instance",
-    "PCO64OutcomeConstraint",
     "PCOOutcomeConstraint",
     "SimulatedTableWarning",
     "Table",

@@ -110,14 +110,15 @@ class _Methods(click.ParamType):
     ) -> list[str]:
         if isinstance(value, list):
             return value
-        from bolt_pco64.bench.methods import METHODS
+        from bolt_pco64.bench.methods import method_names
 
+        known = method_names()
         names = list(dict.fromkeys(m.strip() for m in str(value).split(",")))
         names = [m for m in names if m]
-        unknown = [m for m in names if m not in METHODS]
+        unknown = [m for m in names if m not in known]
         if not names or unknown:
             self.fail(
-                f"expected comma-separated names from {', '.join(sorted(METHODS))}, "
+                f"expected comma-separated names from {', '.join(sorted(known))}, "
                 f"got {', '.join(unknown) if unknown else repr(value)}",
                 param,
                 ctx,
@@ -133,16 +134,30 @@ class _Method(click.ParamType):
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> str:
-        from bolt_pco64.bench.methods import METHODS
+        from bolt_pco64.bench.methods import method_names
 
+        known = method_names()
         name = str(value).strip()
-        if name not in METHODS:
+        if name not in known:
             self.fail(
-                f"expected one of {', '.join(sorted(METHODS))}, got {value!r}",
+                f"expected one of {', '.join(sorted(known))}, got {value!r}",
                 param,
                 ctx,
             )
         return name
+
+
+class _MethodsOption(click.Option):
+    """``--methods`` whose help lists every method, entry points included,
+    when the help is shown (not when the command line is imported)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from bolt_pco64.bench.methods import method_names
+
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        return record[0], f"{record[1]} Available: {', '.join(method_names())}."
 
 
 def _one_line(err: BaseException, origin: str | None = None) -> CLIError:
@@ -346,6 +361,7 @@ def generate(problem: str, out: Path, seed: int) -> None:
 @_problem_option(allow_all=True)
 @click.option(
     "--methods",
+    cls=_MethodsOption,
     type=_Methods(),
     default=None,
     help=f"Comma-separated method names [default: {','.join(DEFAULTS.methods)}].",
@@ -554,7 +570,9 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
     )
     lines.append(f"plot: {result.plot}")
     simulated = [
-        p for p, r in result.results.items() if "SIMULATED" in r.summary_markdown
+        p
+        for p, r in result.results.items()
+        if r.table is not None and r.table.is_simulated
     ]
     if simulated:
         lines.append(

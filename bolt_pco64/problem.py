@@ -1,4 +1,4 @@
-"""The pco BoTorch test problems and their outcome constraint (design sections 2, 4).
+"""The pco BoTorch test problems and their outcome constraint.
 
 One implementation, :class:`PCO`, parametrised by an
 :class:`~bolt_pco64.instances.Instance`; :class:`PCO16`, :class:`PCO32` and
@@ -8,7 +8,6 @@ these classes.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -19,6 +18,7 @@ from botorch.test_functions.base import ConstrainedBaseTestProblem
 from botorch.test_functions.synthetic import SyntheticTestFunction
 from torch import Tensor
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import (
     PCO16_INSTANCE,
     PCO32_INSTANCE,
@@ -26,8 +26,9 @@ from bolt_pco64.instances import (
     Instance,
     get_instance,
 )
+from bolt_pco64.params import is_noise_std
 from bolt_pco64.snap import RowSnapper
-from bolt_pco64.table import INPUT_COLUMNS, Table, load_table
+from bolt_pco64.table import Table, load_table
 
 __all__ = [
     "PCO",
@@ -35,7 +36,6 @@ __all__ = [
     "PCO32",
     "PCO64",
     "PROBLEMS",
-    "PCO64OutcomeConstraint",
     "PCOOutcomeConstraint",
     "is_noise_std",
     "problem_class",
@@ -57,14 +57,16 @@ def _frozen(values: Tensor) -> Tensor:
 
 
 def validate_points(
-    X: object, bounds: Tensor, columns: Sequence[str] = INPUT_COLUMNS
+    X: object, bounds: Tensor, columns: Sequence[str] | None = None
 ) -> Tensor:
     """Check candidate points and return them (as a tensor).
 
     Args:
         X: A ``batch_shape x d``-dim tensor, real or integer dtype.
         bounds: The ``2 x d``-dim bounds of the problem.
-        columns: The ``d`` input names, used in error messages.
+        columns: The ``d`` input names, used in error messages (a problem
+            passes its instance's ``input_columns``); ``None`` names them
+            ``input 0``, ``input 1``, ...
 
     Returns:
         ``X`` itself.
@@ -80,6 +82,7 @@ def validate_points(
     if X.dtype == torch.bool or X.is_complex():
         raise TypeError(f"Expected `X` with a real or integer dtype, got {X.dtype}.")
     d = bounds.shape[-1]
+    names = list(columns) if columns is not None else [f"input {k}" for k in range(d)]
     if X.ndim == 0 or X.shape[-1] != d:
         raise ValueError(
             f"Expected `X` to have shape `batch_shape x {d}`, got {tuple(X.shape)}."
@@ -99,7 +102,7 @@ def validate_points(
             where = tuple(int(i) for i in (~finite).nonzero()[0])
             raise ValueError(
                 f"Expected finite values in `X`, got {X[where].item()} at X{list(where)} "
-                f"({columns[where[-1]]})."
+                f"({names[where[-1]]})."
             )
     x = X.detach().to(torch.float64)
     outside = (x < lo) | (x > hi)
@@ -109,23 +112,9 @@ def validate_points(
         raise ValueError(
             "Expected `X` to be within the bounds of the test problem, got "
             f"X{list(where)} = {x[where].item():g} outside [{lo[k].item():g}, "
-            f"{hi[k].item():g}] ({columns[k]})."
+            f"{hi[k].item():g}] ({names[k]})."
         )
     return X
-
-
-def is_noise_std(value: object) -> bool:
-    """Whether ``value`` is a valid ``noise_std``: None, a float >= 0 or ``"measured"``."""
-    return (
-        value is None
-        or value == "measured"
-        or (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and value >= 0
-        )
-    )
 
 
 def _result_dtype(X: Tensor, default: torch.dtype) -> torch.dtype:
@@ -195,10 +184,6 @@ class PCOOutcomeConstraint(torch.nn.Module):
         """
         rows = self.lookup(X)
         return _gather(self.margin_bits, rows, _result_dtype(X, self.bounds.dtype))
-
-
-#: The outcome-constraint module under its historical name.
-PCO64OutcomeConstraint = PCOOutcomeConstraint
 
 
 class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
@@ -454,3 +439,9 @@ def problem_class(instance: str | Instance) -> type[PCO]:
         ValueError: If no instance has that name.
     """
     return PROBLEMS[get_instance(instance).name]
+
+
+__getattr__ = deprecated_names(
+    __name__,
+    {"PCO64OutcomeConstraint": (lambda: PCOOutcomeConstraint, "PCOOutcomeConstraint")},
+)

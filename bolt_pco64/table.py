@@ -49,6 +49,7 @@ import torch
 from torch import Tensor
 
 from bolt_pco64 import instances, locations
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
 from bolt_pco64.standins import content_fingerprint, standin_registry
 from bolt_pco64.validation import (
@@ -63,15 +64,9 @@ from bolt_pco64.validation import (
 from bolt_pco64.validation import MAX_LOG2 as MAX_LOG2
 
 __all__ = [
-    "COLUMNS",
-    "CONTEXT_COLUMN",
     "CRASH_COST_FRACTION",
-    "ENV_TABLE",
-    "INPUT_COLUMNS",
     "LIST_COLUMNS",
-    "MEASURED_FILENAME",
     "OUTPUT_COLUMNS",
-    "STANDIN_FILENAME",
     "ZERO_STAGES",
     "InstanceLike",
     "SimulatedTableWarning",
@@ -85,27 +80,42 @@ __all__ = [
     "read_table_file",
 ]
 
-# pco64's names, kept for backward compatibility: an instance's own come from
-# its :class:`~bolt_pco64.instances.Instance`.
-#: pco64's 8 inputs, in the order of ``X``'s last dimension.
-INPUT_COLUMNS: tuple[str, ...] = PCO64_INSTANCE.input_columns
-#: pco64's context column: constant over a table, not an input.
-CONTEXT_COLUMN = PCO64_INSTANCE.context_columns[0]
 #: The output columns of every card, in the cards' order.
 OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
-#: All 17 columns of pco64's card, in the card's order.
-COLUMNS: tuple[str, ...] = PCO64_INSTANCE.columns
 #: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
 ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
-
-ENV_TABLE = PCO64_INSTANCE.env_table
 #: What a crashed (OOM) run costs, as a fraction of the table's median feasible
 #: ``overall_time``: it still pays for scheduling, start-up, model construction
 #: and the first steps until the allocator fails, but not for a whole measured
-#: run. The one value the harness's GPU-hours and Ax's step runtime share.
+#: run. The one name of the crash cost: the harness's GPU-hours and Ax's step
+#: runtime read it (a function's argument for it is ``crash_fraction``).
 CRASH_COST_FRACTION = 0.25
-MEASURED_FILENAME = PCO64_INSTANCE.measured_filename
-STANDIN_FILENAME = PCO64_INSTANCE.standin_filename
+
+# pco64's names of 0.x, deprecated: an instance's own come from its
+# :class:`~bolt_pco64.instances.Instance` (CHANGELOG.md).
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "INPUT_COLUMNS": (
+            lambda: PCO64_INSTANCE.input_columns,
+            "the instance's input_columns (e.g. PCO64.instance.input_columns)",
+        ),
+        "CONTEXT_COLUMN": (
+            lambda: PCO64_INSTANCE.context_columns[0],
+            "the instance's context_columns",
+        ),
+        "COLUMNS": (lambda: PCO64_INSTANCE.columns, "the instance's columns"),
+        "ENV_TABLE": (lambda: PCO64_INSTANCE.env_table, "the instance's env_table"),
+        "MEASURED_FILENAME": (
+            lambda: PCO64_INSTANCE.measured_filename,
+            "the instance's measured_filename",
+        ),
+        "STANDIN_FILENAME": (
+            lambda: PCO64_INSTANCE.standin_filename,
+            "the instance's standin_filename",
+        ),
+    },
+)
 
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance

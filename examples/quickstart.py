@@ -10,7 +10,7 @@ import argparse
 
 import torch
 
-from bolt_pco64 import INPUT_COLUMNS, PCO64
+from bolt_pco64 import PCO64
 from bolt_pco64.table import decode_inputs
 
 
@@ -22,7 +22,7 @@ def main() -> None:
     f = PCO64(table=args.table)
     print(f"table: {f.table.source}")
     print(f"{len(f.table)} configurations, {f.table.n_feasible} run, the rest OOM")
-    print(f"inputs (last dim of X): {', '.join(INPUT_COLUMNS)}")
+    print(f"inputs (last dim of X): {', '.join(f.instance.input_columns)}")
     print(f"optimal throughput {f.optimal_value:.5f} at {f.optimizers.tolist()[0]}")
 
     # Four configurations: the optimum, the first and last canonical rows, and

@@ -13,13 +13,13 @@ import pytest
 import torch
 
 from bolt_pco64 import PCO64
-from bolt_pco64.bench import METHODS, MethodFn
+from bolt_pco64.bench import METHODS, Method
 from tests._synth import make_table
 
 
 @pytest.fixture(scope="module")
 def problem() -> PCO64:
-    """The synthetic table (72 rows, 36 of them OOM; the best rows border the
+    """The synthetic table (72 rows, 24 of them OOM; the best rows border the
     OOM region) as a problem."""
     return PCO64(table=make_table(capacity=80.0))
 
@@ -33,7 +33,7 @@ def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def registry() -> Iterator[dict[str, MethodFn]]:
+def registry() -> Iterator[dict[str, Method]]:
     """Methods registered by a test are removed afterwards."""
     before = dict(METHODS)
     yield METHODS

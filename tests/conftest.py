@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from bolt_pco64 import locations as locations_module
-from bolt_pco64 import table as table_module
+from bolt_pco64.instances import INSTANCES
 from tests._tables import small_frame
 
 
@@ -17,7 +17,8 @@ def _isolated_sources(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """No test sees the user's BOLT_PCO64_TABLE, data home or a measured table."""
-    monkeypatch.delenv(table_module.ENV_TABLE, raising=False)
+    for instance in INSTANCES.values():
+        monkeypatch.delenv(instance.env_table, raising=False)
     monkeypatch.setenv(
         locations_module.ENV_HOME, str(tmp_path_factory.mktemp("data_home"))
     )

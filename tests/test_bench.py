@@ -21,15 +21,15 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, SimulatedTableWarning
 from bolt_pco64.bench import (
-    OOM_COST_FRACTION,
-    RECORD_COLUMNS,
     OutputDirError,
     RunContext,
     register_method,
     run_benchmark,
 )
+from bolt_pco64.bench.run import record_columns
 from bolt_pco64.cli import main
 from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
+from bolt_pco64.table import CRASH_COST_FRACTION
 from tests import _fixtures
 from tests._tables import small_frame
 
@@ -51,7 +51,7 @@ def _run(out: Path, table: Path, **kw):
 def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path):
     res = _run(tmp_path / "out", table_path, methods=["random", "qlognei", "naive"])
     rec = res.records
-    assert list(rec.columns) == list(RECORD_COLUMNS)
+    assert list(rec.columns) == list(record_columns(PCO64_INSTANCE))
     assert len(rec) == 3 * 2 * 8
     for name in (
         "runs.parquet",
@@ -67,7 +67,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     f = PCO64(table=table_path)
     opt = f.optimal_value
     cost = f.table.column("overall_time").numpy() * PCO64_INSTANCE.num_gpus / 3600
-    oom_cost = OOM_COST_FRACTION * float(
+    oom_cost = CRASH_COST_FRACTION * float(
         np.sort(cost[f.table.feasible.numpy()])[(f.table.n_feasible - 1) // 2]
     )
     for (_, seed), run in rec.groupby(["method", "seed"]):

@@ -12,14 +12,13 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import (
-    RECORD_COLUMNS,
     BenchConfig,
     RunContext,
     register_method,
     run_benchmark,
 )
 from bolt_pco64.bench.proposals import resolve_proposal
-from bolt_pco64.bench.run import cost_per_row, run_one
+from bolt_pco64.bench.run import cost_per_row, record_columns, run_one
 from bolt_pco64.cli import main
 from tests import _fixtures
 
@@ -150,7 +149,7 @@ def test_point_methods_are_snapped_with_repeats_charged_and_counted(
         progress=False,
     )
     rec = res.records
-    assert list(rec.columns) == list(RECORD_COLUMNS)
+    assert list(rec.columns) == list(record_columns(PCO64.instance))
     assert len(rec) == 2 * 2 * 12  # repeats count against the budget
     problem = PCO64(table=table_path)
     _check_records(rec, problem)

@@ -163,7 +163,7 @@ def test_threshold_picks_only_candidates_that_reach_it(problem: PCO64) -> None:
             assert (lp[picks] >= math.log(thr)).all()
         else:  # nothing (or too little) reaches it: the most probably feasible
             assert lp[picks].max().item() == lp.max().item()
-    with pytest.raises(ValueError, match="threshold in"):
+    with pytest.raises(ValueError, match="threshold to be a number in"):
         propose_pof_threshold(X, y, problem.bounds, choices, 1, 0, threshold=1.0)
 
 

@@ -12,9 +12,13 @@ from click.testing import CliRunner
 
 from bolt_pco64 import fetch as fetch_module
 from bolt_pco64.cli import main
-from bolt_pco64.fetch import HF_REPO_ID, HF_REVISION, FetchError, fetch_table
+from bolt_pco64.fetch import FetchError, fetch_table
+from bolt_pco64.instances import PCO64_INSTANCE
 from bolt_pco64.table import TableError, load_table
 from tests._tables import small_frame
+
+HF_REPO_ID = PCO64_INSTANCE.dataset_id
+HF_REVISION = PCO64_INSTANCE.dataset_revision
 
 
 def _fake_hub(files: dict[str, pd.DataFrame | bytes]):

@@ -30,9 +30,12 @@ from hypothesis import strategies as st
 
 from bolt_pco64 import PCO64, TableError, load_table
 from bolt_pco64.snap import nearest_rows_reference
-from bolt_pco64.table import COLUMNS, INPUT_COLUMNS, LIST_COLUMNS
+from bolt_pco64.table import LIST_COLUMNS
 from tests._hypothesis import encode, examples, tables
 from tests._tables import small_frame
+
+COLUMNS = PCO64.instance.columns
+INPUT_COLUMNS = PCO64.instance.input_columns
 
 FORMATS = ("csv", "parquet")
 

@@ -20,10 +20,12 @@ from botorch.utils.testing import (
     SyntheticTestFunctionTestCaseMixin,
 )
 
-from bolt_pco64 import PCO64, PCO64OutcomeConstraint, load_table
+from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
 from bolt_pco64.locations import bundled_table_path
-from bolt_pco64.table import INPUT_COLUMNS, SimulatedTableWarning
+from bolt_pco64.table import SimulatedTableWarning
 from tests._tables import PAD, frame_from, small_frame
+
+INPUT_COLUMNS = PCO64.instance.input_columns
 
 
 def _stand_in_available() -> bool:
@@ -220,7 +222,7 @@ def test_outcome_constraint_is_a_module_with_table_buffers(
     problem: PCO64, frame: pd.DataFrame
 ) -> None:
     c = problem.outcome_constraint
-    assert isinstance(c, PCO64OutcomeConstraint)
+    assert isinstance(c, PCOOutcomeConstraint)
     assert isinstance(c, torch.nn.Module)
     buffers = dict(c.named_buffers())
     assert "margin_bits" in buffers

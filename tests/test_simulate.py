@@ -13,17 +13,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from bolt_pco64 import simulate
-from bolt_pco64.instances import get_instance
+from bolt_pco64.instances import PCO64_INSTANCE, get_instance
 from bolt_pco64.simulate.memory import stage_memory
 from bolt_pco64.simulate.spec import ModelConstants, assumptions_for
 from bolt_pco64.table import (
-    COLUMNS,
-    INPUT_COLUMNS,
     LIST_COLUMNS,
     SimulatedTableWarning,
     load_table,
     parse_float_list,
 )
+
+COLUMNS = PCO64_INSTANCE.columns
+INPUT_COLUMNS = PCO64_INSTANCE.input_columns
 
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "pco64_simulated.parquet"
 #: The card's bounds of the raw cells (zero_stage raw 0/2/3).

@@ -18,14 +18,13 @@ import torch
 from bolt_pco64 import locations as locations_module
 from bolt_pco64 import standins as standins_module
 from bolt_pco64 import table as table_module
+from bolt_pco64.instances import PCO64_INSTANCE
 from bolt_pco64.locations import data_home
 from bolt_pco64.simulate.registry import (
     refresh_standin_registry,
     standin_fingerprint_entry,
 )
 from bolt_pco64.table import (
-    COLUMNS,
-    INPUT_COLUMNS,
     SimulatedTableWarning,
     TableError,
     decode_inputs,
@@ -33,6 +32,9 @@ from bolt_pco64.table import (
     parse_float_list,
 )
 from tests._tables import frame_from, small_frame
+
+COLUMNS = PCO64_INSTANCE.columns
+INPUT_COLUMNS = PCO64_INSTANCE.input_columns
 
 
 def _write(frame: pd.DataFrame, path: Path) -> Path:
@@ -401,7 +403,7 @@ def test_data_home_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 
 SHIPPED_STANDIN = (
-    Path(__file__).resolve().parent.parent / "data" / table_module.STANDIN_FILENAME
+    Path(__file__).resolve().parent.parent / "data" / PCO64_INSTANCE.standin_filename
 )
 
 

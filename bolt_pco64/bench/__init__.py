@@ -6,8 +6,12 @@ from every seed, written into one output directory. The parts:
 
 - :mod:`~bolt_pco64.bench.config`: every default (:data:`DEFAULTS`,
   :data:`QUICK`, :data:`QUICK_FAMILY`) and :class:`BenchConfig`, what makes runs comparable;
+- :mod:`~bolt_pco64.bench.contract`: what a method is (:class:`Method`:
+  ``propose``, and optionally its own ``n_init`` and ``objective_model``)
+  and what it sees (:class:`RunContext`);
 - :mod:`~bolt_pco64.bench.methods`: the method registry (:data:`METHODS`,
-  :func:`register_method`, :class:`RunContext`) and the built-in methods;
+  :func:`register_method`, the ``bolt_pco64.methods`` entry-point group) and
+  the built-in methods;
 - :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points
   of the box that are snapped to rows; repeats) and :func:`resolve_proposal`;
 - :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`) and its records
@@ -20,8 +24,11 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.report`: summary, Markdown tables, paired
   comparisons and the files written at the end (:func:`write_summary`);
 - :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`plot_regret`);
-- :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, which checks
-  everything before it creates anything, then runs and reports;
+- :mod:`~bolt_pco64.bench.plan`: :class:`BenchPlan`, a comparison checked
+  once (methods, settings, tables, output directories, stored runs) before
+  anything is created, and :func:`execute_plan`, which runs and reports it;
+- :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, the plan of one
+  problem;
 - :mod:`~bolt_pco64.bench.family`: :func:`run_problems`, the same comparison
   on every problem of the family with a combined report.
 
@@ -59,6 +66,27 @@ fitting models to ``ctx.fit_seconds``. For ``jobs``/Dask backends the function
 must be importable by the workers (defined in a module, or in a script run
 as ``__main__``; Dask pickles it by value).
 
+A method with a model, or its own initial design, subclasses :class:`Method`::
+
+    from bolt_pco64.bench import Method, register_method
+
+    class MyEI(Method):
+        n_init = 3  # starts from the first 3 rows of the seed's shared design
+
+        def propose(self, ctx):
+            model = ...  # fit on ctx.X, ctx.y; keep it in ctx.state
+            ctx.state["gp"] = model
+            ...  # choose among ctx.available (untried, not pending)
+
+        def objective_model(self, ctx):
+            return ctx.state.get("gp")  # the harness recommends from it
+
+    register_method("my_ei", MyEI())
+
+Another package registers its methods through the entry-point group
+``bolt_pco64.methods`` (:mod:`~bolt_pco64.bench.methods`); they then appear
+in ``bolt-pco64 bench --methods`` and its ``--help``.
+
 The names below are imported from their modules on first use, so that
 ``import bolt_pco64.bench.config`` (the command line's ``--help``) stays light.
 """
@@ -86,8 +114,22 @@ if TYPE_CHECKING:
         BenchConfig,
         BenchDefaults,
     )
+    from bolt_pco64.bench.contract import (
+        FunctionMethod,
+        Method,
+        MethodFn,
+        ObjectiveModel,
+        RunContext,
+    )
     from bolt_pco64.bench.family import FamilyResult, run_problems
-    from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext, register_method
+    from bolt_pco64.bench.methods import (
+        ENTRY_POINT_GROUP,
+        METHODS,
+        get_method,
+        method_names,
+        register_method,
+    )
+    from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
     from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.report import (
@@ -97,8 +139,6 @@ if TYPE_CHECKING:
         summary_markdown,
     )
     from bolt_pco64.bench.run import (
-        OOM_COST_FRACTION,
-        RECORD_COLUMNS,
         RunOutcome,
         record_columns,
         run_one,
@@ -118,15 +158,23 @@ _WHERE: dict[str, str] = {
     "run_benchmark": "benchmark",
     "DEFAULT_METHODS": "config",
     "DEFAULTS": "config",
-    "OOM_COST_FRACTION": "run",
     "QUICK": "config",
     "QUICK_FAMILY": "config",
     "BenchConfig": "config",
     "BenchDefaults": "config",
+    "ENTRY_POINT_GROUP": "methods",
     "METHODS": "methods",
-    "MethodFn": "methods",
-    "RunContext": "methods",
+    "FunctionMethod": "contract",
+    "Method": "contract",
+    "MethodFn": "contract",
+    "ObjectiveModel": "contract",
+    "RunContext": "contract",
+    "get_method": "methods",
+    "method_names": "methods",
     "register_method": "methods",
+    "BenchPlan": "plan",
+    "execute_plan": "plan",
+    "make_plan": "plan",
     "Proposal": "proposals",
     "resolve_proposal": "proposals",
     "checkpoints_for": "report",
@@ -134,7 +182,6 @@ _WHERE: dict[str, str] = {
     "plot_regret": "plots",
     "summarize": "report",
     "summary_markdown": "report",
-    "RECORD_COLUMNS": "run",
     "RunOutcome": "run",
     "record_columns": "run",
     "run_one": "run",
@@ -146,20 +193,23 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "DEFAULTS",
     "DEFAULT_METHODS",
+    "ENTRY_POINT_GROUP",
     "METHODS",
-    "OOM_COST_FRACTION",
     "QUICK",
     "QUICK_FAMILY",
-    "RECORD_COLUMNS",
     "Backend",
     "BackendError",
     "BenchConfig",
     "BenchDefaults",
+    "BenchPlan",
     "BenchResult",
     "DaskBackend",
     "FamilyResult",
+    "FunctionMethod",
     "InProcessBackend",
+    "Method",
     "MethodFn",
+    "ObjectiveModel",
     "OutputDirError",
     "ProcessBackend",
     "Proposal",
@@ -169,7 +219,11 @@ __all__ = [
     "check_output_dir",
     "checkpoints_for",
     "cost_label",
+    "execute_plan",
+    "get_method",
     "make_backend",
+    "make_plan",
+    "method_names",
     "plot_regret",
     "record_columns",
     "register_method",
@@ -182,7 +236,13 @@ __all__ = [
 ]
 
 
+#: Deprecated names (CHANGELOG.md), served with a warning by their module.
+_DEPRECATED: dict[str, str] = {"OOM_COST_FRACTION": "run", "RECORD_COLUMNS": "run"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        return getattr(importlib.import_module(f"{__name__}.{_DEPRECATED[name]}"), name)
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

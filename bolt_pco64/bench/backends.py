@@ -40,6 +40,7 @@ from bolt_pco64.bench.run import (
     run_one,
     run_task,
 )
+from bolt_pco64.params import POSITIVE_INT, check_param
 
 __all__ = [
     "Backend",
@@ -218,8 +219,7 @@ def make_backend(
         ValueError: If ``jobs`` is not an integer >= 1, or a scheduler is
             given but Dask is not installed.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"Expected jobs to be an integer >= 1, got {jobs!r}.")
+    check_param("jobs", jobs, POSITIVE_INT)
     if dask_scheduler is not None:
         if importlib.util.find_spec("distributed") is None:
             raise ValueError(

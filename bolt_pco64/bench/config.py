@@ -1,9 +1,8 @@
 """Every default of the harness, and the configuration that makes runs comparable.
 
 The charge for a crashed run is not here: it is the table's
-(:data:`bolt_pco64.table.CRASH_COST_FRACTION`, re-exported as
-``bolt_pco64.bench.OOM_COST_FRACTION``), so that the harness and the Ax
-adapter charge crashes alike.
+(:data:`bolt_pco64.table.CRASH_COST_FRACTION`), so that the harness and the
+Ax adapter charge crashes alike.
 
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.
@@ -12,6 +11,8 @@ can show these defaults in ``--help`` without loading the BO stack.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from bolt_pco64.params import POSITIVE_INT, check_param, is_noise_std
 
 __all__ = [
     "DEFAULTS",
@@ -28,6 +29,7 @@ class BenchDefaults:
     """The settings of a comparison when the caller gives none.
 
     Attributes:
+        problem: The instance a comparison runs on when none is named.
         methods: Method names, in report order.
         seeds: Seeds per method (seeds ``0..seeds-1``).
         budget: Evaluations per run, initial design included.
@@ -41,6 +43,7 @@ class BenchDefaults:
             before the run is refused.
     """
 
+    problem: str = "pco64"
     methods: tuple[str, ...] = (
         "random",
         "qlognei",
@@ -115,12 +118,8 @@ class BenchConfig:
         Args:
             n_rows: The table's row count (the budget may not exceed it).
         """
-        from bolt_pco64.problem import is_noise_std
-
         for name in ("budget", "n_init", "q"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"Expected {name} to be an integer >= 1, got {v!r}.")
+            check_param(name, getattr(self, name), POSITIVE_INT)
         if self.n_init > self.budget:
             raise ValueError(
                 f"Expected n_init <= budget, got n_init={self.n_init} > budget={self.budget}."

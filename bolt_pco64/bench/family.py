@@ -20,14 +20,11 @@ from typing import Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.backends import make_backend
-from bolt_pco64.bench.benchmark import BenchResult, check_seeds, run_benchmark
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
-from bolt_pco64.bench.methods import check_methods, check_reference
+from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
 from bolt_pco64.bench.plots import plot_panels
 from bolt_pco64.bench.report import cost_label, summary_markdown
-from bolt_pco64.bench.run import make_problem
-from bolt_pco64.bench.store import ResultStore, check_output_dir
+from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 
 __all__ = ["FamilyResult", "run_problems"]
@@ -91,60 +88,37 @@ def run_problems(
         ValueError: As :func:`~bolt_pco64.bench.run_benchmark`, for any
             problem, before anything is created or written.
     """
-    from bolt_pco64.table import load_table
-
-    names = check_methods(methods)
-    check_reference(reference, names)
-    backend = make_backend(jobs, dask_scheduler)
-    seed_list = check_seeds(seeds)
-    config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
-    config.check()
     if not problems:
         raise ValueError(f"Expected problems from {sorted(INSTANCES)}, got none.")
     chosen = list(dict.fromkeys(get_instance(p).name for p in problems))
-    tables = {p: load_table(None, instance=p) for p in chosen}
     root = check_output_dir(out)
-    for p, table in tables.items():
-        config.check(len(table))
-        check_output_dir(root / p)
-        ResultStore(root / p, config, table, names, seed_list, {})  # refuses a mismatch
-    with backend:  # an unreachable scheduler is refused here
-        pass
     args = dict(arguments or {"problems": chosen, "out": str(root)})
-    results = {
-        p: run_benchmark(
-            methods=names,
-            seeds=seed_list,
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            out=root / p,
-            table=table,
-            noise=noise,
-            jobs=jobs,
-            dask_scheduler=dask_scheduler,
-            progress=progress,
-            arguments={**args, "problem": p, "out": str(root / p)},
-            reference=reference,
-        )
-        for p, table in tables.items()
-    }
-    return _combined_report(root, results, tables, names, seed_list, config)
+    plan = make_plan(
+        dict.fromkeys(chosen),
+        {p: root / p for p in chosen},
+        {p: {**args, "problem": p, "out": str(root / p)} for p in chosen},
+        methods,
+        seeds,
+        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise),
+        reference,
+        jobs,
+        dask_scheduler,
+        progress,
+    )
+    results = execute_plan(plan)
+    return _combined_report(root, results, plan)
 
 
 def _combined_report(
-    root: Path,
-    results: dict[str, BenchResult],
-    tables: dict[str, Any],
-    methods: list[str],
-    seeds: list[int],
-    config: BenchConfig,
+    root: Path, results: dict[str, BenchResult], plan: BenchPlan
 ) -> FamilyResult:
     summary = pd.concat(
         [r.summary.assign(problem=p) for p, r in results.items()], ignore_index=True
     )
     summary = summary[["problem", *[c for c in summary.columns if c != "problem"]]]
     atomic_write_text(root / "summary.csv", summary.to_csv(index=False))
+    config, methods, seeds = plan.config, plan.methods, plan.seeds
+    tables = {name: p.table for name, p in plan.problems.items()}
     simulated = [p for p, t in tables.items() if t.is_simulated]
     if len(simulated) == len(tables):
         cost = "simulated GPU-hours"
@@ -167,7 +141,7 @@ def _combined_report(
     atomic_write_text(root / "summary.md", md)
     panels = []
     for p, r in results.items():
-        problem = make_problem(tables[p])
+        problem = plan.problems[p].problem
         kind = "simulated stand-in" if tables[p].is_simulated else tables[p].source.kind
         panels.append(
             (

@@ -1,15 +1,26 @@
-"""The method registry and the built-in methods.
+"""The method registry, its entry-point group, and the built-in methods.
 
-A method is ``fn(ctx: RunContext) ->`` either ``q`` distinct untried row
-indices (a long tensor or a sequence of ints) or a ``q x d`` floating tensor
-of points inside the problem's bounds, which the harness snaps to rows with
-``problem.lookup`` as a user's continuous loop would (a point may snap to a
-row tried before: a *repeat*, see :mod:`bolt_pco64.bench.proposals`). It
-draws randomness only from
-``ctx.generator`` / ``ctx.step_seed`` and may add the time it spends fitting
-models to ``ctx.fit_seconds``.
+A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
+:class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally
+``n_init`` and ``objective_model``) or a plain function of the step's
+:class:`~bolt_pco64.bench.contract.RunContext`. :data:`METHODS` holds the
+registered ones by name; :func:`register_method` adds one.
 
-Built-in methods (:data:`METHODS`, extend it with :func:`register_method`):
+Methods of other packages: a distribution that declares an entry point in
+the group :data:`ENTRY_POINT_GROUP` (``bolt_pco64.methods``), e.g. in its
+``pyproject.toml``::
+
+    [project.entry-points."bolt_pco64.methods"]
+    lowest_memory_first = "my_package.methods:LowestMemoryFirst"
+
+makes ``lowest_memory_first`` a method of ``bolt-pco64 bench --methods`` (and
+of its ``--help``). The object named is a :class:`Method` instance, a
+:class:`Method` subclass (instantiated without arguments) or a function.
+Entry points are listed without being imported; one is loaded when a
+comparison asks for it. A registered name (a built-in one included) takes
+precedence over an entry point of the same name.
+
+Built-in methods:
 
 - ``random``: uniform over the untried configurations;
 - ``qlognei`` / ``qlogei``: constrained qLogNEI / qLogEI (objective GP on
@@ -43,11 +54,16 @@ enumerating the untried rows (:mod:`bolt_pco64.bo.box`):
 Their models are fitted on the evaluated rows (the snapped configurations
 that ran, repeats included), as ``qlognei``'s are.
 
-Until a run has its first feasible observation the model methods
-(``qlognei``, ``qlogei``, ``ts``, ``qlognei-box``, ``qlognei-mixed``) choose by ``qLogProbabilityOfFeasibility``
-of the constraint GP (there is no incumbent to improve on yet). ``naive`` has
-no constraint model and always uses its imputed objective. BoTorch is imported
-when a model method first runs, not when this module is imported.
+Until a run has its first feasible observation the constrained model methods
+(``qlognei``, ``qlogei``, ``ts``, ``qlognei-box``, ``qlognei-mixed``) choose
+by ``qLogProbabilityOfFeasibility`` of the constraint GP (there is no
+incumbent to improve on yet). ``naive`` has no constraint model and always
+uses its imputed objective. Every built-in method leaves the pending rows
+(``ctx.pending``) out of its choices, and the model methods condition on
+them (``X_pending``, or a kriging believer for the crash-aware ones). Each
+model method exposes its objective GP (``objective_model``) for the
+harness's recommendation. Torch and BoTorch are imported when a method first
+runs, not when this module is imported (``bench --help`` lists the methods).
 """
 
 from __future__ import annotations
@@ -55,120 +71,164 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, overload
 
-import torch
-from torch import Tensor
+from bolt_pco64.bench.contract import (
+    FunctionMethod,
+    Method,
+    MethodFn,
+    ObjectiveModel,
+    RunContext,
+    as_method,
+)
 
 if TYPE_CHECKING:
-    from bolt_pco64.bo import ConstrainedModels
-    from bolt_pco64.problem import PCO
+    from importlib.metadata import EntryPoint
+
+    from torch import Tensor
+
+    from bolt_pco64.bo import ConstrainedModels, CrashAwareState
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "METHODS",
+    "BoxMethod",
+    "ConstrainedMethod",
+    "CrashAwareMethod",
+    "FunctionMethod",
+    "Method",
     "MethodFn",
+    "NaiveMethod",
+    "RandomMethod",
     "RunContext",
     "check_methods",
     "check_reference",
+    "get_method",
+    "method_names",
     "register_method",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: The entry-point group through which other packages add methods.
+ENTRY_POINT_GROUP = "bolt_pco64.methods"
+#: The registry of methods by name (entry-point methods join it when loaded).
+METHODS: dict[str, Method] = {}
 
 
-@dataclass
-class RunContext:
-    """What a method sees when it proposes the next evaluations.
-
-    Attributes:
-        problem: The test problem (a :class:`~bolt_pco64.PCO16`, ``PCO32`` or
-            ``PCO64``).
-        candidates: ``N x d``-dim tensor of all configurations (canonical order).
-        rows: ``n``-dim long tensor of the rows evaluated so far, in order
-            (a row repeated by a point method appears again).
-        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
-        margin: ``n``-dim tensor of the observed memory margins.
-        untried: ``m``-dim long tensor of the rows not evaluated yet (ascending).
-        q: How many evaluations to propose (rows or points).
-        seed: The run's seed.
-        step_seed: A fresh integer seed for this step (from ``generator``).
-        generator: The method's random number generator for this run.
-        fit_seconds: Time spent fitting models; a method adds to it.
-        state: A dict that persists across the steps of one run (the
-            built-in model methods keep their last GPs there to warm-start
-            the next fit). A method that models the objective keeps its GP
-            under ``"objective"`` (a BoTorch model of the throughput); the
-            harness recommends from it (the evaluated feasible configuration
-            of highest posterior mean, for the inference regret) and
-            otherwise recommends the best observed one.
-    """
-
-    problem: PCO
-    candidates: Tensor
-    rows: Tensor
-    y: Tensor
-    margin: Tensor
-    untried: Tensor
-    q: int
-    seed: int
-    step_seed: int
-    generator: torch.Generator
-    fit_seconds: float = 0.0
-    state: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def X(self) -> Tensor:
-        """``n x d``-dim tensor of the evaluated configurations."""
-        return self.candidates[self.rows]
-
-    @property
-    def feasible(self) -> Tensor:
-        """``n``-dim bool tensor: which evaluations ran."""
-        return ~torch.isnan(self.y)
-
-    @property
-    def bounds(self) -> Tensor:
-        """``2 x d``-dim tensor of the problem's bounds."""
-        return self.problem.bounds.to(self.candidates)
+@overload
+def register_method(
+    name: str, fn: None = None, *, n_init: int | None = None
+) -> Callable[[MethodFn], MethodFn]: ...
 
 
-MethodFn = Callable[[RunContext], "Tensor | Sequence[int]"]
-#: The registry of methods by name.
-METHODS: dict[str, MethodFn] = {}
+@overload
+def register_method(name: str, fn: object, *, n_init: int | None = None) -> object: ...
 
 
 def register_method(
-    name: str, fn: MethodFn | None = None
-) -> MethodFn | Callable[[MethodFn], MethodFn]:
+    name: str, fn: object | None = None, *, n_init: int | None = None
+) -> object:
     """Register a method under ``name``; usable as a decorator or a function.
 
-    ``register_method("mine", fn)`` or ``@register_method("mine")``. A method
-    is ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long
+    ``register_method("mine", fn)`` or ``@register_method("mine")``.
+    ``fn`` is a :class:`Method` (instance or subclass) or a function
+    ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long
     tensor or a sequence of ints) or a ``q x d`` floating tensor of points in
     the box (snapped by the harness). Re-registering a name replaces it.
 
+    Args:
+        name: A file-safe name (letters, digits, ``_``, ``.``, ``-``).
+        fn: The method; omitted, a decorator is returned.
+        n_init: A function's own initial-design size (a :class:`Method`
+            states it as its ``n_init`` attribute).
+
+    Returns:
+        ``fn`` itself (or the decorator), so a decorated function stays a
+        function.
+
     Raises:
         ValueError: If ``name`` is not a simple file-safe name.
-        TypeError: If ``fn`` is not callable.
+        TypeError: If ``fn`` is neither a :class:`Method` nor callable.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(
             f"Expected a method name of letters, digits, '_', '.', '-', got {name!r}."
         )
 
-    def add(f: MethodFn) -> MethodFn:
-        if not callable(f):
-            raise TypeError(f"Expected a callable method, got {type(f).__name__}.")
-        METHODS[name] = f
+    def add(f: object) -> object:
+        method = as_method(f, n_init)
+        _check_n_init(name, method.n_init)
+        METHODS[name] = method
         return f
 
     return add(fn) if fn is not None else add
 
 
-def _random(ctx: RunContext) -> Tensor:
-    perm = torch.randperm(ctx.untried.numel(), generator=ctx.generator)
-    return ctx.untried[perm[: ctx.q]]
+def _check_n_init(name: str, n_init: object) -> None:
+    if n_init is None:
+        return
+    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
+        raise ValueError(
+            f"Expected method {name!r} to have n_init None or an integer >= 1, "
+            f"got {n_init!r}."
+        )
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    """The group's entry points by name (the first of a repeated name)."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def method_names() -> list[str]:
+    """Every method a comparison may name: the registered ones in registration
+    order, then the entry points' (sorted), without importing them."""
+    names = list(METHODS)
+    extra = sorted(n for n in _entry_points() if n not in METHODS and _NAME.match(n))
+    return [*names, *extra]
+
+
+def get_method(name: str) -> Method:
+    """The method registered as ``name``, loading its entry point if needed.
+
+    Raises:
+        ValueError: If no method has that name, or its entry point cannot be
+            loaded or names no method.
+    """
+    if name in METHODS:
+        return METHODS[name]
+    ep = _entry_points().get(name) if isinstance(name, str) else None
+    if ep is None or not _NAME.match(name):
+        raise ValueError(f"Expected a method in {method_names()}, got {name!r}.")
+    try:
+        obj = ep.load()
+        register_method(name, obj)
+    except Exception as err:
+        raise ValueError(
+            f"Expected entry point {name!r} of {ENTRY_POINT_GROUP!r} to load a "
+            f"method, got {type(err).__name__}: {err} (from {ep.value!r})."
+        ) from err
+    return METHODS[name]
+
+
+# --------------------------------------------------------------------------
+# Built-in methods
+# --------------------------------------------------------------------------
+
+
+class RandomMethod(Method):
+    """Uniform over the untried, not pending configurations."""
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        import torch
+
+        available = ctx.available
+        perm = torch.randperm(available.numel(), generator=ctx.generator)
+        return available[perm[: ctx.q]]
 
 
 def _fit_models(ctx: RunContext) -> ConstrainedModels:
@@ -185,156 +245,212 @@ def _fit_models(ctx: RunContext) -> ConstrainedModels:
         warm_start=ctx.state.get("models"),
     )
     ctx.state["models"] = models
-    ctx.state["objective"] = models.objective
     ctx.fit_seconds += time.perf_counter() - t0
     return models
 
 
-def _propose_model(ctx: RunContext, kind: str) -> Tensor:
-    """The constrained model methods; ``kind`` is qlognei, qlogei or ts."""
-    from bolt_pco64.bo import propose_acquisition, propose_thompson
+class _ConstrainedModelsMethod(Method):
+    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs."""
 
-    models = _fit_models(ctx)
-    choices = ctx.candidates[ctx.untried]
-    if models.objective is None:
-        # No feasible observation yet: probability of feasibility.
-        idx = propose_acquisition(
-            "pof", models, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        models = ctx.state.get("models")
+        return None if models is None else models.objective
+
+
+class ConstrainedMethod(_ConstrainedModelsMethod):
+    """Constrained qLogNEI / qLogEI or Thompson sampling over the untried rows.
+
+    Args:
+        kind: ``"qlognei"``, ``"qlogei"`` or ``"ts"``.
+    """
+
+    def __init__(self, kind: Literal["qlognei", "qlogei", "ts"]) -> None:
+        self.kind = kind
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        from bolt_pco64.bo import propose_acquisition, propose_thompson
+
+        models = _fit_models(ctx)
+        available = ctx.available
+        choices = ctx.candidates[available]
+        if models.objective is None:
+            # No feasible observation yet: probability of feasibility.
+            idx = propose_acquisition(
+                "pof",
+                models,
+                ctx.X,
+                ctx.y,
+                choices,
+                ctx.q,
+                ctx.step_seed,
+                X_pending=ctx.X_pending,
+            )
+        elif self.kind == "ts":
+            idx = propose_thompson(models, choices, ctx.q, ctx.generator)
+        else:
+            idx = propose_acquisition(
+                self.kind,
+                models,
+                ctx.X,
+                ctx.y,
+                choices,
+                ctx.q,
+                ctx.step_seed,
+                X_pending=ctx.X_pending,
+            )
+        return available[idx]
+
+
+class BoxMethod(_ConstrainedModelsMethod):
+    """Constrained qLogNEI optimised over the box (points, snapped by the harness).
+
+    Args:
+        search: ``"box"`` (:func:`~bolt_pco64.bo.box.propose_box`) or
+            ``"mixed"`` (:func:`~bolt_pco64.bo.box.propose_mixed`).
+    """
+
+    def __init__(self, search: Literal["box", "mixed"]) -> None:
+        self.search = search
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        from bolt_pco64.bo.box import propose_box, propose_mixed
+
+        models = _fit_models(ctx)
+        propose = propose_box if self.search == "box" else propose_mixed
+        return propose(
+            models,
+            ctx.X,
+            ctx.y,
+            ctx.bounds,
+            ctx.q,
+            ctx.step_seed,
+            X_pending=ctx.X_pending,
         )
-    elif kind == "ts":
-        idx = propose_thompson(models, choices, ctx.q, ctx.generator)
-    else:
-        idx = propose_acquisition(
-            kind, models, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed
+
+
+class NaiveMethod(Method):
+    """qLogNEI on one GP, an OOM recorded as the worst feasible value."""
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        import torch
+        from botorch.acquisition import qLogNoisyExpectedImprovement
+        from botorch.sampling import SobolQMCNormalSampler
+        from botorch.utils.sampling import manual_seed
+
+        from bolt_pco64.bo import MC_SAMPLES, fit_gp, select_discrete
+
+        worst = float(ctx.problem.worst_feasible_value)
+        y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
+        t0 = time.perf_counter()
+        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
+        ctx.state["model"] = model
+        ctx.fit_seconds += time.perf_counter() - t0
+        with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
+            acqf = qLogNoisyExpectedImprovement(
+                model=model,
+                X_baseline=ctx.X,
+                sampler=SobolQMCNormalSampler(
+                    torch.Size([MC_SAMPLES]), seed=ctx.step_seed
+                ),
+                X_pending=ctx.X_pending,
+                prune_baseline=True,
+            )
+        available = ctx.available
+        return available[
+            select_discrete(acqf, ctx.candidates[available], ctx.q, ctx.step_seed)
+        ]
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        return ctx.state.get("model")
+
+
+class CrashAwareMethod(Method):
+    """The crash-aware methods of :mod:`bolt_pco64.bo.crash`.
+
+    Args:
+        kind: ``"gpc_ei"``, ``"tobit_ei"`` or ``"gpc_pof"``.
+    """
+
+    def __init__(self, kind: Literal["gpc_ei", "tobit_ei", "gpc_pof"]) -> None:
+        self.kind = kind
+
+    def _state(self, ctx: RunContext) -> CrashAwareState:
+        from bolt_pco64.bo import CrashAwareState
+
+        state = ctx.state.get("crash")
+        if state is None:
+            state = ctx.state["crash"] = CrashAwareState()
+        return state
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        from bolt_pco64.bo import (
+            propose_censored_logei,
+            propose_classifier_logei,
+            propose_pof_threshold,
         )
-    return ctx.untried[idx]
+
+        state = self._state(ctx)
+        available = ctx.available
+        choices = ctx.candidates[available]
+        args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
+        pending = {"X_pending": ctx.X_pending}
+        if self.kind == "gpc_ei":
+            idx = propose_classifier_logei(ctx.X, ctx.y, *args, **pending)
+        elif self.kind == "tobit_ei":
+            idx = propose_censored_logei(ctx.X, ctx.y, ctx.margin, *args, **pending)
+        else:
+            idx = propose_pof_threshold(ctx.X, ctx.y, *args, **pending)
+        ctx.fit_seconds += state.fit_seconds
+        return available[idx]
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        state = ctx.state.get("crash")
+        return None if state is None else state.objective
 
 
-def _qlognei(ctx: RunContext) -> Tensor:
-    return _propose_model(ctx, "qlognei")
-
-
-def _qlogei(ctx: RunContext) -> Tensor:
-    return _propose_model(ctx, "qlogei")
-
-
-def _ts(ctx: RunContext) -> Tensor:
-    return _propose_model(ctx, "ts")
-
-
-def _qlognei_box(ctx: RunContext) -> Tensor:
-    from bolt_pco64.bo.box import propose_box
-
-    models = _fit_models(ctx)
-    return propose_box(models, ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed)
-
-
-def _qlognei_mixed(ctx: RunContext) -> Tensor:
-    from bolt_pco64.bo.box import propose_mixed
-
-    models = _fit_models(ctx)
-    return propose_mixed(models, ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed)
-
-
-def _naive(ctx: RunContext) -> Tensor:
-    from botorch.acquisition import qLogNoisyExpectedImprovement
-    from botorch.sampling import SobolQMCNormalSampler
-    from botorch.utils.sampling import manual_seed
-
-    from bolt_pco64.bo import MC_SAMPLES, fit_gp, select_discrete
-
-    worst = float(ctx.problem.worst_feasible_value)
-    y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
-    t0 = time.perf_counter()
-    model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
-    ctx.state["model"] = model
-    ctx.state["objective"] = model
-    ctx.fit_seconds += time.perf_counter() - t0
-    with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
-        acqf = qLogNoisyExpectedImprovement(
-            model=model,
-            X_baseline=ctx.X,
-            sampler=SobolQMCNormalSampler(torch.Size([MC_SAMPLES]), seed=ctx.step_seed),
-            prune_baseline=True,
-        )
-    return ctx.untried[
-        select_discrete(acqf, ctx.candidates[ctx.untried], ctx.q, ctx.step_seed)
-    ]
-
-
-def _propose_crash(ctx: RunContext, kind: str) -> Tensor:
-    """The crash-aware methods of :mod:`bolt_pco64.bo.crash`."""
-    from bolt_pco64.bo import (
-        CrashAwareState,
-        propose_censored_logei,
-        propose_classifier_logei,
-        propose_pof_threshold,
-    )
-
-    state = ctx.state.setdefault("crash", CrashAwareState())
-    choices = ctx.candidates[ctx.untried]
-    args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
-    if kind == "gpc_ei":
-        idx = propose_classifier_logei(ctx.X, ctx.y, *args)
-    elif kind == "tobit_ei":
-        idx = propose_censored_logei(ctx.X, ctx.y, ctx.margin, *args)
-    else:
-        idx = propose_pof_threshold(ctx.X, ctx.y, *args)
-    ctx.state["objective"] = state.objective
-    ctx.fit_seconds += state.fit_seconds
-    return ctx.untried[idx]
-
-
-def _gpc_ei(ctx: RunContext) -> Tensor:
-    return _propose_crash(ctx, "gpc_ei")
-
-
-def _tobit_ei(ctx: RunContext) -> Tensor:
-    return _propose_crash(ctx, "tobit_ei")
-
-
-def _gpc_pof(ctx: RunContext) -> Tensor:
-    return _propose_crash(ctx, "gpc_pof")
-
-
-register_method("random", _random)
-register_method("qlognei", _qlognei)
-register_method("qlogei", _qlogei)
-register_method("ts", _ts)
-register_method("naive", _naive)
-register_method("qlognei-box", _qlognei_box)
-register_method("qlognei-mixed", _qlognei_mixed)
-register_method("gpc_ei", _gpc_ei)
-register_method("tobit_ei", _tobit_ei)
-register_method("gpc_pof", _gpc_pof)
+register_method("random", RandomMethod())
+register_method("qlognei", ConstrainedMethod("qlognei"))
+register_method("qlogei", ConstrainedMethod("qlogei"))
+register_method("ts", ConstrainedMethod("ts"))
+register_method("naive", NaiveMethod())
+register_method("qlognei-box", BoxMethod("box"))
+register_method("qlognei-mixed", BoxMethod("mixed"))
+register_method("gpc_ei", CrashAwareMethod("gpc_ei"))
+register_method("tobit_ei", CrashAwareMethod("tobit_ei"))
+register_method("gpc_pof", CrashAwareMethod("gpc_pof"))
 
 
 def check_methods(methods: Sequence[str]) -> list[str]:
-    """``methods`` without duplicates, in order.
+    """``methods`` without duplicates, in order, each loaded (:func:`get_method`).
 
     Raises:
-        ValueError: If it is empty or names a method not in :data:`METHODS`.
+        ValueError: If it is empty, names an unknown method or an entry point
+            that does not load.
     """
     names = list(dict.fromkeys(methods))
-    unknown = [m for m in names if m not in METHODS]
+    known = method_names()
+    unknown = [m for m in names if m not in known]
     if not names or unknown:
         raise ValueError(
-            f"Expected methods from {sorted(METHODS)}, got {unknown or names!r}."
+            f"Expected methods from {sorted(known)}, got {unknown or names!r}."
         )
+    for m in names:
+        get_method(m)
     return names
 
 
 def check_reference(reference: str, methods: Sequence[str]) -> str:
     """The reference method of the paired comparisons, checked.
 
-    It must be a registered method; when it is not among ``methods`` the
+    It must be a known method; when it is not among ``methods`` the
     summary has no paired comparisons (there is nothing to pair with).
 
     Raises:
-        ValueError: If ``reference`` is not a registered method.
+        ValueError: If ``reference`` is not a known method.
     """
-    if reference not in METHODS:
+    known = method_names()
+    if reference not in known:
         raise ValueError(
-            f"Expected a reference method from {sorted(METHODS)}, got {reference!r}."
+            f"Expected a reference method from {sorted(known)}, got {reference!r}."
         )
     return reference

@@ -27,7 +27,7 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.plots import plot_regret
-from bolt_pco64.bench.run import OOM_COST_FRACTION, instance_of
+from bolt_pco64.bench.run import instance_of
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     found_optimum_intervals,
@@ -36,6 +36,7 @@ from bolt_pco64.bench.stats import (
     paired_comparisons,
     verdict,
 )
+from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -454,7 +455,7 @@ def write_summary(
         "Regret = optimal − best feasible throughput (before the first feasible "
         f"evaluation: optimal − worst feasible). {cost}: overall_time × "
         f"{instance.num_gpus} / 3600 per run; an OOM costs "
-        f"{OOM_COST_FRACTION} × the median feasible overall_time.",
+        f"{CRASH_COST_FRACTION} × the median feasible overall_time.",
     ]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(

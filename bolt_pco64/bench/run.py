@@ -25,10 +25,11 @@ evaluation is one row of a long table (:func:`record_columns`):
   this is the *simple* regret;
 - ``recommended_row``: the configuration the method would recommend after
   this evaluation, among the feasible ones evaluated so far: for a method
-  that keeps an objective GP (``ctx.state["objective"]``), the one of highest
-  posterior mean under that GP (its hyperparameters, conditioned on every
-  feasible observation up to this one); before its first model, and for
-  model-free methods, the best *observed* throughput; -1 before the first
+  that exposes an objective GP (``Method.objective_model``,
+  :mod:`bolt_pco64.bench.contract`), the one of highest posterior mean under
+  that GP (its hyperparameters, conditioned on every feasible observation up
+  to this one); before its first model, and for model-free methods, the best
+  *observed* throughput; -1 before the first
   feasible evaluation. ``inference_regret``: ``optimal_value`` minus the
   recommended row's true throughput (NaN before the first feasible
   evaluation). Noise-free, it differs from ``regret`` only where the model's
@@ -37,8 +38,8 @@ evaluation is one row of a long table (:func:`record_columns`):
   "inference" and "oracle" traces);
 - ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
   feasible run (``num_gpus`` from the table's instance). **An OOM run is
-  charged** :data:`OOM_COST_FRACTION` (a quarter, the table's
-  ``CRASH_COST_FRACTION``: :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
+  charged** :data:`~bolt_pco64.table.CRASH_COST_FRACTION` (a quarter:
+  :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
   ``overall_time`` of the table (the lower middle value for an even count, as
   ``torch.median``): a crashed job still pays for scheduling, start-up, model
   construction and the first steps until the allocator fails, but not for a
@@ -49,8 +50,10 @@ evaluation is one row of a long table (:func:`record_columns`):
   the initial design costs 0.
 
 Fairness: for a given seed every method starts from the same initial design
-(``n_init`` distinct rows drawn by a generator seeded by the seed alone) and,
-with noise, sees the same noise on it.
+(the first ``n_init`` rows of a permutation drawn by a generator seeded by
+the seed alone; a method that declares its own ``n_init`` takes that prefix
+of the same permutation, and the run records the size it used) and, with
+noise, sees the same noise on it.
 
 Determinism: a run depends only on (method, seed, configuration, table). It
 executes with one torch thread (restored afterwards), so every backend gives
@@ -73,8 +76,10 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.methods import METHODS, MethodFn, RunContext
+from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext, as_method
+from bolt_pco64.bench.methods import get_method
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.instances import PCO64_INSTANCE, Instance
 from bolt_pco64.table import CRASH_COST_FRACTION
@@ -84,13 +89,12 @@ if TYPE_CHECKING:
     from bolt_pco64.table import Table
 
 __all__ = [
-    "OOM_COST_FRACTION",
     "PROPOSED_PREFIX",
-    "RECORD_COLUMNS",
     "RunOutcome",
     "Task",
     "cost_per_row",
     "empty_records",
+    "initial_design_size",
     "instance_of",
     "make_problem",
     "record_columns",
@@ -115,18 +119,26 @@ _TRAILING = (
 )
 
 
-def record_columns(instance: Instance = PCO64_INSTANCE) -> tuple[str, ...]:
+def record_columns(instance: Instance) -> tuple[str, ...]:
     """Columns of a run's records on ``instance``, in order."""
     inputs = instance.input_columns
     proposed = tuple(PROPOSED_PREFIX + name for name in inputs)
     return (*_LEADING, *inputs, *proposed, "repeat", *_TRAILING)
 
 
-#: A crashed (OOM) run costs this fraction of the table's median feasible
-#: ``overall_time`` (the table's ``CRASH_COST_FRACTION``, shared with Ax).
-OOM_COST_FRACTION: float = CRASH_COST_FRACTION
-#: Columns of the records on pco64, in order.
-RECORD_COLUMNS: tuple[str, ...] = record_columns(PCO64_INSTANCE)
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "OOM_COST_FRACTION": (
+            lambda: CRASH_COST_FRACTION,
+            "bolt_pco64.table.CRASH_COST_FRACTION",
+        ),
+        "RECORD_COLUMNS": (
+            lambda: record_columns(PCO64_INSTANCE),
+            "record_columns(instance)",
+        ),
+    },
+)
 
 
 def instance_of(table: Table) -> Instance:
@@ -145,10 +157,11 @@ def cost_per_row(table: Table) -> Tensor:
     """``N``-dim tensor: GPU-hours of evaluating each row.
 
     :meth:`~bolt_pco64.Table.run_seconds` (``overall_time``; a crash
-    :data:`OOM_COST_FRACTION` times the ``torch.median``, the lower middle
-    value, of the feasible ``overall_time``) times ``num_gpus / 3600``.
+    :data:`~bolt_pco64.table.CRASH_COST_FRACTION` times the ``torch.median``,
+    the lower middle value, of the feasible ``overall_time``) times
+    ``num_gpus / 3600``.
     """
-    return table.run_seconds(OOM_COST_FRACTION) * instance_of(table).num_gpus / 3600.0
+    return table.run_seconds(CRASH_COST_FRACTION) * table.instance.num_gpus / 3600.0
 
 
 def _method_seed(method: str, seed: int) -> int:
@@ -168,13 +181,18 @@ def _one_thread() -> Iterator[None]:
 
 @dataclass
 class RunOutcome:
-    """The result of one run: its records and, if it failed, the error."""
+    """The result of one run: its records and, if it failed, the error.
+
+    ``n_init`` is the initial-design size the run used (the method's own, or
+    the configuration's); ``None`` where unknown (a crashed worker).
+    """
 
     method: str
     seed: int
     records: pd.DataFrame
     error: str | None = None
     traceback: str | None = None
+    n_init: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -192,18 +210,19 @@ def run_one(
     seed: int,
     table: Table,
     config: BenchConfig,
-    fn: MethodFn | None = None,
+    fn: Method | Callable[[RunContext], Any] | None = None,
     on_evaluation: Callable[[int], None] | None = None,
 ) -> RunOutcome:
     """Run one method from one seed; never raises for a failing method.
 
     Args:
-        method: The method's name (recorded; looked up in :data:`METHODS` when
-            ``fn`` is ``None``).
+        method: The method's name (recorded; looked up with
+            :func:`~bolt_pco64.bench.methods.get_method` when ``fn`` is ``None``).
         seed: The run's seed.
         table: The problem's table.
         config: Budget, initial design, batch size and noise.
-        fn: The method itself (to run one that is not registered here).
+        fn: The method itself (a :class:`~bolt_pco64.bench.contract.Method` or
+            a function; to run one that is not registered here).
         on_evaluation: Called with the number of new evaluations after each step.
 
     Returns:
@@ -211,16 +230,35 @@ def run_one(
         the records hold every evaluation made before and ``error`` says why.
 
     Raises:
-        ValueError: If ``method`` is not registered (and ``fn`` is ``None``) or
-            ``config`` does not fit the table.
+        ValueError: If ``method`` is not registered (and ``fn`` is ``None``),
+            ``config`` does not fit the table, or the method's ``n_init`` does
+            not fit the budget.
     """
-    if fn is None:
-        if method not in METHODS:
-            raise ValueError(f"Expected a method in {sorted(METHODS)}, got {method!r}.")
-        fn = METHODS[method]
+    impl = get_method(method) if fn is None else as_method(fn)
     config.check(len(table))
+    n_init = initial_design_size(impl, config, method)
     with _one_thread():
-        return _Run(method, int(seed), table, config, on_evaluation).execute(fn)
+        run = _Run(method, int(seed), table, config, on_evaluation)
+        return run.execute(impl, n_init)
+
+
+def initial_design_size(method: Method, config: BenchConfig, name: str = "") -> int:
+    """The initial-design size of ``method`` under ``config``: its own
+    ``n_init``, else ``config.n_init``.
+
+    Raises:
+        ValueError: If the method's ``n_init`` is not an integer in
+            ``1..config.budget``.
+    """
+    n = method.n_init
+    if n is None:
+        return config.n_init
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= config.budget:
+        raise ValueError(
+            f"Expected method {name!r} to have n_init in 1..{config.budget} "
+            f"(the budget), got {n!r}."
+        )
+    return n
 
 
 class _Run:
@@ -267,7 +305,7 @@ class _Run:
         new: list[int],
         fit: float,
         acq: float,
-        state: dict[str, Any],
+        objective: ObjectiveModel | None,
         points: Tensor | None = None,
     ) -> None:
         """Evaluate rows ``new`` (proposed as ``points``, default: the rows)."""
@@ -286,11 +324,11 @@ class _Run:
             self.fit_s.append(fit if k == 0 else 0.0)
             self.acq_s.append(acq if k == 0 else 0.0)
             self.tried[r] = True
-            self.recommended.append(self.recommend(state.get("objective")))
+            self.recommended.append(self.recommend(objective))
         if self.on_evaluation is not None:
             self.on_evaluation(len(new))
 
-    def recommend(self, objective: Any) -> int:
+    def recommend(self, objective: ObjectiveModel | None) -> int:
         """The recommended row given the evaluations so far (see the module doc)."""
         y = torch.tensor(self.ys, dtype=torch.double)
         feasible = ~torch.isnan(y)
@@ -313,13 +351,17 @@ class _Run:
         i = recommend(model, X, y)
         return -1 if i is None else self.rows[i]
 
-    def execute(self, fn: MethodFn) -> RunOutcome:
+    def execute(self, method: Method, n_init: int) -> RunOutcome:
+        """Evaluate the first ``n_init`` rows of the seed's shared design, then
+        ``method``'s proposals until the budget is spent."""
         cfg = self.config
         n_rows = self.cand.shape[0]
         state: dict[str, Any] = {}
         error = tb = None
-        init = torch.randperm(n_rows, generator=self.init_gen)[: cfg.n_init].tolist()
-        self.evaluate(init, 0.0, 0.0, state)
+        # The seed's shared design: a permutation of the rows drawn from the
+        # seed alone; every method starts from a prefix of it.
+        init = torch.randperm(n_rows, generator=self.init_gen)[:n_init].tolist()
+        self.evaluate(init, 0.0, 0.0, None)
         try:
             while len(self.rows) < cfg.budget:
                 q = min(cfg.q, cfg.budget - len(self.rows))
@@ -338,11 +380,14 @@ class _Run:
                     seed=self.seed,
                     step_seed=step_seed,
                     generator=self.method_gen,
+                    budget=cfg.budget,
+                    spent_fraction=len(self.rows) / cfg.budget,
                     state=state,
                 )
                 t0 = time.perf_counter()
-                proposed = fn(ctx)
+                proposed = method.propose(ctx)
                 total = time.perf_counter() - t0
+                objective = method.objective_model(ctx)
                 new = resolve_proposal(
                     proposed, self.problem, self.cand, self.tried, q, self.method
                 )
@@ -350,7 +395,7 @@ class _Run:
                     new.rows,
                     ctx.fit_seconds,
                     max(total - ctx.fit_seconds, 0.0),
-                    state,
+                    objective,
                     new.points,
                 )
         except Exception as err:  # a failing method ends only its own run
@@ -373,7 +418,7 @@ class _Run:
         )
         records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
         records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
-        return RunOutcome(self.method, self.seed, records, error, tb)
+        return RunOutcome(self.method, self.seed, records, error, tb, n_init)
 
 
 def _records(
@@ -414,13 +459,14 @@ def _records(
     P = points.numpy() if points is not None else X
     for j, name in enumerate(inputs):
         data[PROPOSED_PREFIX + name] = P[:, j].astype(np.float64)
-    data["repeat"] = np.asarray(list(repeats) or [False] * n, dtype=bool)[:n]
+    data["repeat"] = _padded(repeats, n, False).astype(bool)
     data["throughput"] = np.asarray(ys, dtype=np.float64)
     data["margin"] = margins[idx].numpy().astype(np.float64) if n else np.zeros(0)
     data["feasible"] = feas
     data["best_feasible"] = best
     data["regret"] = optimal - best
-    rec = np.asarray(list(recommended) or [-1] * n, dtype=np.int64)[:n]
+    # A method whose model fails mid-batch leaves later rows unrecommended.
+    rec = _padded(recommended, n, -1).astype(np.int64)
     rec_true = true_y.numpy()[np.clip(rec, 0, None)] if n else np.zeros(0)
     data["recommended_row"] = rec
     data["inference_regret"] = np.where(rec >= 0, optimal - rec_true, np.nan)
@@ -430,7 +476,13 @@ def _records(
     return pd.DataFrame(data, columns=list(record_columns(instance)))
 
 
-def empty_records(instance: Instance = PCO64_INSTANCE) -> pd.DataFrame:
+def _padded(values: Sequence[Any], n: int, fill: Any) -> np.ndarray:
+    """The first ``n`` of ``values``, padded with ``fill`` to length ``n``."""
+    out = list(values)[:n]
+    return np.asarray(out + [fill] * (n - len(out)))
+
+
+def empty_records(instance: Instance) -> pd.DataFrame:
     """Records with no rows (the columns and dtypes of :func:`run_one`'s)."""
     nothing = torch.zeros(0, dtype=torch.double)
     cand = torch.zeros((0, instance.dim), dtype=torch.double)
@@ -445,7 +497,7 @@ class Task:
     seed: int
     table: Table
     config: BenchConfig
-    fn: MethodFn
+    fn: Method
 
 
 def run_task(task: Task) -> RunOutcome:

@@ -44,10 +44,19 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+
+from bolt_pco64.params import (
+    OPEN_UNIT,
+    POSITIVE_INT,
+    Interval,
+    check_param,
+    check_params,
+)
 
 __all__ = [
     "STATS_DEFAULTS",
@@ -119,12 +128,10 @@ def bootstrap_interval(
         raise ValueError(f"Expected at least one finite value, got {x.tolist()}.")
     if statistic not in ("median", "mean"):
         raise ValueError(f"Expected statistic 'median' or 'mean', got {statistic!r}.")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"Expected level in (0, 1), got {level!r}.")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(
-            f"Expected resamples to be an integer >= 1, got {resamples!r}."
-        )
+    check_params(
+        {"level": level, "resamples": resamples},
+        {"level": OPEN_UNIT, "resamples": POSITIVE_INT},
+    )
     if np.all(x == x[0]):
         return float(x[0]), float(x[0])
     fn = np.median if statistic == "median" else np.mean
@@ -165,8 +172,7 @@ def median_band(
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] == 0 or not np.isfinite(m).all():
         raise ValueError(f"Expected a finite seeds x points matrix, got {m.shape}.")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"Expected level in (0, 1), got {level!r}.")
+    check_param("level", level, OPEN_UNIT)
     gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
     idx = gen.integers(0, m.shape[0], size=(resamples, m.shape[0]))
     meds = np.median(m[idx], axis=1)
@@ -244,8 +250,7 @@ def median_intervals(
             continue
         _, mat = outcome_matrix(sub, budget, fill, column)
         for k in checkpoints:
-            if not 1 <= k <= budget:
-                raise ValueError(f"Expected checkpoints in 1..{budget}, got {k}.")
+            check_param("checkpoints", k, Interval(Integral, 1, budget))
             col = mat[:, k - 1]
             lo, hi = bootstrap_interval(
                 col, "median", level, resamples, keyed_rng(seed, m, column, k)
@@ -354,8 +359,7 @@ def paired_comparisons(
         mine = np.array([i for i, _ in shared], dtype=np.int64)
         theirs = np.array([j for _, j in shared], dtype=np.int64)
         for k in checkpoints:
-            if not 1 <= k <= budget:
-                raise ValueError(f"Expected checkpoints in 1..{budget}, got {k}.")
+            check_param("checkpoints", k, Interval(Integral, 1, budget))
             diff = mat[mine, k - 1] - ref_mat[theirs, k - 1]
             n = diff.size
             rows.append(
@@ -407,8 +411,7 @@ def verdict(
         E.g. ``"ts is better than random (better on 15 of 20 seeds, p = 0.003)"``
         or ``"ts and random cannot be told apart (p = 0.41)"``.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"Expected alpha in (0, 1), got {alpha!r}.")
+    check_param("alpha", alpha, OPEN_UNIT)
     if pairs == 0 or math.isnan(p_value):
         return f"{method} and {reference} share no seeds: no comparison"
     n_better, n_worse = round(better * pairs), round(worse * pairs)

@@ -3,7 +3,8 @@
 Layout of an output directory ``OUT``:
 
 - ``OUT/runs/<method>__seed<seed>.parquet``: one finished run (complete or
-  failed), its status, error and configuration in the file's metadata;
+  failed), its status, error, configuration and initial-design size in
+  the file's metadata;
 - ``OUT/runs.parquet``: every kept run's records, in method then seed order;
 - ``OUT/meta.json``: arguments, versions, table, cost model and run status.
 
@@ -39,12 +40,12 @@ from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.report import checkpoints_for
 from bolt_pco64.bench.run import (
-    OOM_COST_FRACTION,
     RunOutcome,
     empty_records,
     instance_of,
     record_columns,
 )
+from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -57,7 +58,7 @@ __all__ = [
     "table_fingerprint",
 ]
 
-_META_KEYS = ("status", "error", "config", "method", "seed")
+_META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
 
 
 class OutputDirError(OSError):
@@ -268,6 +269,15 @@ class ResultStore:
             if (m, s) in self.selected and meta.get("status") == "failed"
         }
 
+    def n_init(self) -> dict[str, int]:
+        """``"method/seed" -> `` the initial-design size the run used, for the
+        requested runs stored with it."""
+        return {
+            f"{m}/{s}": int(meta["n_init"])
+            for (m, s), (_, meta) in sorted(self._done.items())
+            if (m, s) in self.selected and "n_init" in meta
+        }
+
     def failed(self) -> set[tuple[str, int]]:
         """``(method, seed)`` of the requested runs that failed."""
         return {
@@ -303,6 +313,8 @@ class ResultStore:
             "method": outcome.method,
             "seed": str(outcome.seed),
         }
+        if outcome.n_init is not None:
+            meta["n_init"] = str(outcome.n_init)
         arrow = pa.Table.from_pandas(outcome.records, preserve_index=False)
         arrow = arrow.replace_schema_metadata(
             {
@@ -314,10 +326,7 @@ class ResultStore:
             self.run_path(outcome.method, outcome.seed),
             lambda tmp: pq.write_table(arrow, tmp),
         )
-        self._done[(outcome.method, outcome.seed)] = (
-            outcome.records,
-            {"status": status, "error": outcome.error or ""},
-        )
+        self._done[(outcome.method, outcome.seed)] = (outcome.records, meta)
         self.write_records()
         self.write_meta("running")
 
@@ -339,7 +348,7 @@ class ResultStore:
             for (m, s), (_, meta) in self._done.items()
             if (m, s) in self.selected and meta.get("status") == "complete"
         )
-        frac = OOM_COST_FRACTION
+        frac = CRASH_COST_FRACTION
         meta = {
             "status": status,
             "problem": instance.name,
@@ -372,6 +381,7 @@ class ResultStore:
                 "complete": complete,
                 "failed": sorted(errors),
                 "pending": len(self.selected) - len(complete) - len(errors),
+                "n_init": self.n_init(),
             },
             "errors": errors,
             "started": self.started,

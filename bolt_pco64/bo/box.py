@@ -81,6 +81,7 @@ from botorch.utils.sampling import manual_seed
 from torch import Tensor
 
 from bolt_pco64.bo.gp import MC_SAMPLES, ConstrainedModels, acquisition_function
+from bolt_pco64.params import POSITIVE_INT, check_param, check_shape
 
 __all__ = [
     "BOX_DEFAULTS",
@@ -119,21 +120,12 @@ BOX_DEFAULTS = BoxDefaults()
 
 
 def _check(X_observed: Tensor, y: Tensor, bounds: Tensor, q: int) -> None:
-    if bounds.dim() != 2 or bounds.shape[0] != 2:
-        raise ValueError(f"Expected bounds of shape 2 x d, got {tuple(bounds.shape)}.")
-    d = bounds.shape[-1]
-    if X_observed.dim() != 2 or X_observed.shape[-1] != d:
-        raise ValueError(
-            f"Expected X_observed of shape n x {d}, got {tuple(X_observed.shape)}."
-        )
-    if y.shape != X_observed.shape[:1]:
-        raise ValueError(
-            f"Expected y of shape ({X_observed.shape[0]},), got {tuple(y.shape)}."
-        )
+    check_shape("bounds", bounds, (2, "d"))
+    check_shape("X_observed", X_observed, ("n", bounds.shape[-1]))
+    check_shape("y", y, (X_observed.shape[0],))
     if not bool((bounds[1] >= bounds[0]).all()):
         raise ValueError(f"Expected lower <= upper bounds, got {bounds.tolist()}.")
-    if isinstance(q, bool) or not isinstance(q, int) or q < 1:
-        raise ValueError(f"Expected q to be an integer >= 1, got {q!r}.")
+    check_param("q", q, POSITIVE_INT)
 
 
 def _clamp(points: Tensor, bounds: Tensor) -> Tensor:
@@ -150,6 +142,7 @@ def _optimise(
     q: int,
     seed: int,
     defaults: BoxDefaults,
+    X_pending: Tensor | None,
     **kwargs: Any,
 ) -> Tensor:
     """``optimiser`` (``optimize_acqf`` or ``optimize_acqf_mixed_alternating``)
@@ -160,7 +153,7 @@ def _optimise(
         in X's dtype).
     """
     acqf = acquisition_function(
-        "qlognei", models, X_observed, y, seed, defaults.mc_samples
+        "qlognei", models, X_observed, y, seed, defaults.mc_samples, X_pending
     )
     with manual_seed(int(seed)), warnings.catch_warnings():
         # A restart that stops at maxiter is still a usable point.
@@ -184,6 +177,7 @@ def propose_box(
     q: int,
     seed: int,
     defaults: BoxDefaults = BOX_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the continuous box by ``optimize_acqf``.
 
@@ -196,6 +190,8 @@ def propose_box(
         q: Number of points (jointly optimised, ``optimize_acqf``'s default).
         seed: Seed of the sampler, the baseline pruning and the raw samples.
         defaults: Restarts, raw samples, iterations and MC samples.
+        X_pending: ``p x d``-dim tensor of configurations in flight, or
+            ``None`` (see :func:`~bolt_pco64.bo.gp.acquisition_function`).
 
     Returns:
         ``q x d``-dim tensor of points inside ``bounds`` (X's dtype); snap them
@@ -214,6 +210,7 @@ def propose_box(
         q,
         seed,
         defaults,
+        X_pending,
         options={"maxiter": defaults.maxiter},
         retry_on_optimization_warning=False,
     )
@@ -248,6 +245,7 @@ def propose_mixed(
     q: int,
     seed: int,
     defaults: BoxDefaults = BOX_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the integer lattice of the box.
 
@@ -257,7 +255,8 @@ def propose_mixed(
     with the previous ones pending.
 
     Args:
-        models, X_observed, y, bounds, seed, defaults: As in :func:`propose_box`
+        models, X_observed, y, bounds, seed, defaults, X_pending: As in
+            :func:`propose_box`
             (``bounds`` must be integer-valued).
         q: Number of points.
 
@@ -280,6 +279,7 @@ def propose_mixed(
         q,
         seed,
         defaults,
+        X_pending,
         discrete_dims=integer_values(bounds),
         options={"initialization_strategy": defaults.mixed_initialization},
     )

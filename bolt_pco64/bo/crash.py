@@ -68,6 +68,7 @@ from bolt_pco64.bo.feasibility import (
     log_prob_feasible,
 )
 from bolt_pco64.bo.gp import fit_gp
+from bolt_pco64.params import OPEN_UNIT, check_batch_size, check_param, check_shape
 
 __all__ = [
     "CrashAwareState",
@@ -146,15 +147,12 @@ def _propose(
     fit_crash: Callable[[CrashModel | None, bool], CrashModel],
     combine: Callable[[Tensor | None, Tensor, Tensor], Tensor],
     defaults: CrashDefaults,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     _check_data(X, y, bounds)
     m = choices.shape[0]
-    if choices.dim() != 2 or choices.shape[-1] != X.shape[-1]:
-        raise ValueError(
-            f"Expected choices of shape m x {X.shape[-1]}, got {tuple(choices.shape)}."
-        )
-    if not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    check_shape("choices", choices, ("m", X.shape[-1]))
+    check_batch_size(q, m)
     state = state if state is not None else CrashAwareState()
     refit = state.steps % defaults.refit_every == 0
     feasible = ~torch.isnan(y)
@@ -182,6 +180,8 @@ def _propose(
     if model is not None:
         with torch.no_grad():
             best_f = model.posterior(X[feasible]).mean.max()
+    if model is not None and X_pending is not None and X_pending.shape[0] > 0:
+        model = _believe(model, X_pending)
     for i in range(q):
         log_ei = _log_ei(model, best_f, choices) if model is not None else None
         score = combine(log_ei, log_pof, ~taken).masked_fill(taken, -math.inf)
@@ -189,11 +189,15 @@ def _propose(
         taken[j] = True
         picks.append(j)
         if model is not None and i < q - 1:
-            x = choices[j : j + 1]
-            with torch.no_grad():
-                fantasy = model.posterior(x).mean
-                model = model.condition_on_observations(x, fantasy)
+            model = _believe(model, choices[j : j + 1])
     return torch.tensor(picks, dtype=torch.long, device=choices.device)
+
+
+def _believe(model: SingleTaskGP, X: Tensor) -> SingleTaskGP:
+    """``model`` conditioned on its own posterior mean at ``X`` (kriging believer)."""
+    with torch.no_grad():
+        fantasy = model.posterior(X).mean
+        return model.condition_on_observations(X, fantasy)
 
 
 def _ei_times_pof(log_ei: Tensor | None, log_pof: Tensor, available: Tensor) -> Tensor:
@@ -225,6 +229,7 @@ def propose_classifier_logei(
     seed: int,
     state: CrashAwareState | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI x probability of feasibility from a GP classifier (Gelbart et al. 2014).
 
@@ -243,12 +248,17 @@ def propose_classifier_logei(
         seed: Seed of the fits.
         state: Models kept between the steps of one loop (updated in place).
         defaults: The schedule and iteration limits.
+        X_pending: ``p x d``-dim tensor of configurations in flight, or
+            ``None``: the objective GP believes its own posterior mean there
+            (kriging believer) before the picks.
 
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.
     """
     fit = _classifier_fit(X, y, bounds, seed, defaults)
-    return _propose(X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults)
+    return _propose(
+        X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults, X_pending
+    )
 
 
 def propose_censored_logei(
@@ -261,6 +271,7 @@ def propose_censored_logei(
     seed: int,
     state: CrashAwareState | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI x probability of feasibility from a censored margin GP.
 
@@ -282,7 +293,9 @@ def propose_censored_logei(
             X, margin, feasible, bounds, seed, prev, hyper, defaults
         )
 
-    return _propose(X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults)
+    return _propose(
+        X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults, X_pending
+    )
 
 
 def propose_pof_threshold(
@@ -295,6 +308,7 @@ def propose_pof_threshold(
     state: CrashAwareState | None = None,
     threshold: float | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI among candidates with ``P(feasible) >= threshold`` (Gelbart et al. 2014).
 
@@ -312,9 +326,8 @@ def propose_pof_threshold(
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.
     """
-    thr = defaults.pof_threshold if threshold is None else float(threshold)
-    if not 0.0 < thr < 1.0:
-        raise ValueError(f"Expected a threshold in (0, 1), got {threshold!r}.")
+    thr = defaults.pof_threshold if threshold is None else threshold
+    check_param("threshold", thr, OPEN_UNIT)
     log_thr = math.log(thr)
     fit = _classifier_fit(X, y, bounds, seed, defaults)
 
@@ -324,4 +337,6 @@ def propose_pof_threshold(
             return log_pof
         return torch.where(ok, log_ei, torch.full_like(log_ei, -math.inf))
 
-    return _propose(X, y, bounds, choices, q, seed, state, fit, combine, defaults)
+    return _propose(
+        X, y, bounds, choices, q, seed, state, fit, combine, defaults, X_pending
+    )

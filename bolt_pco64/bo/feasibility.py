@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from botorch.exceptions.warnings import (
@@ -60,11 +60,15 @@ from gpytorch.priors import LogNormalPrior
 from torch import Tensor
 
 from bolt_pco64.bo.gp import FIT_OPTIONS, fit_gp, safe_bounds
+from bolt_pco64.params import OPEN_UNIT, check_param, check_shape
 
 __all__ = [
     "CRASH_DEFAULTS",
     "CensoredGaussianLikelihood",
+    "CensoredMarginGP",
     "CrashDefaults",
+    "CrashModel",
+    "FeasibilityClassifier",
     "dirichlet_targets",
     "fit_censored_margin",
     "fit_feasibility_classifier",
@@ -104,8 +108,21 @@ class CrashDefaults:
 
 #: The defaults used when no other value is passed.
 CRASH_DEFAULTS = CrashDefaults()
+
+
+class FeasibilityClassifier(SingleTaskGP):
+    """The Dirichlet GP classifier of ``ran_successfully``
+    (:func:`fit_feasibility_classifier`): an exact two-output GP whose outputs
+    are the latent functions of the classes crashed and ran."""
+
+
+class CensoredMarginGP(SingleTaskVariationalGP):
+    """The GP of the memory margin with crashes as censored observations
+    (:func:`fit_censored_margin`; likelihood :class:`CensoredGaussianLikelihood`)."""
+
+
 #: A crash model: the classifier (exact) or the censored margin GP (variational).
-CrashModel = SingleTaskGP | SingleTaskVariationalGP
+CrashModel = FeasibilityClassifier | CensoredMarginGP
 
 
 # --------------------------------------------------------------------------
@@ -178,18 +195,13 @@ class CensoredGaussianLikelihood(_OneDimensionalLikelihood):
 
 
 def _check_data(X: Tensor, y: Tensor, bounds: Tensor) -> None:
-    if X.dim() != 2 or X.shape[0] == 0:
+    check_shape("X", X, ("n", "d"))
+    if X.shape[0] == 0:
         raise ValueError(
-            f"Expected X of shape n x d with n >= 1, got {tuple(X.shape)}."
+            f"Expected at least one observation in X, got {tuple(X.shape)}."
         )
-    if y.shape != X.shape[:1]:
-        raise ValueError(
-            f"Expected y of shape ({X.shape[0]},) to match X, got {tuple(y.shape)}."
-        )
-    if bounds.shape != (2, X.shape[-1]):
-        raise ValueError(
-            f"Expected bounds of shape (2, {X.shape[-1]}), got {tuple(bounds.shape)}."
-        )
+    check_shape("y", y, (X.shape[0],))
+    check_shape("bounds", bounds, (2, X.shape[-1]))
     if torch.isinf(y).any():
         raise ValueError(f"Expected finite or NaN (crash) y values, got {y.tolist()}.")
 
@@ -213,8 +225,8 @@ def _fit_variational(
     warm_start: SingleTaskVariationalGP | None,
     optimize_hyperparameters: bool,
     defaults: CrashDefaults,
-) -> SingleTaskVariationalGP:
-    """A variational GP with the training points as (fixed) inducing points.
+) -> CensoredMarginGP:
+    """A variational GP (a :class:`CensoredMarginGP`) with the training points as (fixed) inducing points.
 
     With ``n <= 100`` or so observations the inducing points can be the
     observations themselves, so the only approximation is the Gaussian
@@ -236,7 +248,7 @@ def _fit_variational(
     transform = Normalize(d=X.shape[-1], bounds=safe_bounds(bounds))
     with _quiet(seed):
         inducing = transform(X).detach().clone()
-        model = SingleTaskVariationalGP(
+        model = CensoredMarginGP(
             X,
             targets.unsqueeze(-1),
             likelihood=likelihood,
@@ -317,8 +329,7 @@ def dirichlet_targets(
     Returns:
         ``(Y, Yvar)``: two ``n x 2``-dim tensors (columns: crashed, ran).
     """
-    if not 0.0 < alpha_epsilon < 1.0:
-        raise ValueError(f"Expected alpha_epsilon in (0, 1), got {alpha_epsilon!r}.")
+    check_param("alpha_epsilon", alpha_epsilon, OPEN_UNIT)
     onehot = torch.stack([~feasible, feasible], dim=-1).to(torch.double)
     alpha = onehot + alpha_epsilon
     s2 = torch.log1p(alpha.reciprocal())
@@ -333,7 +344,7 @@ def fit_feasibility_classifier(
     warm_start: SingleTaskGP | None = None,
     optimize_hyperparameters: bool = True,
     defaults: CrashDefaults = CRASH_DEFAULTS,
-) -> SingleTaskGP:
+) -> FeasibilityClassifier:
     """Fit a Dirichlet-based GP classifier of ``ran_successfully``.
 
     Dirichlet GP classification (Milios, Camoriano, Michiardi, Rosasco &
@@ -376,9 +387,9 @@ def fit_feasibility_classifier(
         warm_start,
         optimize=optimize_hyperparameters,
         Yvar=Yvar.to(X),
+        model_class=FeasibilityClassifier,
     )
-    model.is_feasibility_classifier = True
-    return model
+    return cast(FeasibilityClassifier, model)
 
 
 def fit_censored_margin(
@@ -390,7 +401,7 @@ def fit_censored_margin(
     warm_start: SingleTaskVariationalGP | None = None,
     optimize_hyperparameters: bool = True,
     defaults: CrashDefaults = CRASH_DEFAULTS,
-) -> SingleTaskVariationalGP:
+) -> CensoredMarginGP:
     """Fit a GP of the memory margin with crashes as censored observations.
 
     Feasible runs contribute their margin (``< 0``); a crashed run contributes
@@ -414,7 +425,7 @@ def fit_censored_margin(
             :func:`fit_feasibility_classifier`.
 
     Returns:
-        The fitted model (in eval mode) of the scaled margin.
+        The fitted :class:`CensoredMarginGP` (in eval mode) of the scaled margin.
     """
     _check_data(X, margin, bounds)
     if feasible.dtype != torch.bool or feasible.shape != margin.shape:
@@ -467,19 +478,17 @@ def log_prob_feasible(model: CrashModel, X: Tensor) -> Tensor:
     Returns:
         ``m``-dim tensor of log probabilities.
     """
+    if not isinstance(model, FeasibilityClassifier | CensoredMarginGP):
+        raise ValueError(
+            "Expected a model from fit_feasibility_classifier or fit_censored_margin, "
+            f"got {type(model).__name__}."
+        )
     with torch.no_grad():
         post = model.posterior(X)
         mean, var = post.mean, post.variance.clamp_min(0.0)
-        if isinstance(model, SingleTaskVariationalGP) and isinstance(
-            model.likelihood, CensoredGaussianLikelihood
-        ):
+        if isinstance(model, CensoredMarginGP):
             mean, var = mean.reshape(-1), var.reshape(-1)
             return log_ndtr(-mean / (var + model.likelihood.noise).sqrt())
-        if getattr(model, "is_feasibility_classifier", False):
-            d = mean[..., 1] - mean[..., 0]
-            v = var[..., 1] + var[..., 0]
-            return torch.nn.functional.logsigmoid(d / (1.0 + math.pi * v / 8.0).sqrt())
-    raise ValueError(
-        "Expected a model from fit_feasibility_classifier or fit_censored_margin, "
-        f"got {type(model).__name__}."
-    )
+        d = mean[..., 1] - mean[..., 0]
+        v = var[..., 1] + var[..., 0]
+        return torch.nn.functional.logsigmoid(d / (1.0 + math.pi * v / 8.0).sqrt())

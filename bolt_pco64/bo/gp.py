@@ -65,6 +65,8 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
+from bolt_pco64.params import check_batch_size, check_shape
+
 __all__ = [
     "FIT_OPTIONS",
     "MC_SAMPLES",
@@ -101,8 +103,7 @@ def safe_bounds(bounds: Tensor) -> Tensor:
         ``lower + 1`` (a constant column would otherwise divide by zero in
         :class:`~botorch.models.transforms.input.Normalize`).
     """
-    if bounds.dim() != 2 or bounds.shape[0] != 2:
-        raise ValueError(f"Expected bounds of shape 2 x d, got {tuple(bounds.shape)}.")
+    check_shape("bounds", bounds, (2, "d"))
     out = bounds.clone()
     flat = out[1] <= out[0]
     out[1, flat] = out[0, flat] + 1
@@ -110,8 +111,7 @@ def safe_bounds(bounds: Tensor) -> Tensor:
 
 
 def _check_xy(X: Tensor, Y: Tensor, name: str, multi: bool = False) -> None:
-    if X.dim() != 2:
-        raise ValueError(f"Expected X of shape n x d, got {tuple(X.shape)}.")
+    check_shape("X", X, ("n", "d"))
     if Y.shape[:1] != X.shape[:1] or Y.dim() not in ((1, 2) if multi else (1,)):
         shape = f"({X.shape[0]},)" + (f" or ({X.shape[0]}, k)" if multi else "")
         raise ValueError(
@@ -131,6 +131,7 @@ def fit_gp(
     warm_start: SingleTaskGP | None = None,
     optimize: bool = True,
     Yvar: Tensor | None = None,
+    model_class: type[SingleTaskGP] = SingleTaskGP,
 ) -> SingleTaskGP:
     """Fit a :class:`~botorch.models.SingleTaskGP` by maximum marginal likelihood.
 
@@ -151,6 +152,13 @@ def fit_gp(
             previous step's model makes each refit a few L-BFGS iterations
             instead of tens to hundreds; the result stays a deterministic
             function of the run's history.
+        optimize: ``False`` keeps ``warm_start``'s hyperparameters and only
+            conditions on the data.
+        Yvar: Known observation noise variances (shape of ``Y``, positive),
+            or ``None`` to infer a homoskedastic noise.
+        model_class: The model's class: ``SingleTaskGP`` or a subclass that
+            names what the model is (e.g.
+            :class:`~bolt_pco64.bo.feasibility.FeasibilityClassifier`).
 
     Returns:
         The fitted model (in eval mode), one output per column of ``Y``.
@@ -171,7 +179,7 @@ def fit_gp(
         # A single observation or a constant outcome (all OOM) is legitimate.
         warnings.simplefilter("ignore", InputDataWarning)
         Y2 = Y.unsqueeze(-1) if Y.dim() == 1 else Y
-        model = SingleTaskGP(
+        model = model_class(
             X,
             Y2,
             train_Yvar=None if Yvar is None else Yvar.reshape(Y2.shape),
@@ -289,6 +297,7 @@ def acquisition_function(
     y: Tensor,
     seed: int,
     mc_samples: int = MC_SAMPLES,
+    X_pending: Tensor | None = None,
 ) -> AcquisitionFunction:
     """Build a constrained acquisition function.
 
@@ -304,6 +313,8 @@ def acquisition_function(
         y: ``n``-dim tensor of observed throughput, NaN on OOM.
         seed: Seed of the quasi-MC sampler.
         mc_samples: Number of quasi-MC samples.
+        X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
+            not observed yet), or ``None``: the batch is valued jointly with them.
 
     Returns:
         The acquisition function (maximise it). The constraint is passed as
@@ -320,7 +331,10 @@ def acquisition_function(
     sampler = SobolQMCNormalSampler(sample_shape=torch.Size([mc_samples]), seed=seed)
     if kind == "pof" or models.objective is None:
         return qLogProbabilityOfFeasibility(
-            model=models.constraint, constraints=[_only_output], sampler=sampler
+            model=models.constraint,
+            constraints=[_only_output],
+            sampler=sampler,
+            X_pending=X_pending,
         )
     model = models.model_list()
     objective = GenericMCObjective(_throughput)
@@ -332,6 +346,7 @@ def acquisition_function(
                 sampler=sampler,
                 objective=objective,
                 constraints=[_margin],
+                X_pending=X_pending,
                 prune_baseline=True,
             )
     best_f = y[~torch.isnan(y)].max()
@@ -341,6 +356,7 @@ def acquisition_function(
         sampler=sampler,
         objective=objective,
         constraints=[_margin],
+        X_pending=X_pending,
     )
 
 
@@ -362,8 +378,7 @@ def select_discrete(
         ``q``-dim long tensor of indices into ``choices`` (ties go to the
         earliest choice).
     """
-    if not 1 <= q <= choices.shape[0]:
-        raise ValueError(f"Expected 1 <= q <= {choices.shape[0]}, got q={q}.")
+    check_batch_size(q, choices.shape[0])
     with torch.no_grad(), manual_seed(seed):
         picked, _ = optimize_acqf_discrete(
             acq_function=acqf, q=q, choices=choices, unique=True
@@ -381,6 +396,7 @@ def propose_acquisition(
     q: int,
     seed: int,
     mc_samples: int = MC_SAMPLES,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Choose ``q`` of ``choices`` by a constrained acquisition function.
 
@@ -392,7 +408,9 @@ def propose_acquisition(
     Returns:
         ``q``-dim long tensor of indices into ``choices``.
     """
-    acqf = acquisition_function(kind, models, X_observed, y, seed, mc_samples)
+    acqf = acquisition_function(
+        kind, models, X_observed, y, seed, mc_samples, X_pending
+    )
     return select_discrete(acqf, choices, q, seed=seed)
 
 
@@ -431,8 +449,7 @@ def propose_thompson(
         ``q``-dim long tensor of indices into ``choices``.
     """
     m = choices.shape[0]
-    if not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    check_batch_size(q, m)
     dev = choices.device
     z_con = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)
     z_obj = torch.randn(q, m, generator=generator, dtype=choices.dtype).to(dev)

@@ -1,0 +1,282 @@
+"""A comparison checked once: :class:`BenchPlan`, shared by one problem and the family.
+
+:func:`make_plan` validates everything a comparison needs (methods and their
+initial-design sizes, the reference, seeds, settings, backend, each
+problem's table, output directory and stored runs) and returns the plan:
+each problem's :class:`ProblemPlan` holds its table, its test problem (built
+once: optimum and worst feasible value come from it) and its
+:class:`~bolt_pco64.bench.store.ResultStore` (built once: it has read what the
+directory holds). Nothing is created or written until :func:`execute_plan`
+runs it: it opens the backend once (an unreachable Dask scheduler is refused
+there, before any directory is made), then, per problem, creates the output
+directory, runs what is missing and writes the report.
+:func:`~bolt_pco64.bench.run_benchmark` plans one problem,
+:func:`~bolt_pco64.bench.run_problems` several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from bolt_pco64.bench.backends import Backend, make_backend
+from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.methods import check_methods, check_reference, get_method
+from bolt_pco64.bench.run import Task, initial_design_size, make_problem
+from bolt_pco64.bench.store import ResultStore, check_output_dir
+from bolt_pco64.params import check_seeds
+
+if TYPE_CHECKING:
+    from bolt_pco64.problem import PCO, TableLike
+    from bolt_pco64.table import Table
+
+__all__ = [
+    "BenchPlan",
+    "BenchResult",
+    "ProblemPlan",
+    "execute_plan",
+    "make_plan",
+    "run_store",
+]
+
+
+@dataclass
+class BenchResult:
+    """What :func:`~bolt_pco64.bench.run_benchmark` produced (one problem).
+
+    Attributes:
+        out: The output directory.
+        records: All records (complete and failed runs), one row per evaluation.
+        summary: The per-method summary (:func:`~bolt_pco64.bench.summarize`).
+        summary_markdown: ``summary.md``'s text.
+        plot: Path of ``regret.png``.
+        errors: ``"method/seed" -> error`` for the failed runs.
+        ran: ``(method, seed)`` pairs run by this call (the others were resumed).
+        table: The table the comparison ran on (``table.is_simulated`` says
+            whether it is a stand-in).
+    """
+
+    out: Path
+    records: pd.DataFrame
+    summary: pd.DataFrame
+    summary_markdown: str
+    plot: Path
+    errors: dict[str, str]
+    ran: list[tuple[str, int]] = field(default_factory=list)
+    table: Table | None = None
+
+
+@dataclass(frozen=True)
+class ProblemPlan:
+    """One problem of a checked comparison.
+
+    Attributes:
+        name: The instance's name (``"pco64"``).
+        table: Its table.
+        problem: Its test problem (optimum, worst feasible value).
+        store: Its result store (directory read, nothing written yet).
+    """
+
+    name: str
+    table: Table
+    problem: PCO
+    store: ResultStore
+
+    @property
+    def out(self) -> Path:
+        """The problem's output directory."""
+        return self.store.out
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """A checked comparison (:func:`make_plan`), run by :func:`execute_plan`.
+
+    Attributes:
+        methods: Method names, in report order.
+        seeds: The seeds.
+        config: Budget, ``n_init``, ``q`` and noise.
+        reference: The method of the paired comparisons.
+        backend: Where the runs execute (not opened yet).
+        problems: Each problem's plan, by name, in order.
+        progress: Whether to show progress bars.
+    """
+
+    methods: list[str]
+    seeds: list[int]
+    config: BenchConfig
+    reference: str
+    backend: Backend
+    problems: dict[str, ProblemPlan]
+    progress: bool = True
+
+
+def make_plan(
+    tables: Mapping[str, TableLike],
+    outs: Mapping[str, Path | str],
+    arguments: Mapping[str, dict[str, Any] | None],
+    methods: Sequence[str],
+    seeds: int | Sequence[int],
+    config: BenchConfig,
+    reference: str,
+    jobs: int,
+    dask_scheduler: str | None,
+    progress: bool = True,
+) -> BenchPlan:
+    """Check a comparison of ``methods`` on every table; create nothing.
+
+    Args:
+        tables: Each problem's table, by instance name: a path, a DataFrame,
+            a loaded :class:`~bolt_pco64.Table` of that instance, or ``None``
+            for the instance's default source (:func:`~bolt_pco64.load_table`).
+        outs: Each problem's output directory, by instance name.
+        arguments: Each problem's arguments for ``meta.json``; ``None``
+            records the checked arguments of this call.
+        methods, seeds, config, reference, jobs, dask_scheduler, progress: As
+            in :func:`~bolt_pco64.bench.run_benchmark`.
+
+    Raises:
+        OutputDirError: If an output directory cannot be created or written.
+        FileNotFoundError, TableError: If a table cannot be loaded.
+        ValueError: On unknown methods, bad settings, a method's ``n_init``
+            beyond the budget, a table of another instance, or a directory
+            holding runs of another configuration.
+    """
+    from bolt_pco64.table import load_table
+
+    if not tables:
+        raise ValueError("Expected at least one problem, got none.")
+    names = check_methods(methods)
+    check_reference(reference, names)
+    backend = make_backend(jobs, dask_scheduler)
+    seed_list = check_seeds(seeds)
+    config.check()
+    for m in names:
+        initial_design_size(get_method(m), config, m)
+    problems: dict[str, ProblemPlan] = {}
+    loaded = {name: load_table(t, instance=name) for name, t in tables.items()}
+    for name, table in loaded.items():
+        config.check(len(table))
+        out = check_output_dir(outs[name])
+        args = arguments.get(name)
+        if args is None:
+            raw = tables[name]
+            args = {
+                "problem": name,
+                "methods": names,
+                "seeds": seed_list,
+                **asdict(config),
+                "out": str(out),
+                "table": None
+                if raw is None or not isinstance(raw, str | PathLike)
+                else str(raw),
+                "jobs": jobs,
+                "dask_scheduler": dask_scheduler,
+                "reference": reference,
+            }
+        store = ResultStore(out, config, table, names, seed_list, args)
+        problems[name] = ProblemPlan(name, table, make_problem(table), store)
+    return BenchPlan(names, seed_list, config, reference, backend, problems, progress)
+
+
+def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
+    """Run a plan: open the backend, then each problem's missing runs and report.
+
+    Raises:
+        BackendError: If the Dask scheduler cannot be reached (nothing is
+            created then).
+    """
+    from bolt_pco64.bench.report import write_summary
+
+    results: dict[str, BenchResult] = {}
+    with plan.backend:
+        for name, p in plan.problems.items():
+            store = p.store
+            store.create()
+            ran = run_store(store, plan.backend, plan.config, plan.progress)
+            records = store.records()
+            summary, md = write_summary(
+                store.out,
+                records,
+                p.table,
+                float(p.problem.optimal_value),
+                float(p.problem.worst_feasible_value),
+                plan.methods,
+                plan.seeds,
+                plan.config,
+                store.failed(),
+                store.key["table"],
+                plan.reference,
+            )
+            store.write_meta("complete")
+            results[name] = BenchResult(
+                store.out,
+                records,
+                summary,
+                md,
+                store.out / "regret.png",
+                store.errors(),
+                ran,
+                p.table,
+            )
+    return results
+
+
+class _Bars:
+    """Two tqdm bars (runs, evaluations), or nothing."""
+
+    def __init__(self, enabled: bool, runs: int, evals: int) -> None:
+        self.runs: Any = None
+        self.evals: Any = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.runs = tqdm(total=runs, desc="runs", unit="run", position=0)
+            self.evals = tqdm(total=evals, desc="evaluations", unit="eval", position=1)
+
+    def update(self, runs: int = 0, evals: int = 0) -> None:
+        if self.runs is not None and runs:
+            self.runs.update(runs)
+        if self.evals is not None and evals:
+            self.evals.update(evals)
+
+    def close(self) -> None:
+        for bar in (self.evals, self.runs):
+            if bar is not None:
+                bar.close()
+
+
+def run_store(
+    store: ResultStore, backend: Backend, config: BenchConfig, progress: bool
+) -> list[tuple[str, int]]:
+    """Run the store's missing runs on an open ``backend``; finalise its files
+    on any exit. Returns the ``(method, seed)`` pairs run."""
+    todo = store.todo()
+    n_sel = len(store.selected)
+    tasks = [Task(m, s, store.table, config, get_method(m)) for m, s in todo]
+    bars = _Bars(progress, n_sel, n_sel * config.budget)
+    bars.update(runs=n_sel - len(todo), evals=(n_sel - len(todo)) * config.budget)
+    ran: list[tuple[str, int]] = []
+    status = "complete"
+    try:
+        store.write_meta("running")
+        for outcome in backend.run(tasks, lambda n: bars.update(evals=n)):
+            store.persist(outcome)
+            ran.append((outcome.method, outcome.seed))
+            bars.update(runs=1, evals=config.budget - len(outcome.records))
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    except BaseException:
+        status = "aborted"  # e.g. the Dask scheduler went away
+        raise
+    finally:
+        bars.close()
+        store.write_records()
+        store.write_meta(status if status != "complete" else "finishing")
+    return ran

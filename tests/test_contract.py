@@ -1,0 +1,297 @@
+"""The method contract (bench/contract.py), the entry-point group and the plan."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+from click.testing import CliRunner
+
+from bolt_pco64 import PCO32, PCO64
+from bolt_pco64.bench import (
+    ENTRY_POINT_GROUP,
+    Method,
+    RunContext,
+    get_method,
+    method_names,
+    register_method,
+    run_benchmark,
+)
+from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.methods import METHODS
+from bolt_pco64.bench.run import run_one
+from bolt_pco64.bo import FeasibilityClassifier, fit_gp, log_prob_feasible
+from bolt_pco64.cli import main
+from tests import _fixtures
+from tests._synth import make_table
+
+problem = _fixtures.problem
+table_path = _fixtures.table_path
+registry = _fixtures.registry
+
+
+def _first_rows(ctx: RunContext) -> torch.Tensor:
+    return ctx.available[: ctx.q]
+
+
+class _Short(Method):
+    n_init = 3
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        return ctx.available[: ctx.q]
+
+
+def test_a_method_s_own_n_init_is_a_prefix_of_the_seed_s_shared_design(
+    problem: PCO64,
+) -> None:
+    config = BenchConfig(budget=8, n_init=5)
+    default = run_one("first", 4, problem.table, config, fn=_first_rows)
+    short = run_one("short", 4, problem.table, config, fn=_Short())
+    assert (default.n_init, short.n_init) == (5, 3)
+    assert short.records["row"].tolist()[:3] == default.records["row"].tolist()[:3]
+    # After its 3 design rows, the method proposes (lowest untried rows).
+    design = set(default.records["row"].tolist()[:3])
+    rest = short.records["row"].tolist()[3:]
+    assert rest == sorted(r for r in range(len(problem.table)) if r not in design)[:5]
+
+
+def test_n_init_beyond_the_budget_is_refused_before_anything_is_written(
+    tmp_path: Path, table_path: Path, registry: dict[str, Method]
+) -> None:
+    register_method("long", _first_rows, n_init=9)
+    with pytest.raises(ValueError, match=r"n_init in 1\.\.6"):
+        run_benchmark(["long"], seeds=1, budget=6, n_init=2, out=tmp_path / "o",
+                      table=table_path, progress=False)  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_run_file_and_meta_record_each_run_s_n_init(
+    tmp_path: Path, table_path: Path, registry: dict[str, Method]
+) -> None:
+    register_method("short", _Short)
+    register_method("first", _first_rows)
+    run_benchmark(["short", "first"], seeds=1, budget=6, n_init=4, out=tmp_path,
+                  table=table_path, progress=False)  # fmt: skip
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["runs"]["n_init"] == {"first/0": 4, "short/0": 3}
+    file_meta = pq.read_schema(tmp_path / "runs" / "short__seed0.parquet").metadata
+    assert file_meta[b"n_init"] == b"3"
+
+
+class _Spy(Method):
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, int, int]] = []
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        self.seen.append((ctx.spent_fraction, ctx.budget, ctx.pending.numel()))
+        return ctx.available[: ctx.q]
+
+
+def test_the_context_carries_the_budget_spent_and_no_pending_rows(
+    problem: PCO64,
+) -> None:
+    spy = _Spy()
+    run_one("spy", 0, problem.table, BenchConfig(budget=8, n_init=4, q=2), fn=spy)
+    assert spy.seen == [(4 / 8, 8, 0), (6 / 8, 8, 0)]
+
+
+def _context(problem: PCO64, pending: list[int], q: int = 3) -> RunContext:
+    cand = problem.candidates()
+    rows = torch.tensor([0, 5, 17, 30, 41, 60])
+    tried = torch.zeros(cand.shape[0], dtype=torch.bool)
+    tried[rows] = True
+    X = cand[rows]
+    return RunContext(
+        problem=problem,
+        candidates=cand,
+        rows=rows,
+        y=problem.evaluate_true(X),
+        margin=problem.outcome_constraint(X),
+        untried=torch.nonzero(~tried).squeeze(-1),
+        q=q,
+        seed=0,
+        step_seed=11,
+        generator=torch.Generator().manual_seed(0),
+        budget=20,
+        pending=torch.tensor(pending, dtype=torch.long),
+    )
+
+
+@pytest.mark.parametrize("name", ["random", "qlognei", "ts", "naive", "gpc_ei"])
+def test_built_in_methods_never_propose_a_pending_row(
+    problem: PCO64, name: str
+) -> None:
+    free = _context(problem, [])
+    chosen = torch.as_tensor(get_method(name).propose(free))
+    # Pending: the rows the method chose without them, and a few more.
+    pending = [*chosen.tolist(), 1, 2, 3]
+    ctx = _context(problem, pending)
+    again = torch.as_tensor(get_method(name).propose(ctx)).tolist()
+    assert len(again) == 3
+    assert not set(again) & set(pending)
+    assert set(again) <= set(ctx.untried.tolist())
+
+
+class _Exposes(Method):
+    """Proposes the lowest untried rows and exposes ``model`` as its GP."""
+
+    def __init__(self, model: object) -> None:
+        self.model = model
+        self.calls = 0
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        return ctx.available[: ctx.q]
+
+    def objective_model(self, ctx: RunContext) -> object:
+        self.calls += 1
+        return self.model
+
+
+def test_the_harness_recommends_from_the_exposed_objective_model(
+    problem: PCO64,
+) -> None:
+    """``objective_model`` is asked once per proposal and its model is what
+    the harness re-conditions: a non-model fails the run there, ``None``
+    recommends the best observed row."""
+    config = BenchConfig(budget=12, n_init=8, q=2)
+    none = _Exposes(None)
+    plain = run_one("p", 1, problem.table, config, fn=none).records
+    assert none.calls == 2
+    feasible = plain[plain["feasible"]]
+    best = int(feasible.loc[feasible["throughput"].idxmax(), "row"])
+    assert plain["recommended_row"].iloc[-1] == best
+    broken = run_one("b", 1, problem.table, config, fn=_Exposes("not a GP"))
+    assert broken.error is not None
+    assert "named_parameters" in broken.error
+
+
+def test_log_prob_feasible_refuses_a_model_that_is_not_a_crash_model(
+    problem: PCO64,
+) -> None:
+    X, y, _ = _fixtures.observed(problem, torch.arange(10))
+    gp = fit_gp(X[~y.isnan()], y[~y.isnan()], problem.bounds, 0)
+    with pytest.raises(ValueError, match="fit_feasibility_classifier"):
+        log_prob_feasible(gp, X)
+    assert not isinstance(gp, FeasibilityClassifier)
+
+
+# -- the entry-point group ----------------------------------------------------
+
+
+@pytest.fixture
+def plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, registry: dict[str, Method]
+) -> Iterator[str]:
+    """A distribution on sys.path that declares one method in the group."""
+    (tmp_path / "my_plugin.py").write_text(
+        textwrap.dedent(
+            """
+            from bolt_pco64.bench import Method
+
+            class Highest(Method):
+                n_init = 2
+
+                def propose(self, ctx):
+                    return ctx.available[-ctx.q:].flip(0)
+            """
+        )
+    )
+    info = tmp_path / "my_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: my-plugin\nVersion: 1.0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nhighest_first = my_plugin:Highest\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "highest_first"
+    sys.modules.pop("my_plugin", None)
+
+
+def test_an_entry_point_method_is_listed_without_being_imported(plugin: str) -> None:
+    assert plugin in method_names()
+    assert plugin not in METHODS
+    assert "my_plugin" not in sys.modules
+    assert get_method(plugin).n_init == 2
+
+
+def test_an_entry_point_method_appears_in_bench_help_and_runs(
+    plugin: str, tmp_path: Path, table_path: Path
+) -> None:
+    runner = CliRunner()
+    help_text = runner.invoke(main, ["bench", "--help"]).output
+    assert plugin in " ".join(help_text.split())
+    out = tmp_path / "o"
+    result = runner.invoke(
+        main,
+        ["bench", "--methods", f"random,{plugin}", "--seeds", "1", "--budget", "5",
+         "--n-init", "3", "--table", str(table_path), "--out", str(out),
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rec = pd.read_parquet(out / "runs.parquet")
+    mine = rec[rec["method"] == plugin]["row"].tolist()
+    n_rows = len(make_table(capacity=80.0))
+    # 2 design rows (its own n_init), then the highest untried rows.
+    assert mine[2:] == [n_rows - 1, n_rows - 2, n_rows - 3]
+
+
+def test_unknown_methods_are_refused_with_the_known_names(plugin: str) -> None:
+    with pytest.raises(ValueError, match=plugin):
+        get_method("no_such_method")
+
+
+# -- the instance-neutral API ------------------------------------------------
+
+
+def test_run_benchmark_validates_the_table_by_the_named_problem(
+    tmp_path: Path, table_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="pco32"):
+        run_benchmark(["random"], seeds=1, budget=4, n_init=2, out=tmp_path / "o",
+                      table=PCO64(table=table_path).table, problem="pco32",
+                      progress=False)  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+def test_run_benchmark_runs_the_named_problem(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_benchmark(["random"], seeds=1, budget=3, n_init=2,
+                               out=tmp_path, problem="pco32", progress=False)  # fmt: skip
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["problem"] == "pco32"
+    assert meta["arguments"]["problem"] == "pco32"
+    assert result.table is not None
+    assert result.table.instance is PCO32.instance
+    assert list(result.records.columns[4:12]) == list(PCO32.instance.input_columns)
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("bolt_pco64", "INPUT_COLUMNS"),
+        ("bolt_pco64", "COLUMNS"),
+        ("bolt_pco64", "PCO64OutcomeConstraint"),
+        ("bolt_pco64.fetch", "HF_REPO_ID"),
+        ("bolt_pco64.bench", "OOM_COST_FRACTION"),
+        ("bolt_pco64.bench", "RECORD_COLUMNS"),
+        ("bolt_pco64.table", "ENV_TABLE"),
+    ],
+)
+def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert name not in getattr(mod, "__all__", ())
+    with pytest.warns(DeprecationWarning, match=name):
+        getattr(mod, name)
