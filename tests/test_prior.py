@@ -15,8 +15,13 @@ import torch
 
 import bolt_pco64.bo.prior as prior_pkg
 from bolt_pco64 import PCO16, PCO64
+from bolt_pco64.bench import RunContext, get_method
+from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.report import _standin_caveats
+from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.gp import safe_bounds
 from bolt_pco64.bo.prior import (
+    STANDIN_CAVEAT,
     LayoutDecoder,
     MemoryPriorMean,
     PhysicalMean,
@@ -278,23 +283,18 @@ def test_cold_start_without_a_feasible_row_proposes_by_feasibility(
     assert int(idx.max()) < int(untried.sum())
 
 
+@pytest.mark.slow
 def test_proposals_are_deterministic_and_warm_start(problem: PCO64) -> None:
     C = problem.candidates()
-    rows = torch.tensor([0, 9, 20])
-    X, y, margin = observed(problem, rows)
-    choices = C[3:]
-    picks = []
-    for _ in range(2):
-        state = PriorState()
-        first = propose_prior_ei(
-            X, y, margin, problem.bounds, problem.instance, choices, 1, 3, state=state
-        )
-        second = propose_prior_ei(
-            X, y, margin, problem.bounds, problem.instance, choices, 1, 3, state=state
-        )
-        picks.append((int(first), int(second)))
-        assert state.steps == 2
+    X, y, margin = observed(problem, torch.tensor([0, 9, 20]))
+    args = (X, y, margin, problem.bounds, problem.instance, C[3:], 1, 3)
+    states = [PriorState(), PriorState()]
+    picks = [int(propose_prior_ei(*args, state=s)) for s in states]
     assert picks[0] == picks[1]
+    first = states[0].models
+    propose_prior_ei(*args, state=states[0])
+    assert states[0].steps == 2
+    assert states[0].models is not first
 
 
 def test_fit_on_a_pco16_table() -> None:
@@ -305,3 +305,33 @@ def test_fit_on_a_pco16_table() -> None:
     assert models.objective is not None
     assert models.objective.mean_module.decoder.instance is PCO16_INSTANCE
     assert (models.constraint.mean_module.theta > 0).all()
+
+
+# -- the harness's methods ----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_prior_methods_start_from_three_rows_of_the_shared_design(
+    problem: PCO64,
+) -> None:
+    config = BenchConfig(budget=5, n_init=4)
+    default = run_one("first", 2, problem.table, config, fn=_first_rows)
+    for name in ("prior_ei", "prior_ei_tp"):
+        method = get_method(name)
+        assert method.n_init == 3
+        assert method.standin_caveat == STANDIN_CAVEAT
+        out = run_one(name, 2, problem.table, config, fn=method)
+        assert out.error is None, out.error
+        rows = out.records["row"].tolist()
+        assert rows[:3] == default.records["row"].tolist()[:3]
+        assert len(set(rows)) == 5
+
+
+def test_a_stand_in_summary_of_a_prior_method_carries_the_caveat() -> None:
+    assert _standin_caveats(["qlognei", "prior_ei", "prior_ei_tp"]) == [STANDIN_CAVEAT]
+    assert _standin_caveats(["qlognei", "random"]) == []
+    assert "simulated table" in STANDIN_CAVEAT
+
+
+def _first_rows(ctx: RunContext) -> torch.Tensor:
+    return ctx.available[: ctx.q]

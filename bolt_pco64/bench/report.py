@@ -457,6 +457,8 @@ def write_summary(
         f"{instance.num_gpus} / 3600 per run; an OOM costs "
         f"{CRASH_COST_FRACTION} × the median feasible overall_time.",
     ]
+    caveats = _standin_caveats(methods) if table.is_simulated else []
+    header += [f"\n{c}" for c in caveats]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(
         records,
@@ -482,7 +484,16 @@ def write_summary(
         worst_feasible_value,
         budget,
         methods,
-        title=f"{instance.name} ({kind})",
+        title="\n".join([f"{instance.name} ({kind})", *caveats]),
         cost=cost,
     )
     return summary, md
+
+
+def _standin_caveats(methods: Sequence[str]) -> list[str]:
+    """The sentences that methods ask a stand-in summary to carry
+    (a method's optional ``standin_caveat``), each once, in method order."""
+    from bolt_pco64.bench.methods import METHODS
+
+    found = [getattr(METHODS.get(m), "standin_caveat", None) for m in methods]
+    return list(dict.fromkeys(c for c in found if c))

@@ -223,6 +223,7 @@ def propose_prior_ei(
     state: PriorState | None = None,
     mc_samples: int = MC_SAMPLES,
     defaults: PriorDefaults = PRIOR_DEFAULTS,
+    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Choose ``q`` of ``choices`` by constrained qLogNEI on prior-mean GPs.
 
@@ -245,6 +246,8 @@ def propose_prior_ei(
         state: Models kept between the steps (updated in place).
         mc_samples: Quasi-MC samples of the acquisition function.
         defaults: The priors' initial values and widths.
+        X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
+            not observed yet), or ``None``: the batch is valued jointly with them.
 
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices`` (ties go to
@@ -259,5 +262,7 @@ def propose_prior_ei(
         state.models = models
         state.steps += 1
         state.fit_seconds = time.perf_counter() - t0
-    acqf = acquisition_function("qlognei", models, X, y, seed, mc_samples)
+    acqf = acquisition_function(
+        "qlognei", models, X, y, seed, mc_samples, X_pending=X_pending
+    )
     return select_discrete(acqf, choices, q, seed=seed)
