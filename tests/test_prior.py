@@ -21,6 +21,7 @@ from bolt_pco64.bench.report import _standin_caveats
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.gp import safe_bounds
 from bolt_pco64.bo.prior import (
+    PRIOR_DEFAULTS,
     STANDIN_CAVEAT,
     LayoutDecoder,
     MemoryPriorMean,
@@ -137,28 +138,35 @@ def _with(mean: PhysicalMean, **values: float) -> PhysicalMean:
     theta = mean.theta.detach().clone()
     for name, v in values.items():
         theta[mean.names.index(name)] = v
-    mean.initialize(raw_theta=theta.log())
+    mean.set_theta(theta)
     return mean
 
 
-def test_pipeline_bubble_and_interleaving_with_free_communication() -> None:
+def test_pipeline_bubble_and_interleaving_stretch_the_compute() -> None:
     mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
-    tiny = dict(
-        latency_intra=1e-30,
-        latency_inter=1e-30,
-        byte_time_intra=1e-30,
-        byte_time_inter=1e-30,
-        overhead=1e-30,
-    )
-    _with(mean, **tiny)
     # dp 16 x tp 4 (no pipeline) vs dp 8 x tp 4 x pp 2, 1 and 2 chunks
     X = _encoded(
         (4, 2, 0, 0, 2, 6, 1, 0), (3, 2, 1, 0, 2, 6, 0, 0), (3, 2, 1, 0, 2, 6, 0, 1)
     )
-    t = mean.step_time(mean.decoder.decode(X))
-    # 64 one-sequence micro-batches per rank: bubble (pp-1)/(m v)
+    t = mean.terms(mean.decoder.decode(X))["compute"]
+    # the same FLOPs per GPU; 64 one-sequence micro-batches: bubble (pp-1)/(m v)
     torch.testing.assert_close(t[1] / t[0], torch.tensor(1 + 1 / 64).to(t))
     torch.testing.assert_close(t[2] / t[0], torch.tensor(1 + 1 / 128).to(t))
+
+
+def test_parameters_stay_positive_and_within_their_range() -> None:
+    mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
+    start = mean.theta.detach().clone()
+    mean.set_theta(torch.tensor([0.0, 1e300, 1.0, 1.0, 1.0, 1.0]))
+    ratio = (mean.theta / start).log()
+    assert torch.isfinite(ratio).all()
+    assert (ratio.abs() <= PRIOR_DEFAULTS.log_range).all()
+    assert ratio[0] < -0.99 * PRIOR_DEFAULTS.log_range
+    assert ratio[1] > 0.99 * PRIOR_DEFAULTS.log_range
+    with torch.no_grad():
+        mean.raw_theta.fill_(1e6)  # whatever an optimiser step makes of it
+    assert torch.isfinite(mean.theta).all()
+    assert (mean.theta > 0).all()
 
 
 def test_crossing_hosts_uses_the_inter_host_link() -> None:

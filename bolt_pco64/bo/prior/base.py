@@ -2,12 +2,15 @@
 
 A :class:`PhysicalMean` is a GPyTorch :class:`~gpytorch.means.Mean` with a
 few named physical parameters (times, bandwidths, bytes per parameter), all
-positive: they live in one vector parameter ``raw_theta`` with a
-``Positive`` constraint whose transform is ``exp``, so the optimiser works
-on their logarithms (parameters that span orders of magnitude stay well
-scaled) and no value can reach zero. A log-normal prior centred on the
-initial values (``theta_prior``) keeps a fit on three observations near
-physically sensible values; ``fit_gpytorch_mll`` fits it jointly with the
+positive: ``theta = initial * exp(v)``, where ``v``, the log of each
+parameter's ratio to its initial value, is the vector parameter ``raw_theta``
+under a GPyTorch ``Interval(-log_range, log_range)`` constraint (a sigmoid).
+The optimiser thus works on logarithms (parameters that span orders of
+magnitude stay well scaled), no value can reach zero or overflow (an
+unbounded ``exp`` let a line search step to values whose prior density was
+undefined), and each stays within a factor ``exp(log_range)`` of its initial
+value. A log-normal prior centred on the initial values (``theta_prior``)
+keeps a fit on three observations near physically sensible values; ``fit_gpytorch_mll`` fits it jointly with the
 GP's hyperparameters, and :func:`gpytorch.mlls.ExactMarginalLogLikelihood`
 adds its log density.
 
@@ -20,12 +23,13 @@ physical value is :meth:`PhysicalMean.physical`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
-from gpytorch.constraints import Positive
+from gpytorch.constraints import Interval
 from gpytorch.means import Mean
 from gpytorch.priors import LogNormalPrior
 from torch import Tensor
@@ -83,6 +87,8 @@ class PriorDefaults:
         overhead_log_sd: Prior standard deviation (log) of the memory overhead.
         pad_sharpness: Sharpness of the soft minimum of the predicted margin
             and the table's OOM pad.
+        log_range: Each parameter stays within a factor ``exp(log_range)``
+            (about 3000) of its initial value.
     """
 
     flop_rate: float = 4e14
@@ -102,6 +108,7 @@ class PriorDefaults:
     activation_log_sd: float = 1.0
     overhead_log_sd: float = 1.0
     pad_sharpness: float = 20.0
+    log_range: float = 8.0
 
 
 #: The defaults every function of :mod:`bolt_pco64.bo.prior` uses.
@@ -113,7 +120,7 @@ def _theta(module: PhysicalMean) -> Tensor:
 
 
 def _set_theta(module: PhysicalMean, value: Tensor) -> None:
-    module.initialize(raw_theta=module.raw_theta_constraint.inverse_transform(value))
+    module.set_theta(value)
 
 
 class PhysicalMean(Mean):
@@ -124,6 +131,7 @@ class PhysicalMean(Mean):
             :class:`~bolt_pco64.bo.prior.layout.Layout`.
         initial: The initial value of each parameter, in :attr:`names` order.
         log_sd: The prior standard deviation of each parameter's logarithm.
+        log_range: How far (in log) a parameter may move from its initial value.
 
     Raises:
         ValueError: If ``initial`` or ``log_sd`` does not have one positive
@@ -134,7 +142,11 @@ class PhysicalMean(Mean):
     names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
-        self, decoder: LayoutDecoder, initial: Sequence[float], log_sd: Sequence[float]
+        self,
+        decoder: LayoutDecoder,
+        initial: Sequence[float],
+        log_sd: Sequence[float],
+        log_range: float = PRIOR_DEFAULTS.log_range,
     ) -> None:
         super().__init__()
         dtype = decoder.lower.dtype
@@ -147,11 +159,15 @@ class PhysicalMean(Mean):
                     f"Expected {label} of {k} positive finite values for "
                     f"{self.names}, got {v.tolist()}."
                 )
+        if not (math.isfinite(log_range) and log_range > 0):
+            raise ValueError(
+                f"Expected a positive finite log_range, got {log_range!r}."
+            )
         self.decoder = decoder
-        self.register_parameter("raw_theta", torch.nn.Parameter(init.log()))
-        self.register_constraint(
-            "raw_theta", Positive(transform=torch.exp, inv_transform=torch.log)
-        )
+        self.log_range = float(log_range)
+        self.register_buffer("initial", init)
+        self.register_parameter("raw_theta", torch.nn.Parameter(torch.zeros_like(init)))
+        self.register_constraint("raw_theta", Interval(-log_range, log_range))
         self.register_prior(
             "theta_prior", LogNormalPrior(init.log(), sd), _theta, _set_theta
         )
@@ -161,7 +177,15 @@ class PhysicalMean(Mean):
     @property
     def theta(self) -> Tensor:
         """The parameters' values, a ``k``-dim tensor (always positive)."""
-        return self.raw_theta_constraint.transform(self.raw_theta)
+        return self.initial * self.raw_theta_constraint.transform(self.raw_theta).exp()
+
+    def set_theta(self, value: Tensor) -> None:
+        """Set the parameters to ``value`` (``k``-dim, positive), each clipped
+        to its allowed range."""
+        edge = self.log_range * (1.0 - 1e-6)
+        ratio = (value.to(self.initial) / self.initial).log().clamp(-edge, edge)
+        raw = self.raw_theta_constraint.inverse_transform(ratio)
+        self.initialize(raw_theta=raw)
 
     def values(self) -> dict[str, float]:
         """The parameters' current values by name."""

@@ -146,6 +146,11 @@ def fit_prior_gp(
                 for name, param in model.named_parameters():
                     if name in previous and previous[name].shape == param.shape:
                         param.copy_(previous[name])
+            # the prior's parameters by value: its initial values (the
+            # raw parameters' reference) may differ from the previous step's
+            before = warm_start.mean_module
+            if isinstance(before, type(mean)) and before.names == mean.names:
+                mean.set_theta(before.theta.detach())
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
         fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
     model.eval()

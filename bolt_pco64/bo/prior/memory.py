@@ -97,7 +97,7 @@ class MemoryPriorMean(PhysicalMean):
             d.memory_overhead_gib,
         ]
         sd = [d.state_log_sd] * 2 + [d.activation_log_sd] * 2 + [d.overhead_log_sd]
-        super().__init__(LayoutDecoder(instance, bounds), initial, sd)
+        super().__init__(LayoutDecoder(instance, bounds), initial, sd, d.log_range)
         self.pad = pad
         self.grads_share = grads_share
         self.sharpness = d.pad_sharpness

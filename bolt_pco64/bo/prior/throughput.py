@@ -126,7 +126,9 @@ class ThroughputPriorMean(PhysicalMean):
             unit * defaults.step_overhead,
         ]
         sd = [defaults.throughput_log_sd] * len(initial)
-        super().__init__(LayoutDecoder(instance, bounds), initial, sd)
+        super().__init__(
+            LayoutDecoder(instance, bounds), initial, sd, defaults.log_range
+        )
         model = instance.model
         self._params = model_parameters(model)
         self._flops = sequence_flops(model)
