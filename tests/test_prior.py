@@ -17,7 +17,7 @@ import bolt_pco64.bo.prior as prior_pkg
 from bolt_pco64 import PCO16, PCO64
 from bolt_pco64.bench import RunContext, get_method
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.report import _standin_caveats
+from bolt_pco64.bench.report import standin_caveats
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.gp import safe_bounds
 from bolt_pco64.bo.prior import (
@@ -336,8 +336,8 @@ def test_prior_methods_start_from_three_rows_of_the_shared_design(
 
 
 def test_a_stand_in_summary_of_a_prior_method_carries_the_caveat() -> None:
-    assert _standin_caveats(["qlognei", "prior_ei", "prior_ei_tp"]) == [STANDIN_CAVEAT]
-    assert _standin_caveats(["qlognei", "random"]) == []
+    assert standin_caveats(["qlognei", "prior_ei", "prior_ei_tp"]) == [STANDIN_CAVEAT]
+    assert standin_caveats(["qlognei", "random"]) == []
     assert "simulated table" in STANDIN_CAVEAT
 
 

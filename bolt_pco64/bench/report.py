@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ __all__ = [
     "compare_to_reference",
     "comparisons_markdown",
     "cost_label",
+    "standin_caveats",
     "summarize",
     "summary_markdown",
     "write_summary",
@@ -457,7 +459,7 @@ def write_summary(
         f"{instance.num_gpus} / 3600 per run; an OOM costs "
         f"{CRASH_COST_FRACTION} × the median feasible overall_time.",
     ]
-    caveats = _standin_caveats(methods) if table.is_simulated else []
+    caveats = standin_caveats(methods) if table.is_simulated else []
     header += [f"\n{c}" for c in caveats]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(
@@ -484,13 +486,15 @@ def write_summary(
         worst_feasible_value,
         budget,
         methods,
-        title="\n".join([f"{instance.name} ({kind})", *caveats]),
+        title="\n".join(
+            [f"{instance.name} ({kind})", *(textwrap.fill(c, 60) for c in caveats)]
+        ),
         cost=cost,
     )
     return summary, md
 
 
-def _standin_caveats(methods: Sequence[str]) -> list[str]:
+def standin_caveats(methods: Sequence[str]) -> list[str]:
     """The sentences that methods ask a stand-in summary to carry
     (a method's optional ``standin_caveat``), each once, in method order."""
     from bolt_pco64.bench.methods import METHODS
