@@ -50,7 +50,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "data" / "pco64_simulated.parquet"
-# The published bounds (design section 2), in raw units where they are sizes.
+# The published bounds (docs/architecture.md §2), in raw units where they are sizes.
 LOG2_RANGES = {
     "dp": range(1, 7),
     "tp": range(3),

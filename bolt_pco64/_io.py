@@ -23,19 +23,24 @@ _UMASK_LOCK = threading.Lock()
 _PROC_STATUS = "/proc/self/status"
 
 
-def current_umask() -> int:
+def current_umask(status: str | None = _PROC_STATUS) -> int:
     """The process's umask, read without changing it for other threads.
 
     Linux reports it in ``/proc/self/status`` (``Umask:`` line, kernel 4.7+);
-    elsewhere it is read by setting and restoring it under a lock.
+    elsewhere (or with ``status=None``) it is read by setting and restoring it
+    under a lock.
+
+    Args:
+        status: The file with the ``Umask:`` line, ``None`` for the fallback.
     """
-    with (
-        contextlib.suppress(OSError),
-        open(_PROC_STATUS, encoding="ascii", errors="replace") as fh,
-    ):
-        for line in fh:
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
+    if status is not None:
+        with (
+            contextlib.suppress(OSError),
+            open(status, encoding="ascii", errors="replace") as fh,
+        ):
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
     with _UMASK_LOCK:
         mask = os.umask(0o077)
         os.umask(mask)

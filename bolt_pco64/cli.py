@@ -18,6 +18,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Iterator
@@ -70,8 +71,78 @@ class CLIError(click.ClickException):
     exit_code = 2
 
 
+#: Stands for a hyphen while help text is wrapped, so that no line breaks
+#: inside a hyphenated word (``qlognei-box``, ``bench-results/quick-all``).
+_NO_BREAK_HYPHEN = "\u2011"
+
+
+class _HelpFormatter(click.HelpFormatter):
+    """Click's help layout, but lines break only between words: never at a
+    hyphen inside a name or a path."""
+
+    def _unbroken(self, write: Any, *args: Any) -> None:
+        start = len(self.buffer)
+        write(*args)
+        self.buffer[start:] = [
+            part.replace(_NO_BREAK_HYPHEN, "-") for part in self.buffer[start:]
+        ]
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        rows = [(a, b.replace("-", _NO_BREAK_HYPHEN)) for a, b in rows]
+        self._unbroken(super().write_dl, rows, col_max, col_spacing)
+
+    def write_text(self, text: str) -> None:
+        self._unbroken(super().write_text, text.replace("-", _NO_BREAK_HYPHEN))
+
+
+class _Context(click.Context):
+    formatter_class = _HelpFormatter
+
+
+class _Command(click.Command):
+    context_class = _Context
+
+
+#: One line on each built-in method, for ``bench --help`` (which does not
+#: import the registry, :data:`bolt_pco64.bench.methods.METHODS`, and with it
+#: torch; a test checks that the two name the same methods).
+METHOD_HELP: dict[str, str] = {
+    "random": "uniform over the untried configurations",
+    "qlognei": "constrained qLogNEI over the untried configurations",
+    "qlogei": "constrained qLogEI over the untried configurations",
+    "ts": "constrained Thompson sampling over the untried configurations",
+    "naive": "qLogNEI that records an OOM as the worst feasible value",
+    "gpc_ei": "LogEI x P(feasible) of a GP classifier of ran_successfully",
+    "tobit_ei": "LogEI x P(margin <= 0) of a GP of the memory margin, "
+    "crashes as censored observations",
+    "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
+    "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
+    "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
+}
+
+
+class _BenchCommand(_Command):
+    """``bench``, whose help ends with the methods it can compare."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, text) for name, text in METHOD_HELP.items()]
+        registry = sys.modules.get("bolt_pco64.bench.methods")
+        if registry is not None:  # methods registered in this process, too
+            rows += [
+                (name, "registered in this process")
+                for name in registry.METHODS
+                if name not in METHOD_HELP
+            ]
+        with formatter.section("Methods (for --methods and --reference)"):
+            formatter.write_dl(rows)
+        super().format_epilog(ctx, formatter)
+
+
 class _Main(click.Group):
     """The command group; every invocation runs with third-party warnings hidden."""
+
+    context_class = _Context
+    command_class = _Command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         with _quiet_third_party():
@@ -259,7 +330,9 @@ def main() -> None:
 _TABLE_TYPE = click.Path(dir_okay=False, path_type=Path)
 
 
-@main.command()
+@main.command(
+    short_help="Show the table in use and check it against the published figures."
+)
 @_problem_option()
 @click.option(
     "--table",
@@ -311,7 +384,9 @@ def info(problem: str, table_path: Path | None) -> None:
     click.echo("\n".join(lines))
 
 
-@main.command()
+@main.command(
+    short_help="Download the measured table from the Hugging Face Hub (needs network)."
+)
 @_problem_option()
 @click.option(
     "--data-home",
@@ -336,7 +411,9 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     click.echo(f"measured table installed: {path}")
 
 
-@main.command()
+@main.command(
+    short_help="Write the SIMULATED stand-in table (seed 0: the shipped file)."
+)
 @_problem_option()
 @click.option(
     "--out",
@@ -346,43 +423,60 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     help="Parquet file to write (atomically).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the noise.")
-def generate(problem: str, out: Path, seed: int) -> None:
+@click.option(
+    "--variant",
+    default=None,
+    help="Stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS) [default: the "
+    "problem's default variant].",
+)
+def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file)."""
+    from bolt_pco64.instances import get_instance
     from bolt_pco64.simulate import write_simulated_table
+    from bolt_pco64.standins import check_variant
 
     try:
-        path = write_simulated_table(out, seed=seed, instance=problem)
+        check_variant(get_instance(problem), variant)
+    except ValueError as err:
+        raise CLIError(f"--variant: {err}") from err
+    try:
+        chosen = {} if variant is None else {"variant": variant}
+        path = write_simulated_table(out, seed=seed, instance=problem, **chosen)
     except OSError as err:
         raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
     click.echo(str(path))
 
 
-@main.command()
+@main.command(
+    cls=_BenchCommand,
+    short_help="Compare BO methods across seeds on a problem, or on all (resumable).",
+)
 @_problem_option(allow_all=True)
 @click.option(
     "--methods",
     cls=_MethodsOption,
     type=_Methods(),
     default=None,
-    help=f"Comma-separated method names [default: {','.join(DEFAULTS.methods)}].",
+    help="Comma-separated method names, from the list below [default: "
+    f"{', '.join(DEFAULTS.methods)}].",
 )
 @click.option(
     "--seeds",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Seeds per method [{DEFAULTS.seeds}].",
+    help=f"Seeds per method [default: {DEFAULTS.seeds}].",
 )
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Evaluations per run, initial design included [{DEFAULTS.budget}].",
+    help=f"Evaluations per run, initial design included [default: {DEFAULTS.budget}].",
 )
 @click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Initial design size [{DEFAULTS.n_init}].",
+    help=f"Initial design size [default: {DEFAULTS.n_init}].",
 )
 @click.option(
     "--q",
@@ -395,7 +489,8 @@ def generate(problem: str, out: Path, seed: int) -> None:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help=f"Output directory [{DEFAULTS.out}, or {QUICK.out}, or {QUICK_FAMILY.out}].",
+    help=f"Output directory [default: {DEFAULTS.out}; with --quick {QUICK.out}; "
+    f"with --quick --problem all {QUICK_FAMILY.out}].",
 )
 @click.option(
     "--quick",
@@ -421,6 +516,12 @@ def generate(problem: str, out: Path, seed: int) -> None:
     help="Benchmark on this table file instead of the default.",
 )
 @click.option(
+    "--standin",
+    default=None,
+    help="Run on this stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS), or "
+    "'all': on every variant into OUT/<variant>/, then OUT/robustness.md.",
+)
+@click.option(
     "--noise",
     type=_Noise(),
     default=None,
@@ -429,9 +530,10 @@ def generate(problem: str, out: Path, seed: int) -> None:
 @click.option(
     "--reference",
     type=_Method(),
-    default=DEFAULTS.reference,
-    show_default=True,
-    help="Method every other one is compared with, seed by seed, in the summary.",
+    default=None,
+    help="Method every other one is compared with, seed by seed, in the summary; "
+    f"one of the compared methods [default: {DEFAULTS.reference}, or the first "
+    f"method when {DEFAULTS.reference} is not compared].",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
@@ -446,8 +548,9 @@ def bench(
     jobs: int,
     dask_scheduler: str | None,
     table_path: Path | None,
+    standin: str | None,
     noise: float | str | None,
-    reference: str,
+    reference: str | None,
     no_progress: bool,
 ) -> None:
     """Compare BO methods on a problem, or on all; resumable (see
@@ -464,14 +567,20 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
+    if standin is not None:
+        _check_standin(standin, problem, table_path)
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
+    reference = _reference(reference, names)
     out_dir = out if out is not None else Path(preset.out)
+    budget = budget if budget is not None else preset.budget
+    n_init = n_init if n_init is not None else preset.n_init
+    _check_settings(budget, n_init, q, noise)
     args: dict[str, Any] = {
         "methods": names,
         "seeds": seeds if seeds is not None else preset.seeds,
-        "budget": budget if budget is not None else preset.budget,
-        "n_init": n_init if n_init is not None else preset.n_init,
+        "budget": budget,
+        "n_init": n_init,
         "q": q,
         "out": str(out_dir),
         "quick": quick,
@@ -482,10 +591,18 @@ def bench(
         "problem": problem,
         "reference": reference,
     }
+    if standin is not None:
+        args["standin"] = standin
     if problem == "all":
         _bench_all(args, out_dir, no_progress)
         return
-    table = _load(table_path, problem)
+    if standin == "all":
+        _bench_variants(args, out_dir, no_progress)
+        return
+    table = (
+        _load(table_path, problem) if standin is None else _standin(standin, problem)
+    )
+    _check_settings(budget, n_init, q, noise, len(table))
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
@@ -493,7 +610,14 @@ def bench(
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
-    lines = [result.summary_markdown.rstrip(), *_failures(result.errors, "meta.json")]
+    from bolt_pco64.bench.report import terminal_summary
+
+    lines = [
+        terminal_summary(result.summary, args["budget"]),
+        "",
+        *_comparison_lines(result.out, reference, names, result.summary),
+        *_failures(result.errors, "meta.json"),
+    ]
     resumed = len(result.summary) and (
         int(result.summary["runs"].sum() + result.summary["failed"].sum())
         - len(result.ran)
@@ -503,13 +627,92 @@ def bench(
         f"{len(result.ran)} run(s) done, {resumed} resumed from {result.out}, "
         f"in {time.perf_counter() - t0:.0f} s."
     )
+    lines.append(f"full tables: {result.out / 'summary.md'}")
     lines.append(f"plot: {result.plot}")
     if table.is_simulated:
-        lines.append(
+        lines += textwrap.wrap(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
-            "data (`bolt-pco64 fetch` installs the measured one)."
+            "data (`bolt-pco64 fetch` installs the measured one).",
+            80,
         )
     click.echo("\n".join(lines))
+
+
+def _reference(reference: str | None, methods: list[str]) -> str:
+    """``--reference``, checked against the compared methods before anything runs.
+
+    Without the option: :data:`DEFAULTS`'s reference where it is compared,
+    else the first method.
+    """
+    if reference is None:
+        return DEFAULTS.reference if DEFAULTS.reference in methods else methods[0]
+    if reference not in methods:
+        raise CLIError(
+            f"--reference: expected one of the compared methods "
+            f"({', '.join(methods)}), got {reference!r}; add it to --methods or "
+            "choose another"
+        )
+    return reference
+
+
+#: The command-line option of each setting that the harness's checks name.
+_OPTIONS = {"n_init": "--n-init", "budget": "--budget", "q": "--q", "noise": "--noise"}
+
+
+def _check_settings(
+    budget: int, n_init: int, q: int, noise: float | str | None, rows: int | None = None
+) -> None:
+    """The harness's check of the settings (:meth:`BenchConfig.check`), with
+    its message in the options' names, as a one-line error led by the first
+    option it mentions, e.g. ``Error: --n-init: expected --n-init <= --budget,
+    got --n-init=10 > --budget=5``."""
+    from bolt_pco64.bench.config import BenchConfig
+
+    try:
+        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise).check(rows)
+    except ValueError as err:
+        raise _option_error(err) from err
+
+
+def _option_error(err: ValueError) -> CLIError:
+    """``err`` in one line with setting names replaced by option names
+    (``n_init`` -> ``--n-init``), led by the first option it names."""
+    options = {**_OPTIONS, **{o[2:]: o for o in _OPTIONS.values()}}
+    pattern = re.compile(
+        rf"(?<![\w-])(?:--)?({'|'.join(re.escape(n) for n in options)})(?![\w-])"
+    )
+    text = " ".join(str(err).split())
+    first = pattern.search(text)
+    if first is None:
+        return _one_line(err)
+    text = pattern.sub(lambda m: options[m.group(1)], text)
+    if text.startswith("Expected"):
+        text = "e" + text[1:]
+    return CLIError(f"{options[first.group(1)]}: {text}")
+
+
+def _comparison_lines(
+    out: Path, reference: str, methods: list[str], summary: Any
+) -> list[str]:
+    """The paired comparisons' verdicts on the simple regret at the last
+    checkpoint (``summary.md`` has every checkpoint), or why there are none."""
+    import pandas as pd
+
+    from bolt_pco64.bench.report import no_comparisons_reason
+
+    try:
+        comparisons = pd.read_csv(out / "comparisons.csv")
+    except (pd.errors.EmptyDataError, FileNotFoundError):
+        comparisons = pd.DataFrame()
+    if comparisons.empty:
+        return [no_comparisons_reason(reference, methods, summary)]
+    regret = comparisons[comparisons["measure"] == "regret"]
+    last = regret[regret["checkpoint"] == regret["checkpoint"].max()]
+    return [
+        f"Paired with {reference} over shared seeds, simple regret at "
+        f"{int(last['checkpoint'].iloc[0])} evaluations:",
+        *[f"  {v}" for v in last["verdict"]],
+    ]
 
 
 def _harness_arguments(
@@ -544,6 +747,58 @@ def _failures(errors: dict[str, str], where: str) -> list[str]:
     ]
 
 
+def _check_standin(standin: str, problem: str, table_path: Path | None) -> None:
+    """``--standin``: one problem, no ``--table``, a variant it ships (or all)."""
+    from bolt_pco64.instances import get_instance
+    from bolt_pco64.standins import check_variant
+
+    if problem == "all" or table_path is not None:
+        raise click.BadParameter(
+            "expected one --problem and no --table with --standin",
+            param_hint="'--standin'",
+        )
+    if standin != "all":
+        try:
+            check_variant(get_instance(problem), standin)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="'--standin'") from err
+
+
+def _standin(standin: str, problem: str) -> Any:
+    """The stand-in variant's table (the simulated-data warning once)."""
+    from bolt_pco64.standins import STANDIN_PREFIX
+    from bolt_pco64.table import load_table
+
+    return load_table(STANDIN_PREFIX + standin, instance=problem)
+
+
+def _bench_variants(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
+    """``bench --standin all``: every variant, then the robustness report."""
+    from bolt_pco64.bench.variants import run_variants
+    from bolt_pco64.table import SimulatedTableWarning
+
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            result = run_variants(
+                problem=args["problem"],
+                **_harness_arguments(args, out_dir, no_progress),
+            )
+    except (ValueError, OSError) as err:
+        raise _one_line(err) from err
+    lines = [result.markdown.rstrip(), *_failures(result.errors, "each meta.json")]
+    lines.append("")
+    lines.append(
+        f"done in {time.perf_counter() - t0:.0f} s; each variant's results in "
+        f"{result.out}/<variant>/; robustness: {result.out}/robustness.md."
+    )
+    lines.append(
+        "NOTE: every variant is a SIMULATED stand-in table, not measured data."
+    )
+    click.echo("\n".join(lines))
+
+
 def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
     """``bench --problem all``: every instance, then the combined summary."""
     from bolt_pco64.bench.family import run_problems
@@ -559,14 +814,20 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
             )
     except (TableError, ValueError, OSError) as err:
         raise _one_line(err) from err
+    from bolt_pco64.bench.report import terminal_summary
+
     lines = [
-        result.summary_markdown.rstrip(),
+        terminal_summary(result.summary, args["budget"], first_column="problem"),
         *_failures(result.errors, "each meta.json"),
     ]
     lines.append("")
     lines.append(
         f"{len(result.ran)} run(s) done in {time.perf_counter() - t0:.0f} s; "
         f"each problem's results in {result.out}/<problem>/."
+    )
+    lines.append(
+        f"full tables: {result.out / 'summary.md'} (paired comparisons with "
+        f"{args['reference']}: {result.out}/<problem>/summary.md)"
     )
     lines.append(f"plot: {result.plot}")
     simulated = [
@@ -575,8 +836,9 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
         if r.table is not None and r.table.is_simulated
     ]
     if simulated:
-        lines.append(
+        lines += textwrap.wrap(
             f"NOTE: the results on {', '.join(simulated)} are on SIMULATED stand-in "
-            "tables, not measured data."
+            "tables, not measured data.",
+            80,
         )
     click.echo("\n".join(lines))

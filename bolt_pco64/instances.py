@@ -1,4 +1,4 @@
-"""The frozen descriptions of the pco instances (design section 4).
+"""The frozen descriptions of the pco instances (docs/architecture.md §4).
 
 One :class:`Instance` holds everything that distinguishes pco16, pco32 and
 pco64: the cluster, the GPU memory, the model, the input columns in order with

@@ -1,4 +1,4 @@
-"""Where an instance's table files live (design section 1).
+"""Where an instance's table files live (docs/architecture.md §1).
 
 An instance's measured table is looked for in ``data/`` of a source checkout,
 then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs
@@ -19,6 +19,7 @@ from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 __all__ = [
     "ENV_HOME",
     "bundled_table_path",
+    "checkout_data_dir",
     "data_home",
     "measured_table_paths",
 ]
@@ -44,25 +45,38 @@ def data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("bolt_pco64", appauthor=False))
 
 
-def _checkout_data_dir() -> Path | None:
-    """``data/`` of a source checkout (one with ``pyproject.toml``), if this is one."""
+def checkout_data_dir() -> Path | None:
+    """``data/`` of a source checkout (one with ``pyproject.toml``), if this is one.
+
+    Searched first for a measured table and last for a stand-in; tests replace
+    this function to isolate themselves from a developer's ``data/``.
+    """
     root = Path(__file__).resolve().parent.parent
     if (root / "pyproject.toml").is_file() and (root / "data").is_dir():
         return root / "data"
     return None
 
 
-def bundled_table_path(instance: str | Instance = DEFAULT_INSTANCE) -> Path:
+def bundled_table_path(
+    instance: str | Instance = DEFAULT_INSTANCE, variant: str | None = None
+) -> Path:
     """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
+
+    ``variant`` names one of its shipped variants
+    (:data:`bolt_pco64.standins.STANDIN_VARIANTS`); ``None`` is the default.
 
     Raises:
         FileNotFoundError: If the installation lacks it.
+        ValueError: If the instance ships no such variant.
     """
-    name = instances.get_instance(instance).standin_filename
+    # Imported here: standins needs NumPy, and this module stays light.
+    from bolt_pco64.standins import standin_filename
+
+    name = standin_filename(instances.get_instance(instance), variant)
     packaged = resources.files("bolt_pco64") / "data" / name
     if packaged.is_file():
         return Path(str(packaged))
-    checkout = _checkout_data_dir()
+    checkout = checkout_data_dir()
     if checkout is not None and (checkout / name).is_file():
         return checkout / name
     raise FileNotFoundError(
@@ -75,7 +89,7 @@ def measured_table_paths(instance: str | Instance = DEFAULT_INSTANCE) -> list[Pa
     """Places searched, in order, for ``instance``'s measured table (they may not exist)."""
     name = instances.get_instance(instance).measured_filename
     paths = []
-    checkout = _checkout_data_dir()
+    checkout = checkout_data_dir()
     if checkout is not None:
         paths.append(checkout / name)
     paths.append(data_home() / name)

@@ -211,7 +211,11 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
         noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian noise
             with that standard deviation, as in BoTorch), or ``"measured"``:
             each evaluation gets Gaussian noise with its own row's measured
-            ``throughput_std`` (heteroscedastic; NaN stays NaN). Noise uses the
+            ``throughput_std`` (heteroscedastic; NaN stays NaN) -- the standard
+            error of the row's estimate (the runner's delta-method
+            ``std / sqrt(n) / mean**2``, :mod:`bolt_pco64.estimators`), so the
+            noise of repeating that measurement, not the spread of single
+            steps. Noise uses the
             global torch generator, as in BoTorch; seed it with
             ``torch.manual_seed`` for repeatable noisy runs.
         negate: If True, negate the objective (as in BoTorch).

@@ -1,6 +1,6 @@
 """Nearest-row lookup ("snapping") of points onto the table's configurations.
 
-The rule (design section 2): each point snaps to the table row nearest to it by
+The rule (docs/architecture.md §2): each point snaps to the table row nearest to it by
 Euclidean distance in the encoded input space, ties going to the earliest row in
 canonical order. Distances are those of the float64 value of the point,
 ``sum_k (x_k - t_k) ** 2`` evaluated in float64 -- :func:`nearest_rows_reference`

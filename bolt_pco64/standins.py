@@ -1,4 +1,4 @@
-"""Recognising the simulated stand-in by its content (design section 1).
+"""Recognising the simulated stand-in by its content (docs/architecture.md §1).
 
 **The stand-in keeps its label in any form.** A table is simulated if it is the
 shipped stand-in, if its parquet metadata says ``source=simulated``, or if its
@@ -10,6 +10,14 @@ copy are all labelled simulated (:attr:`bolt_pco64.table.Table.is_simulated`,
 generator's noise seed does not change: the encoded inputs in canonical order,
 ``ran_successfully`` and ``peak_mem`` rounded to :data:`FINGERPRINT_DECIMALS`
 decimals (not the throughputs).
+
+**Variants.** An instance's stand-in ships in one or more *variants*, each a
+reading of the job that the card cannot rule out (:data:`STANDIN_VARIANTS`;
+the first is the default, in ``<instance>_simulated.parquet``; the others in
+``<instance>_simulated_<variant>.parquet``, :func:`standin_filename`).
+:mod:`bolt_pco64.simulate.variants` says what each reads; here are only their
+names, so that a table source ``"standin:<variant>"`` resolves without the
+generator.
 
 This module sits below :mod:`bolt_pco64.table`: it works on a table's content
 (:class:`TableContent`), never on the ``Table`` class. Registering a new
@@ -23,19 +31,26 @@ import functools
 import hashlib
 import json
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-import pandas as pd
-from torch import Tensor
 
 from bolt_pco64.instances import Instance
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from torch import Tensor
+
 __all__ = [
     "FINGERPRINT_DECIMALS",
+    "STANDIN_PREFIX",
     "STANDIN_REGISTRY",
+    "STANDIN_VARIANTS",
     "TableContent",
+    "check_variant",
     "content_fingerprint",
+    "default_variant",
+    "standin_filename",
     "standin_registry",
 ]
 
@@ -43,6 +58,48 @@ __all__ = [
 STANDIN_REGISTRY = "standin_fingerprints.json"
 #: Decimals of ``peak_mem`` (GB) that enter :func:`content_fingerprint`.
 FINGERPRINT_DECIMALS = 3
+#: A table source ``"standin:<variant>"`` names a shipped stand-in variant.
+STANDIN_PREFIX = "standin:"
+#: The shipped stand-in variants of each instance; the first is the default.
+STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
+    "pco16": ("accum", "zero1"),
+    "pco32": ("mbs1", "perrank"),
+    "pco64": ("mbs1", "perrank", "zero1"),
+}
+
+
+def check_variant(instance: Instance, variant: str | None = None) -> str:
+    """``variant``, or the instance's default variant for ``None``.
+
+    Raises:
+        ValueError: If the instance ships no such variant.
+    """
+    names = STANDIN_VARIANTS.get(instance.name, ())
+    if variant is None and names:
+        return names[0]
+    if variant not in names:
+        raise ValueError(
+            f"Expected a stand-in variant of {list(names)} for {instance.name}, "
+            f"got {variant!r}."
+        )
+    return variant
+
+
+def default_variant(instance: Instance) -> str:
+    """The variant the instance's stand-in ships by default."""
+    return check_variant(instance, None)
+
+
+def standin_filename(instance: Instance, variant: str | None = None) -> str:
+    """File name of a shipped stand-in variant (the default: ``pco64_simulated.parquet``).
+
+    Raises:
+        ValueError: If the instance ships no such variant.
+    """
+    name = check_variant(instance, variant)
+    if name == default_variant(instance):
+        return instance.standin_filename
+    return f"{instance.name}_simulated_{name}.parquet"
 
 
 class TableContent(Protocol):
@@ -94,7 +151,7 @@ def standin_registry() -> dict[str, dict[str, str]]:
     """The registered stand-in fingerprints: ``fingerprint -> entry``.
 
     Each entry has ``instance`` (e.g. ``"pco64"``), ``generator_version`` and
-    ``file``. Read once per process from the package data file
+    ``file``; entries from generator 2.1 on also name the ``variant``. Read once per process from the package data file
     ``standin_fingerprints.json``; empty if the file is missing.
     """
     path = _registry_path()

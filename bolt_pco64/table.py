@@ -1,4 +1,4 @@
-"""Loading and validation of an instance's table (design sections 1 and 4).
+"""Loading and validation of an instance's table (docs/architecture.md §1, §4).
 
 A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
 says which are inputs, in ``X`` order, and which are context). Rows are put in
@@ -51,7 +51,11 @@ from torch import Tensor
 from bolt_pco64 import instances, locations
 from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
-from bolt_pco64.standins import content_fingerprint, standin_registry
+from bolt_pco64.standins import (
+    STANDIN_PREFIX,
+    content_fingerprint,
+    standin_registry,
+)
 from bolt_pco64.validation import (
     LIST_COLUMNS,
     TableError,
@@ -78,6 +82,7 @@ __all__ = [
     "load_table",
     "parse_float_list",
     "read_table_file",
+    "reset_simulated_warnings",
 ]
 
 #: The output columns of every card, in the cards' order.
@@ -282,6 +287,13 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
 _WARNED: set[str] = set()
 
 
+def reset_simulated_warnings() -> None:
+    """Forget which instances' stand-in warnings this process has issued, so
+    the next stand-in served warns again (for tests, and long-lived processes
+    that want the reminder again)."""
+    _WARNED.clear()
+
+
 def _warn_simulated(table: Table) -> None:
     name = table.instance.name
     if name in _WARNED:
@@ -446,6 +458,9 @@ def load_table(
     Args:
         source: A path to a parquet file or to the raw CSV export (the
             instance's ``raw_csv_filename``, e.g. ``data_64depth-64gpus.csv``),
+            ``"standin:<variant>"`` for a shipped stand-in variant
+            (:data:`bolt_pco64.standins.STANDIN_VARIANTS`, e.g.
+            ``"standin:mbs1"``),
             a DataFrame with the card's columns,
             an already loaded :class:`Table` of ``instance`` (returned as is), or
             ``None`` to search the instance's environment variable
@@ -462,8 +477,8 @@ def load_table(
         FileNotFoundError: If a named file does not exist.
         TableError: If the table cannot be read or breaks the schema.
         TypeError: If ``source`` is of another type.
-        ValueError: If ``instance`` is unknown, or a given :class:`Table` is
-            another instance's.
+        ValueError: If ``instance`` is unknown, a given :class:`Table` is
+            another instance's, or the instance ships no such stand-in variant.
     """
     inst = instances.get_instance(instance)
     if isinstance(source, Table):
@@ -483,6 +498,11 @@ def _load(
 ) -> Table:
     if isinstance(source, pd.DataFrame):
         return Table(source, TableSource("dataframe", None), None, inst)
+    if isinstance(source, str) and source.startswith(STANDIN_PREFIX):
+        variant = source.removeprefix(STANDIN_PREFIX)
+        return _from_path(
+            locations.bundled_table_path(inst, variant), "simulated", inst
+        )
     if source is not None:
         if not isinstance(source, (str, os.PathLike)):
             raise TypeError(

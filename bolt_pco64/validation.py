@@ -1,4 +1,4 @@
-"""Parsing and validation of a table's cells against its card (design section 1).
+"""Parsing and validation of a table's cells against its card (docs/architecture.md §1).
 
 :func:`validate_frame` checks every invariant of an instance's card on a raw
 frame and returns the clean one; a frame that breaks one is refused with a
@@ -54,17 +54,40 @@ class TableError(ValueError):
 
 
 #: Reprs that wrap a number in a list cell, e.g. ``np.float64(0.5)`` (numpy >= 2).
-_NUMBER_WRAPPERS = ("np.float64(", "np.float32(", "numpy.float64(", "float(")
+_NUMBER_WRAPPERS = (
+    "np.float64(",
+    "np.float32(",
+    "np.float16(",
+    "np.int64(",
+    "np.int32(",
+    "numpy.float64(",
+    "float(",
+)
+#: The brackets a list cell may come in: a list, or a tuple (what pandas writes
+#: for the tuples of a loaded :attr:`~bolt_pco64.table.Table.frame`).
+_BRACKETS = {"[": "]", "(": ")"}
+#: What a list cell may look like, for error messages.
+_LIST_FORMS = "'[1.0, 2.0]', '(1.0, 2.0)' or '[1. 2.]'"
 
 
 def parse_float_list(value: object) -> tuple[float, ...]:
-    """Parse one list cell ("[1.0, 2.5]", a list or an array) without ``eval``.
+    """Parse one list cell without ``eval``.
 
-    Missing cells (None/NaN) and ``"[]"`` give an empty tuple. Tokens are read
-    with :func:`float` (so ``nan`` and ``inf`` are accepted).
+    Accepted, so that every way pandas writes a list column reads back: a
+    list, tuple or array; or a string in one of the forms ``str`` gives them
+    -- a list ``"[1.0, 2.5]"``, a tuple ``"(1.0, 2.5)"`` (also ``"(1.0,)"``),
+    and numpy's ``"[1.  2.5]"`` (numbers separated by white space, line
+    breaks included; numpy prints 8 significant digits, so that form keeps
+    only those). Numbers may be wrapped as numpy >= 2 prints its scalars
+    (``np.float64(0.5)``). Missing cells (None/NaN), ``"[]"`` and ``"()"`` give
+    an empty tuple. Tokens are read with :func:`float` (so ``nan`` and ``inf``
+    are accepted).
 
     Raises:
-        ValueError: If the cell is not a list of numbers.
+        ValueError: If the cell is not a list of numbers: unbalanced or other
+            brackets, an empty entry (``"[1.0,, 2.0]"``), a nested list, a
+            non-number, or numpy's summary of a long array (``"[1. 2. ... 9.]"``),
+            which has lost values.
     """
     if value is None:
         return ()
@@ -82,25 +105,36 @@ def parse_float_list(value: object) -> tuple[float, ...]:
     text = value.strip()
     if text == "" or text.lower() in {"nan", "none", "null"}:
         return ()
-    if not (text.startswith("[") and text.endswith("]")):
-        raise ValueError(f"expected a list like '[1.0, 2.0]', got {value[:40]!r}")
+    if len(text) < 2 or _BRACKETS.get(text[0]) != text[-1]:
+        raise ValueError(f"expected a list like {_LIST_FORMS}, got {value[:40]!r}")
     inner = text[1:-1].strip()
     if not inner:
         return ()
-    out = []
-    for token in inner.split(","):
-        token = token.strip()
-        for wrapper in _NUMBER_WRAPPERS:
-            if token.startswith(wrapper) and token.endswith(")"):
-                token = token[len(wrapper) : -1].strip()
-                break
-        try:
-            out.append(float(token))
-        except ValueError:
-            raise ValueError(
-                f"expected a number in the list, got {token[:40]!r}"
-            ) from None
-    return tuple(out)
+    if "..." in inner:
+        raise ValueError(
+            "expected every value, got numpy's summary of a long array ('...'), "
+            f"which has lost values: {value[:40]!r}"
+        )
+    if "," in inner:
+        tokens = inner.split(",")
+        if len(tokens) > 1 and not tokens[-1].strip():
+            tokens.pop()  # a trailing comma, as in a one-element tuple "(1.0,)"
+    else:
+        tokens = inner.split()  # numpy's str of an array, or a single number
+    return tuple(_parse_number(token) for token in tokens)
+
+
+def _parse_number(token: str) -> float:
+    """One number of a list cell (possibly wrapped, as ``np.float64(0.5)``)."""
+    token = token.strip()
+    for wrapper in _NUMBER_WRAPPERS:
+        if token.startswith(wrapper) and token.endswith(")"):
+            token = token[len(wrapper) : -1].strip()
+            break
+    try:
+        return float(token)
+    except ValueError:
+        raise ValueError(f"expected a number in the list, got {token[:40]!r}") from None
 
 
 def table_error(
@@ -174,7 +208,7 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
 
 
 def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
-    """Check every invariant of design section 1 and return a clean frame.
+    """Check every invariant of docs/architecture.md §1 and return a clean frame.
 
     The returned frame has exactly the instance's 17 columns in
     :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are

@@ -1,6 +1,6 @@
 """Small synthetic pco64-schema tables for the BO and harness tests.
 
-They follow the card's schema and invariants (design section 1) but are far
+They follow the card's schema and invariants (docs/architecture.md §1) but are far
 smaller than the published table, so GP fits and whole runs take little time.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -14,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from bolt_pco64.cli import main
+from tests import _fixtures
 from tests._synth import make_table
 from tests._tables import frame_from, small_frame
 
@@ -91,35 +93,34 @@ def small_csv(tmp_path: Path) -> Path:
 COMMANDS = [("--help",), ("bench", "--help"), ("info",)]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-def test_light_commands_import_nothing_of_the_bo_stack_themselves(
-    command: tuple[str, ...], small_csv: Path
-) -> None:
-    """What the command imports beyond ``import bolt_pco64`` holds no BO stack."""
-    args = (*command, "--table", str(small_csv)) if command == ("info",) else command
-    proc = _cli(*args, python=("-X", "importtime"))
-    assert proc.returncode == 0, proc.stderr[-2000:]
+@pytest.fixture(scope="module")
+def import_base() -> set[str]:
+    """What ``import bolt_pco64`` imports (one fresh process per module)."""
     base = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import bolt_pco64"],
         capture_output=True,
         text=True,
         timeout=300,
     )
-    extra = _imported(proc.stderr) - _imported(base.stderr)
-    assert "bolt_pco64" in _imported(proc.stderr)
-    assert not extra & {"botorch", "gpytorch", "linear_operator", "scipy"}, extra
+    return _imported(base.stderr)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-def test_light_commands_do_not_import_botorch_or_gpytorch(
-    command: tuple[str, ...], small_csv: Path
+def test_light_commands_import_nothing_of_the_bo_stack(
+    command: tuple[str, ...], small_csv: Path, import_base: set[str]
 ) -> None:
+    """Neither the command nor ``import bolt_pco64`` loads BoTorch or GPyTorch,
+    and what the command imports beyond the package holds no BO stack (one
+    process per command)."""
     args = (*command, "--table", str(small_csv)) if command == ("info",) else command
     proc = _cli(*args, python=("-X", "importtime"))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert not _imported(proc.stderr) & {"botorch", "gpytorch"}
+    imported = _imported(proc.stderr)
+    assert "bolt_pco64" in imported
+    assert not imported & {"botorch", "gpytorch"}
+    extra = imported - import_base
+    assert not extra & {"botorch", "gpytorch", "linear_operator", "scipy"}, extra
 
 
 def _warnings(stderr: str) -> Counter[str]:
@@ -142,25 +143,12 @@ def _warning_runs(tmp_path: Path, small_csv: Path) -> list[tuple[str, ...]]:
 
 
 @pytest.mark.slow
-def test_commands_add_no_third_party_warnings(tmp_path: Path, small_csv: Path) -> None:
-    """With every warning enabled (``-W default``), a command (its worker
-    processes included) prints none beyond those of ``import bolt_pco64``."""
-    base = subprocess.run(
-        [sys.executable, "-W", "default", "-c", "import bolt_pco64"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    for args in _warning_runs(tmp_path, small_csv):
-        proc = _cli(*args, python=("-W", "default"))
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        assert not _warnings(proc.stderr) - _warnings(base.stderr), (args, proc.stderr)
-
-
-@pytest.mark.slow
 def test_commands_print_no_third_party_warnings(
     tmp_path: Path, small_csv: Path
 ) -> None:
+    """With every warning enabled (``-W default``), a command (its worker
+    processes included) prints no warning at all, so none beyond those of
+    ``import bolt_pco64`` either (one process per command)."""
     for args in _warning_runs(tmp_path, small_csv):
         proc = _cli(*args, python=("-W", "default"))
         assert proc.returncode == 0, proc.stderr[-2000:]
@@ -294,4 +282,166 @@ def test_bench_reference_names_the_option_and_reaches_the_comparisons(
     comparisons = pd.read_csv(out / "comparisons.csv")
     assert set(comparisons["reference"]) == {"ts"}
     assert set(comparisons["method"]) == {"random"}
-    assert "Paired comparisons with ts" in (out / "summary.md").read_text()
+    summary_md = (out / "summary.md").read_text()
+    assert "Paired comparisons with ts" in summary_md
+    # The terminal gets the compact table and the last checkpoint's verdict;
+    # summary.md keeps the full tables.
+    lines = ran.output.splitlines()
+    table = lines[
+        : lines.index(
+            "Paired with ts over shared seeds, simple regret at 11 evaluations:"
+        )
+    ]
+    assert max(map(len, table)) <= 100
+    assert "| method |" not in ran.output
+    assert "| method |" in summary_md
+    assert "OOMs total" not in ran.output
+    assert "OOMs total" in summary_md
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    for method in ("random", "ts"):
+        (row,) = [line for line in lines if line.startswith(f"{method} ")]
+        cells = row.split()
+        assert cells[1] == "2"  # runs
+        medians = [
+            f"{summary.loc[method, f'regret_median@{k}']:.4f}" for k in (3, 6, 8, 11)
+        ]
+        assert cells[2:6] == medians
+        assert cells[6] == f"{100 * summary.loc[method, 'found_optimum']:.0f}%"
+    last = comparisons[
+        (comparisons["measure"] == "regret") & (comparisons["checkpoint"] == 11)
+    ]
+    assert f"  {last['verdict'].iloc[0]}" in lines
+
+
+# -- checks before work, and what the terminal shows (issue 21.2, 21.4) -------------
+
+table_path = _fixtures.table_path
+registry = _fixtures.registry
+
+
+def _refuse_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any comparison that starts fails the test."""
+    from bolt_pco64.bench import benchmark, family
+
+    def started(**kwargs: object) -> None:
+        raise AssertionError(f"a comparison started: {kwargs}")
+
+    monkeypatch.setattr(benchmark, "run_benchmark", started)
+    monkeypatch.setattr(family, "run_problems", started)
+
+
+@pytest.mark.parametrize("problem", ["pco64", "all"])
+def test_bench_refuses_a_reference_not_compared_before_anything_runs(
+    problem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _refuse_runs(monkeypatch)
+    out = tmp_path / "out"
+    args = ["bench", "--quick", "--problem", problem, "--reference", "qlogei"]
+    result = CliRunner().invoke(main, [*args, "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: --reference: ")
+    assert len(result.output.strip().splitlines()) == 1
+    assert "'qlogei'" in result.output
+    assert "random, qlognei, ts" in result.output  # what --quick compares
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "first", "named"),
+    [
+        (["--budget", "5", "--n-init", "10"], "--n-init", "--budget"),
+        (["--n-init", "31", "--quick"], "--n-init", "--budget=30"),
+        (["--budget", "100000"], "--budget", "rows"),
+    ],
+)
+def test_bench_settings_errors_name_the_options(
+    options: list[str],
+    first: str,
+    named: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _refuse_runs(monkeypatch)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["bench", *options, "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {first}: ")
+    assert named in result.output
+    assert "n_init" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_bench_default_reference_is_a_compared_method(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bolt_pco64.bench import benchmark
+
+    seen: list[object] = []
+
+    def record(**kwargs: object) -> None:
+        seen.append(kwargs["reference"])
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setattr(benchmark, "run_benchmark", record)
+    for methods in ("qlognei,ts", "ts,random"):
+        result = CliRunner().invoke(
+            main, ["bench", "--methods", methods, "--out", str(tmp_path / "o")]
+        )
+        assert result.output == "Error: stopped by the test\n"
+    assert seen == ["qlognei", "random"]
+
+
+def test_bench_with_one_method_says_there_is_nothing_to_compare(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "one"
+    args = ["bench", "--methods", "random", "--seeds", "2", "--budget", "6"]
+    args += ["--n-init", "4", "--table", str(table_path), "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--no-progress"])
+    assert result.exit_code == 0, result.output
+    for text in (result.output, (out / "summary.md").read_text()):
+        assert "random is the only method compared" in text
+        assert "nothing to compare" in text
+        assert "has no complete run" not in text
+
+
+# -- help a person can read (issue 21.4) ----------------------------------------------
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_help_lists_commands_in_full(width: int) -> None:
+    result = CliRunner().invoke(main, ["--help"], terminal_width=width)
+    assert result.exit_code == 0, result.output
+    commands = result.output.split("Commands:")[1]
+    assert "..." not in commands
+    text = " ".join(commands.split())
+    for name, command in main.commands.items():
+        assert command.short_help
+        assert f"{name} {' '.join(command.short_help.split())}" in text
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_bench_help_lists_every_method_unbroken(width: int) -> None:
+    from bolt_pco64.bench.config import DEFAULTS
+    from bolt_pco64.bench.methods import METHODS
+
+    result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert max(map(len, out.splitlines())) <= width
+    assert not re.search(r"\w-\n\s*\w", out)  # no line breaks at a hyphen
+    listed = out.split("Methods (for --methods and --reference):")[1]
+    names = [line.split()[0] for line in listed.splitlines() if line[:3].strip()]
+    assert sorted(names) == sorted(METHODS)  # each starts its own line, whole
+    flat = " ".join(out.split())
+    assert f"[default: {', '.join(DEFAULTS.methods)}]" in flat
+
+
+def test_method_help_names_the_registered_methods(registry: dict[str, object]) -> None:
+    from bolt_pco64.cli import METHOD_HELP
+
+    assert sorted(METHOD_HELP) == sorted(registry)
+    registry["mine"] = lambda ctx: ctx.untried[: ctx.q]
+    result = CliRunner().invoke(main, ["bench", "--help"])
+    assert re.search(r"^  mine\s+registered in this process$", result.output, re.M)

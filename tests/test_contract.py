@@ -28,6 +28,7 @@ from bolt_pco64.bench import (
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.methods import METHODS
 from bolt_pco64.bench.run import run_one
+from bolt_pco64.bench.store import ResultStore
 from bolt_pco64.bo import FeasibilityClassifier, fit_gp, log_prob_feasible
 from bolt_pco64.cli import main
 from tests import _fixtures
@@ -74,16 +75,21 @@ def test_n_init_beyond_the_budget_is_refused_before_anything_is_written(
 
 
 def test_the_run_file_and_meta_record_each_run_s_n_init(
-    tmp_path: Path, table_path: Path, registry: dict[str, Method]
+    tmp_path: Path, problem: PCO64
 ) -> None:
-    register_method("short", _Short)
-    register_method("first", _first_rows)
-    run_benchmark(["short", "first"], seeds=1, budget=6, n_init=4, out=tmp_path,
-                  table=table_path, progress=False)  # fmt: skip
+    config = BenchConfig(budget=6, n_init=4)
+    store = ResultStore(tmp_path, config, problem.table, ["short", "first"], [0], {})
+    store.create()
+    store.persist(run_one("short", 0, problem.table, config, fn=_Short()))
+    store.persist(run_one("first", 0, problem.table, config, fn=_first_rows))
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["runs"]["n_init"] == {"first/0": 4, "short/0": 3}
     file_meta = pq.read_schema(tmp_path / "runs" / "short__seed0.parquet").metadata
     assert file_meta[b"n_init"] == b"3"
+    # A store reopened on the directory reads the sizes back (resume).
+    assert ResultStore(
+        tmp_path, config, problem.table, ["short"], [0], {}
+    ).n_init() == {"short/0": 3}
 
 
 class _Spy(Method):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from tests._synth import make_table
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -43,7 +46,8 @@ def test_quickstart(tmp_path: Path) -> None:
     raw = pd.read_parquet(REPO / "data" / "pco64_simulated.parquet")
     feasible = raw["ran_successfully"].astype(bool)
     best = raw.loc[raw["throughput_mean"].where(feasible).idxmax()]
-    assert f"{len(raw)} configurations, {int(feasible.sum())} run" in out
+    n_oom = int((~feasible).sum())
+    assert f"{len(raw)} configurations, {int(feasible.sum())} run, {n_oom} OOM" in out
     assert f"optimal throughput {best['throughput_mean']:.5f}" in out
     margin = best["peak_mem_normalised"]
     assert re.search(
@@ -52,13 +56,52 @@ def test_quickstart(tmp_path: Path) -> None:
     )
     # Each evaluated row: NaN throughput, not feasible, inf peak and NaN time
     # exactly where the run ran out of memory.
+    _check_quickstart_rows(out, crashes=True)
+
+
+def _check_quickstart_rows(out: str, crashes: bool) -> None:
+    """Each evaluated row: NaN throughput, not feasible, a positive margin, inf
+    peak and NaN time exactly where the run ran out of memory; one such row
+    shown if the table has any."""
     rows = re.findall(
         r"(\S+)\s+(-?\d+\.\d+)\s+(True|False)\s+(\S+)\s+(\S+)$", out, re.M
     )
-    assert len(rows) == 4
-    for thr, _margin, feas, mem, time_s in rows:
+    assert len(rows) == (4 if crashes else 3)
+    for thr, margin, feas, mem, time_s in rows:
         oom = feas == "False"
         assert (thr == "nan", mem == "inf", time_s == "nan") == (oom, oom, oom)
+        assert (float(margin) > 0) == oom
+    assert sum(feas == "False" for *_, feas, _, _ in rows) == (1 if crashes else 0)
+
+
+def _quickstart_in_process(
+    table: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> str:
+    monkeypatch.setattr(sys, "argv", ["quickstart.py", "--table", str(table)])
+    runpy.run_path(str(EXAMPLES / "quickstart.py"), run_name="__main__")
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("crashes", [True, False], ids=["with OOMs", "without"])
+def test_quickstart_shows_a_crash_on_any_table(
+    crashes: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """On a small synthetic table (its rows in another order, so that no row
+    number could pick the OOM) and on one where everything fits."""
+    frame = make_table(capacity=80.0 if crashes else 1e6).sample(
+        frac=1.0, random_state=5
+    )
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    out = _quickstart_in_process(path, monkeypatch, capsys)
+    n_oom = int((~frame["ran_successfully"]).sum())
+    assert (n_oom > 0) == crashes
+    assert f"{len(frame)} configurations, {len(frame) - n_oom} run, {n_oom} OOM" in out
+    _check_quickstart_rows(out, crashes)
+    assert ("no OOM to show" in out) == (not crashes)
 
 
 @pytest.mark.slow
@@ -85,15 +128,3 @@ def test_compare_acquisitions(tmp_path: Path) -> None:
     assert "| qlognei | 1 |" in out
     assert f"regret plot: {tmp_path / 'cmp' / 'regret.png'}" in out
     assert (tmp_path / "cmp" / "regret.png").stat().st_size > 0
-
-
-@pytest.mark.slow
-def test_ax_benchmark(tmp_path: Path) -> None:
-    pytest.importorskip("ax")
-    out = _run("ax_benchmark.py", "--trials", "6", cwd=tmp_path)
-    assert out.startswith("problem ")
-    trials = re.findall(r"^\s+(\d+)\s+\S+\s+(True|False)\s", out, flags=re.M)
-    assert [int(i) for i, _ in trials] == list(range(6))
-    summary = re.search(r"^6 trials, (\d+) ran out of memory", out, flags=re.M)
-    assert summary is not None
-    assert int(summary.group(1)) == sum(ran == "False" for _, ran in trials)

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from bolt_pco64 import fetch as fetch_module
 from bolt_pco64.cli import main
 from bolt_pco64.fetch import FetchError, fetch_table
 from bolt_pco64.instances import PCO64_INSTANCE
@@ -138,10 +137,12 @@ def test_cli_fetch_uses_the_hub_client_and_reports(
 def test_cli_fetch_failure_is_one_line_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(local_dir: Path, instance: object = None) -> None:
+    def broken(repo_id: str, **kwargs: object) -> str:
         raise OSError("hub unreachable")
 
-    monkeypatch.setattr(fetch_module, "_hub_download", broken)
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", broken)
     result = CliRunner().invoke(main, ["fetch", "--data-home", str(tmp_path)])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()

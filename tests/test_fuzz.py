@@ -303,7 +303,7 @@ def test_random_bytes_are_refused(
 ) -> None:
     path = tmp_path_factory.mktemp("bytes") / name
     path.write_bytes((b"PAR1" + blob + b"PAR1") if magic else blob)
-    _load(path)
+    _load(path, must_fail=True)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from bolt_pco64 import _io
 from bolt_pco64._io import atomic_path, atomic_write_text, current_umask
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
@@ -29,24 +28,21 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-@pytest.mark.parametrize("proc", [True, False], ids=["proc-status", "umask-call"])
 @pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
 def test_new_file_gets_the_mode_open_would_give(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    umask: int,
-    expected: int,
-    proc: bool,
+    tmp_path: Path, umask: int, expected: int
 ) -> None:
-    if not proc:  # the portable fallback
-        monkeypatch.setattr(_io, "_PROC_STATUS", str(tmp_path / "no-such-file"))
     atomic, plain = tmp_path / "sub" / "atomic.json", tmp_path / "plain.json"
+    missing = str(tmp_path / "no-such-file")
     with _umask(umask):
-        assert current_umask() == umask
+        # /proc/self/status, a missing status file and the portable fallback
+        assert [current_umask(), current_umask(missing), current_umask(None)] == [
+            umask
+        ] * 3
         atomic_write_text(atomic, "atomic")
         with open(plain, "w") as fh:
             fh.write("plain")
-        assert current_umask() == umask  # reading it changed nothing
+        assert current_umask(None) == umask  # reading it changed nothing
     assert _mode(plain) == expected  # the reference: an ordinary open()
     assert _mode(atomic) == expected
     assert atomic.read_text() == "atomic"

@@ -1,4 +1,4 @@
-"""The BoTorch test problem and its outcome constraint (design section 2)."""
+"""The BoTorch test problem and its outcome constraint (docs/architecture.md §2)."""
 
 from __future__ import annotations
 

@@ -361,7 +361,7 @@ def test_row_snapper_ties_on_a_full_half_lattice(dtype) -> None:
         _assert_same(RowSnapper(table)(X), nearest_rows_reference(X, table))
 
 
-# -- outputs never share storage with the lookup tensors (design section 2) ---------
+# -- outputs never share storage with the lookup tensors (docs/architecture.md §2) ---------
 
 
 def _input_forms(rows: torch.Tensor, pick: int) -> dict[str, torch.Tensor]:

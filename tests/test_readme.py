@@ -25,7 +25,7 @@ def test_readme_python_blocks_run_with_only_the_stand_in_warning(
     blocks = _python_blocks(README.read_text(encoding="utf-8"))
     assert blocks, "the README lost its code examples"
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(table_module, "_WARNED", set())
+    table_module.reset_simulated_warnings()
     namespace: dict[str, object] = {"__name__": "__readme__"}
     # The package exports lazily, so the BO stack is imported inside the blocks;
     # import it first: what its own imports warn (torch.jit deprecations in

@@ -1,4 +1,4 @@
-"""Table loading and validation (design section 1)."""
+"""Table loading and validation (docs/architecture.md §1)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,13 @@ def test_list_columns_are_parsed_into_floats(frame: pd.DataFrame) -> None:
         ("", ()),
         ("[np.float64(0.25), 3]", (0.25, 3.0)),
         ("[nan, inf]", (float("nan"), float("inf"))),
+        ("(1.0, 2.5)", (1.0, 2.5)),
+        ("(0.5,)", (0.5,)),
+        ("()", ()),
+        ("(np.float64(0.25), np.float32(0.5))", (0.25, 0.5)),
+        ("[ 1.   2.5\n  3. ]", (1.0, 2.5, 3.0)),
+        ("[3.15690750e+01 -inf]", (31.569075, float("-inf"))),
+        ("[7]", (7.0,)),
     ],
 )
 def test_parse_float_list(text: str, expected: tuple[float, ...]) -> None:
@@ -109,7 +116,20 @@ def test_parse_float_list(text: str, expected: tuple[float, ...]) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["__import__('os').getcwd()", "[1, 'a']", "[1, [2]]", "{1: 2}"]
+    "text",
+    [
+        "__import__('os').getcwd()",
+        "[1, 'a']",
+        "[1, [2]]",
+        "{1: 2}",
+        "(1.0, 2.0",
+        "[1.0, 2.0)",
+        "[1.0,, 2.0]",
+        "[1. 2. ... 9.]",
+        "((1.0, 2.0),)",
+        "1.0, 2.0",
+        "(__import__('os'),)",
+    ],
 )
 def test_parse_float_list_refuses_code_and_garbage(text: str) -> None:
     with pytest.raises(ValueError, match="expected"):
@@ -322,8 +342,8 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(
         locations_module, "bundled_table_path", lambda instance="pco64": path
     )
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
-    monkeypatch.setattr(table_module, "_WARNED", set())
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: None)
+    table_module.reset_simulated_warnings()
     return path
 
 
@@ -370,7 +390,7 @@ def test_checkout_measured_table_comes_before_data_home(
     home.mkdir()
     _write(small_frame(seed=11), home / "pco64.parquet")
     monkeypatch.setenv("BOLT_PCO64_HOME", str(home))
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: checkout)
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: checkout)
     assert load_table().source.path == in_checkout
 
 
@@ -432,7 +452,7 @@ def registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty stand-in registry in a temporary folder, and a fresh warning state."""
     path = tmp_path / "registry" / "standin_fingerprints.json"
     monkeypatch.setattr(standins_module, "_registry_path", lambda: path)
-    monkeypatch.setattr(table_module, "_WARNED", set())
+    table_module.reset_simulated_warnings()
     standins_module.standin_registry.cache_clear()
     yield path
     standins_module.standin_registry.cache_clear()
@@ -456,7 +476,7 @@ def test_registered_stand_in_is_simulated_in_every_form(
     assert [v["generator_version"] for v in entry.values()] == ["9.9"]
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
     for form, source in forms.items():
-        monkeypatch.setattr(table_module, "_WARNED", set())
+        table_module.reset_simulated_warnings()
         with pytest.warns(SimulatedTableWarning):
             table = load_table(source)
         assert table.is_simulated, form
@@ -510,10 +530,135 @@ def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
     assert fingerprint in registered, "refresh_standin_registry(...) was not run"
     assert registered[fingerprint]["instance"] == entry["instance"] == "pco64"
     monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(locations_module, "_checkout_data_dir", lambda: None)
+    monkeypatch.setattr(locations_module, "checkout_data_dir", lambda: None)
     for form, source in _forms(SHIPPED_STANDIN, tmp_path).items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SimulatedTableWarning)
             table = load_table(source)
         assert table.is_simulated, form
         assert table.fingerprint == fingerprint, form
+
+
+# -- every export of a loaded table loads back, labelled as it was (issue 21.1) -----
+
+
+def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
+    from bolt_pco64.table import LIST_COLUMNS
+
+    return frame.assign(**{c: frame[c].map(list) for c in LIST_COLUMNS})
+
+
+def _exports(src: Path, tmp_path: Path) -> dict[str, object]:
+    """Every documented way to export a table, as a load_table source.
+
+    ``src`` is a table file; its loaded frame holds the list columns as tuples,
+    which pandas writes to CSV as "(1.0, 2.0)"; read back from parquet they are
+    numpy arrays, which pandas writes as numpy prints them ("[1. 2.]").
+    """
+    frame = load_table(src).frame
+    raw = pd.read_parquet(src)
+    frame_pq = tmp_path / "frame.parquet"
+    frame.to_parquet(frame_pq)
+    arrays = pd.read_parquet(frame_pq)
+    assert isinstance(arrays["all_time_steps"].iloc[0], np.ndarray)
+    written: dict[str, object] = {
+        "frame (DataFrame)": frame,
+        "frame to parquet": frame_pq,
+    }
+    for name, out in {
+        "frame to CSV": frame,
+        "frame with list cells to CSV": _as_lists(frame),
+        "frame via parquet (arrays) to CSV": arrays,
+        "raw parquet to CSV": raw,
+    }.items():
+        path = tmp_path / (
+            name.replace(" ", "_").replace("(", "").replace(")", "") + ".csv"
+        )
+        out.to_csv(path)  # with the index, as a user would
+        written[name] = path
+    no_index = tmp_path / "frame_no_index.csv"
+    frame.to_csv(no_index, index=False)
+    written["frame to CSV without index"] = no_index
+    resaved = tmp_path / "raw_resaved.parquet"
+    raw.to_parquet(resaved)
+    written["raw parquet re-saved"] = resaved
+    return written
+
+
+@pytest.mark.parametrize("registered", [True, False], ids=["stand-in", "measured"])
+def test_every_export_of_a_table_loads_back_labelled_as_it_was(
+    registered: bool, registry: Path, tmp_path: Path
+) -> None:
+    src = tmp_path / "src.parquet"
+    small_frame(seed=4).to_parquet(src, index=False)
+    if registered:
+        _write_standin(small_frame(seed=4), src)
+        refresh_standin_registry(src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        original = load_table(src)
+        assert original.is_simulated == registered
+        for form, source in _exports(src, tmp_path).items():
+            table = load_table(source)
+            assert table.is_simulated == registered, form
+            assert table.fingerprint == original.fingerprint, form
+            if "arrays" in form:  # numpy prints 8 significant digits
+                for column in ("all_time_steps", "peak_mem_per_gpu"):
+                    for got, want in zip(
+                        table.frame[column], original.frame[column], strict=True
+                    ):
+                        np.testing.assert_allclose(got, want, rtol=1e-7)
+                rest = table.frame.drop(columns=["all_time_steps", "peak_mem_per_gpu"])
+                pd.testing.assert_frame_equal(
+                    rest,
+                    original.frame.drop(columns=["all_time_steps", "peak_mem_per_gpu"]),
+                )
+            else:
+                pd.testing.assert_frame_equal(table.frame, original.frame, obj=form)
+
+
+def test_shipped_stand_in_round_trips_through_csv_as_a_problem(
+    tmp_path: Path,
+) -> None:
+    """The issue's steps: ``load_table().frame.to_csv`` then ``PCO64(table=...)``."""
+    from bolt_pco64 import PCO64
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        original = PCO64(table=SHIPPED_STANDIN)
+        path = tmp_path / "t.csv"
+        original.table.frame.to_csv(path)
+        copy = PCO64(table=path)
+    assert copy.is_simulated
+    assert "SIMULATED" in str(copy.table.source)
+    pd.testing.assert_frame_equal(copy.table.frame, original.table.frame)
+    assert copy.optimal_value == original.optimal_value
+
+
+CORRUPT_CELLS = {
+    "unbalanced tuple": "(1.0, 2.0",
+    "mismatched brackets": "[1.0, 2.0)",
+    "empty entry": "(1.0,, 2.0)",
+    "numpy summary": "[1. 2. ... 9.]",
+    "nested tuple": "((1.0, 2.0),)",
+    "text": "(1.0, 'a')",
+    "code": "(__import__('os'),)",
+}
+
+
+@pytest.mark.parametrize("column", ["all_time_steps", "peak_mem_per_gpu"])
+@pytest.mark.parametrize("case", sorted(CORRUPT_CELLS))
+def test_corrupted_list_cell_of_an_export_names_file_column_and_row(
+    case: str, column: str, frame: pd.DataFrame, tmp_path: Path
+) -> None:
+    exported = load_table(frame).frame  # tuples, written as "(1.0, 2.0)"
+    row = 5
+    path = _write(
+        _broken(exported, column, row, CORRUPT_CELLS[case]), tmp_path / "t.csv"
+    )
+    with pytest.raises(TableError) as info:
+        load_table(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert repr(column) in message
+    assert f"row {row}" in message

@@ -179,8 +179,9 @@ def make_plan(
                 "dask_scheduler": dask_scheduler,
                 "reference": reference,
             }
-        store = ResultStore(out, config, table, names, seed_list, args)
-        problems[name] = ProblemPlan(name, table, make_problem(table), store)
+        problem = make_problem(table)
+        store = ResultStore(out, config, table, names, seed_list, args, problem)
+        problems[name] = ProblemPlan(name, table, problem, store)
     return BenchPlan(names, seed_list, config, reference, backend, problems, progress)
 
 

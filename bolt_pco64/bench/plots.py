@@ -2,15 +2,27 @@
 
 Drawn on a :class:`matplotlib.figure.Figure` of its own (matplotlib is
 imported when a plot is drawn): pyplot's state and the backend are left
-alone. The numbers come from :mod:`bolt_pco64.bench.stats`; the tables of
-the same comparison are :mod:`bolt_pco64.bench.report`'s.
+alone. The numbers come from :mod:`bolt_pco64.bench.stats`, with its
+defaults (:data:`~bolt_pco64.bench.stats.STATS_DEFAULTS`): the bands use the
+same confidence level and number of bootstrap resamples as ``summary.md``'s
+intervals. The tables of the same comparison are
+:mod:`bolt_pco64.bench.report`'s.
+
+**Few seeds.** A percentile-bootstrap interval of the median of ``n`` seeds is
+their whole range until ``n`` is large enough that a resample's median is
+rarely the smallest (or largest) value (:func:`band_is_informative`: 6 seeds
+at 95 %). With fewer seeds (``--quick`` runs 3) the plot draws no band, which
+would only repeat the range and bury the medians under one block of colour,
+but each seed's run as a thin line; the caption says how many seeds there are.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -21,20 +33,154 @@ from bolt_pco64.bench.stats import (
     keyed_rng,
     median_band,
     outcome_matrix,
+    regret_fill,
+    step_values,
 )
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["PLOT_CAPTION", "plot_panels", "plot_regret"]
+__all__ = [
+    "PLOT_DEFAULTS",
+    "PlotDefaults",
+    "band_is_informative",
+    "plot_caption",
+    "plot_panels",
+    "plot_regret",
+]
 
 
-#: What the plot's lines and bands are (written under the plot).
-PLOT_CAPTION = (
-    "Line: median over seeds. Band: pointwise 95% percentile-bootstrap interval "
-    f"of that median (seeds resampled, {STATS_DEFAULTS.band_resamples} resamples). "
-    "Regret before the first feasible evaluation = optimal - worst feasible."
-)
+@dataclass(frozen=True)
+class PlotDefaults:
+    """How the regret plot is drawn (the statistics are ``STATS_DEFAULTS``').
+
+    Attributes:
+        cost_points: Points of the cost axis at which the runs' step
+            functions are read.
+        band_alpha: Opacity of a bootstrap band.
+        run_alpha: Opacity of a single run's line (drawn instead of a band
+            when there are too few seeds for one).
+        run_width: Width of a single run's line.
+        band_cells: Resampled values held in memory at once while a band is
+            computed (the columns are taken in chunks of that size).
+    """
+
+    cost_points: int = 300
+    band_alpha: float = 0.15
+    run_alpha: float = 0.35
+    run_width: float = 0.8
+    band_cells: int = 4_000_000
+
+
+#: The defaults of the regret plot.
+PLOT_DEFAULTS = PlotDefaults()
+
+
+def band_is_informative(n_seeds: int, level: float = STATS_DEFAULTS.level) -> bool:
+    """Whether a percentile-bootstrap ``level`` interval of the median of
+    ``n_seeds`` distinct values can be narrower than their range.
+
+    A resample's median (numpy's: the mean of the two middle values for an even
+    count) is the smallest value when at least ``n // 2 + 1`` of the ``n``
+    draws are that value, which has the binomial probability
+    ``P(Binomial(n, 1/n) > n // 2)``. Unless that is below ``(1 - level) / 2``
+    the interval reaches the smallest value (and, by symmetry, the largest):
+    it is the seeds' range. At 95 % that holds up to 5 seeds.
+    """
+    if n_seeds < 2:
+        return False
+    p = 1.0 / n_seeds
+    tail = sum(
+        math.comb(n_seeds, k) * p**k * (1.0 - p) ** (n_seeds - k)
+        for k in range(n_seeds // 2 + 1, n_seeds + 1)
+    )
+    return tail < (1.0 - level) / 2
+
+
+def plot_caption(seed_counts: Sequence[int]) -> str:
+    """What the plot's lines and bands are, for methods run with
+    ``seed_counts`` seeds (written under the plots)."""
+    counts = sorted({int(n) for n in seed_counts if n > 0}) or [0]
+    seeds = (
+        f"{counts[0]} seeds" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} seeds"
+    ) + " per method"
+    banded = [n for n in counts if band_is_informative(n)]
+    parts = [f"Line: median over seeds ({seeds})."]
+    if banded:
+        parts.append(
+            f"Band: pointwise {100 * STATS_DEFAULTS.level:g}% percentile-bootstrap "
+            f"interval of that median (seeds resampled, {STATS_DEFAULTS.resamples} "
+            "resamples, as summary.md's intervals)."
+        )
+    if len(banded) < len(counts):
+        least = next((n for n in range(2, 1000) if band_is_informative(n)), 1000)
+        parts.append(
+            f"Thin lines: single runs, drawn instead of a band where a method has "
+            f"fewer than {least} seeds (its bootstrap band would be just their range)."
+        )
+    parts.append(
+        "Regret before the first feasible evaluation = optimal - worst feasible."
+    )
+    return " ".join(parts)
+
+
+def _band(
+    matrix: np.ndarray, *keys: str | int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~bolt_pco64.bench.stats.median_band` with ``STATS_DEFAULTS``'
+    resamples, in chunks of columns of bounded memory.
+
+    Every chunk draws the same resampled seeds (its generator is seeded by
+    ``keys`` afresh), and a column's band depends only on its values and those
+    draws, so the result equals one call on the whole matrix.
+    """
+    resamples = STATS_DEFAULTS.resamples
+    # Equal columns (a run's regret stays put between improvements) have equal
+    # bands: each distinct column is resampled once.
+    distinct, back = np.unique(matrix, axis=1, return_inverse=True)
+    n, points = distinct.shape
+    width = max(1, PLOT_DEFAULTS.band_cells // (resamples * max(n, 1)))
+    parts = [
+        median_band(
+            distinct[:, i : i + width],
+            resamples=resamples,
+            rng=keyed_rng(STATS_DEFAULTS.seed, *keys),
+        )
+        for i in range(0, points, width)
+    ]
+    med, low, high = (
+        np.concatenate(part)[back.reshape(-1)] for part in zip(*parts, strict=True)
+    )
+    return med, low, high
+
+
+def _draw(
+    ax: Axes,
+    x: np.ndarray,
+    matrix: np.ndarray,
+    color: Any,
+    label: str,
+    *keys: str | int,
+) -> Any:
+    """The median of ``matrix`` (``seeds x points``) with its band, or with
+    each seed's line where a band would say nothing; returns the colour."""
+    if band_is_informative(matrix.shape[0]):
+        med, low, high = _band(matrix, *keys)
+        (line,) = ax.plot(x, med, label=label, color=color)
+        ax.fill_between(
+            x, low, high, alpha=PLOT_DEFAULTS.band_alpha, color=line.get_color()
+        )
+        return line.get_color()
+    (line,) = ax.plot(x, np.median(matrix, axis=0), label=label, color=color)
+    for run in matrix:
+        ax.plot(
+            x,
+            run,
+            color=line.get_color(),
+            alpha=PLOT_DEFAULTS.run_alpha,
+            linewidth=PLOT_DEFAULTS.run_width,
+        )
+    return line.get_color()
 
 
 def _draw_regret(
@@ -46,39 +192,27 @@ def _draw_regret(
     methods: Sequence[str],
     cost: str,
 ) -> None:
-    """Median regret with bootstrap bands: simple and inference regret vs
-    evaluations, simple regret vs cost."""
-    fill = float(optimal_value - worst_feasible_value)
+    """Median regret with bootstrap bands (or single runs): simple and
+    inference regret vs evaluations, simple regret vs cost."""
+    fill = regret_fill(optimal_value, worst_feasible_value)
     gmax = float(records["gpu_hours"].max()) if len(records) else 1.0
-    grid = np.linspace(0.0, gmax, 300)
+    grid = np.linspace(0.0, gmax, PLOT_DEFAULTS.cost_points)
     x_eval = np.arange(1, budget + 1)
-    seed = STATS_DEFAULTS.seed
     for m in methods:
         sub = records[records["method"] == m]
         if sub.empty:
             continue
         _, mat = outcome_matrix(sub, budget, fill, "regret")
-        med, lo, hi = median_band(mat, rng=keyed_rng(seed, m, "regret"))
-        (line,) = axes[0].plot(x_eval, med, label=m)
-        color = line.get_color()
-        axes[0].fill_between(x_eval, lo, hi, alpha=0.15, color=color)
+        color = _draw(axes[0], x_eval, mat, None, m, m, "regret")
         if "inference_regret" in sub.columns:
             _, imat = outcome_matrix(sub, budget, fill, "inference_regret")
-            med, lo, hi = median_band(imat, rng=keyed_rng(seed, m, "inference"))
-            axes[1].plot(x_eval, med, label=m, color=color)
-            axes[1].fill_between(x_eval, lo, hi, alpha=0.15, color=color)
+            _draw(axes[1], x_eval, imat, color, m, m, "inference")
         curves = []
         for _, r in sub.groupby("seed"):
             r = r.sort_values("iteration")
             g = r["gpu_hours"].to_numpy(dtype=np.float64)
-            reg = np.where(
-                np.isnan(r["regret"].to_numpy()), fill, r["regret"].to_numpy()
-            )
-            pos = np.searchsorted(g, grid, side="right") - 1
-            curves.append(np.where(pos >= 0, reg[np.clip(pos, 0, None)], fill))
-        med, lo, hi = median_band(np.asarray(curves), rng=keyed_rng(seed, m, "cost"))
-        axes[2].plot(grid, med, label=m, color=color)
-        axes[2].fill_between(grid, lo, hi, alpha=0.15, color=color)
+            curves.append(step_values(g, r["regret"].to_numpy(), grid, fill))
+        _draw(axes[2], grid, np.asarray(curves), color, m, m, "cost")
     axes[0].set_xlabel("evaluations")
     axes[1].set_xlabel("evaluations")
     axes[2].set_xlabel(f"{cost} (cumulative)")
@@ -110,8 +244,9 @@ def plot_regret(
 
     Three plots: simple regret and inference regret against evaluations,
     simple regret against cost; the line is the median over seeds, the band
-    its pointwise 95% bootstrap interval (:data:`PLOT_CAPTION`, written under
-    the plots). The y axis is symmetric-log (linear below 1e-3), so that both the early
+    its pointwise bootstrap interval, or, with too few seeds for a band to
+    say anything (:func:`band_is_informative`), each seed's run as a thin
+    line (:func:`plot_caption`, written under the plots). The y axis is symmetric-log (linear below 1e-3), so that both the early
     descent and the last small steps to the optimum (regret 0) are visible.
     Against cost, each run's regret is a step function of its cumulative
     GPU-hours, held at its final value after its budget is spent. Draws on a
@@ -148,6 +283,11 @@ def plot_panels(
             axes[0].set_title(sub_title, loc="left")
     if title:
         fig.suptitle(title)
-    fig.text(0.01, 0.005, PLOT_CAPTION, fontsize="small", va="bottom")
+    seeds = [
+        records.loc[records["method"] == m, "seed"].nunique()
+        for _, records, *_rest, methods, _cost in panels
+        for m in methods
+    ]
+    fig.text(0.01, 0.005, plot_caption(seeds), fontsize="small", va="bottom")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))

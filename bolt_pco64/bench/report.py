@@ -35,6 +35,7 @@ from bolt_pco64.bench.stats import (
     median_intervals,
     outcome_matrix,
     paired_comparisons,
+    regret_fill,
     verdict,
 )
 from bolt_pco64.table import CRASH_COST_FRACTION
@@ -47,9 +48,11 @@ __all__ = [
     "compare_to_reference",
     "comparisons_markdown",
     "cost_label",
+    "no_comparisons_reason",
     "standin_caveats",
     "summarize",
     "summary_markdown",
+    "terminal_summary",
     "write_summary",
 ]
 
@@ -119,7 +122,7 @@ def summarize(
         varies between otherwise identical runs).
     """
     failed = failed or set()
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     names = (
         list(methods)
         if methods is not None
@@ -221,7 +224,7 @@ def compare_to_reference(
     ok = _complete(records, failed or set())
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     order = list(methods) if methods is not None else list(dict.fromkeys(ok["method"]))
     ok = ok.sort_values(["method", "seed", "iteration"], kind="stable")
     frames = []
@@ -404,6 +407,109 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+def no_comparisons_reason(
+    reference: str, methods: Sequence[str], summary: pd.DataFrame
+) -> str:
+    """The sentence ``summary.md`` and the terminal give when there are no
+    paired comparisons with ``reference``.
+
+    Args:
+        reference: The reference method.
+        methods: The methods compared.
+        summary: :func:`summarize`'s frame (its ``runs`` say which methods have
+            complete runs).
+    """
+    runs = dict(zip(summary["method"], summary["runs"], strict=True))
+    others = [m for m in methods if m != reference]
+    if reference not in methods:
+        return (
+            f"No paired comparisons: the reference {reference!r} is not among the "
+            f"methods compared ({', '.join(methods)})."
+        )
+    if not others:
+        return (
+            f"No paired comparisons: {reference} is the only method compared, so "
+            "there is nothing to compare it with."
+        )
+    if not runs.get(reference):
+        return (
+            f"No paired comparisons: the reference {reference!r} has no complete run."
+        )
+    return (
+        f"No paired comparisons: no other method has a complete run to pair with "
+        f"{reference}'s."
+    )
+
+
+def _bound(v: float, digits: int) -> str:
+    """An interval bound: ``"0"`` for exactly 0, else ``digits`` decimals."""
+    return "0" if v == 0 else f"{v:.{digits}f}"
+
+
+def terminal_summary(
+    summary: pd.DataFrame, budget: int, first_column: str = "method"
+) -> str:
+    """A compact plain-text summary for the terminal (``summary.md`` has it all).
+
+    Per method: its complete runs, the median simple regret at each
+    checkpoint with its 95% bootstrap interval on the line below, the
+    found-optimum rate (with its interval below) and the median OOM share
+    of the evaluations after the initial design. About 90 characters wide
+    for four checkpoints, so that it does not wrap in a terminal.
+
+    Args:
+        summary: :func:`summarize`'s frame (with a leading ``problem``
+            column when ``first_column`` is ``"problem"``).
+        budget: Evaluations per run.
+        first_column: ``"method"``, or ``"problem"`` for a combined table.
+    """
+    ks = checkpoints_for(budget)
+    lead = ["problem", "method"] if first_column == "problem" else ["method"]
+    header = [*lead, "runs", *[f"@{k}" for k in ks], "found optimum", "OOM share"]
+    rows: list[list[str]] = []
+    for r in summary.to_dict("records"):
+        top = [str(r[c]) for c in lead]
+        below = ["" for _ in lead]
+        runs = f"{r['runs']}" + (f" (+{r['failed']} failed)" if r["failed"] else "")
+        top.append(runs)
+        below.append("")
+        if r["runs"] == 0:
+            rows += [top + ["–"] * (len(header) - len(top))]
+            continue
+        for k in ks:
+            top.append(_fmt(r[f"regret_median@{k}"]))
+            below.append(
+                f"{_bound(r[f'regret_low@{k}'], 4)}–{_bound(r[f'regret_high@{k}'], 4)}"
+            )
+        top.append(f"{100 * r['found_optimum']:.0f}%")
+        below.append(
+            f"{100 * r['found_optimum_low']:.0f}–{100 * r['found_optimum_high']:.0f}%"
+        )
+        share = r.get("bo_oom_share_median", math.nan)
+        top.append("–" if share is None or math.isnan(share) else f"{100 * share:.0f}%")
+        below.append("")
+        rows += [top, below]
+    widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+    numeric = len(lead)  # columns from here on are right-aligned
+
+    def line(cells: list[str]) -> str:
+        out = [
+            c.ljust(w) if i < numeric else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(out).rstrip()
+
+    title = (
+        f"Simple regret (optimal − best feasible) at {', '.join(map(str, ks))} "
+        "evaluations: median over seeds, its 95% bootstrap interval below. "
+        f"Found optimum: share of runs with regret 0 by {budget}. OOM share: of "
+        "the evaluations after the initial design (median over runs)."
+    )
+    return "\n".join(
+        [*textwrap.wrap(title, 80), "", line(header), *[line(r) for r in rows]]
+    )
+
+
 def write_summary(
     out: str | os.PathLike[str],
     records: pd.DataFrame,
@@ -474,7 +580,7 @@ def write_summary(
     )
     atomic_write_text(path / "comparisons.csv", comparisons.to_csv(index=False))
     if comparisons.empty:
-        md += f"\nNo paired comparisons: the reference {reference!r} has no complete run.\n"
+        md += "\n" + no_comparisons_reason(reference, methods, summary) + "\n"
     else:
         md += "\n" + comparisons_markdown(comparisons, budget)
     atomic_write_text(path / "summary.md", md)

@@ -68,6 +68,8 @@ __all__ = [
     "median_intervals",
     "outcome_matrix",
     "paired_comparisons",
+    "regret_fill",
+    "step_values",
     "verdict",
 ]
 
@@ -179,6 +181,36 @@ def median_band(
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(meds, [tail, 100 - tail], axis=0)
     return np.median(m, axis=0), low, high
+
+
+def regret_fill(optimal_value: float, worst_feasible_value: float) -> float:
+    """The regret a run counts before its first feasible evaluation (and for
+    evaluations it did not reach): ``optimal - worst feasible``, as bad as the
+    worst configuration that runs. The one definition the summary, the
+    comparisons and the plots use."""
+    return float(optimal_value - worst_feasible_value)
+
+
+def step_values(
+    x: np.ndarray, y: np.ndarray, grid: np.ndarray, fill: float
+) -> np.ndarray:
+    """A run's outcome carried forward to ``grid``: at each grid point the
+    ``y`` of the last ``x <= g``, ``fill`` before the first ``x`` and where
+    ``y`` is NaN.
+
+    Args:
+        x: ``n``-dim ascending array (e.g. cumulative GPU-hours).
+        y: ``n``-dim array of outcomes (e.g. regret, NaN before the first
+            feasible evaluation).
+        grid: ``k``-dim array of points.
+        fill: The value where nothing is known yet.
+
+    Returns:
+        ``k``-dim array.
+    """
+    y = np.where(np.isnan(y), fill, y)
+    pos = np.searchsorted(x, grid, side="right") - 1
+    return np.where(pos >= 0, y[np.clip(pos, 0, None)], fill)
 
 
 def outcome_matrix(

@@ -43,11 +43,13 @@ from bolt_pco64.bench.run import (
     RunOutcome,
     empty_records,
     instance_of,
+    make_problem,
     record_columns,
 )
 from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
+    from bolt_pco64.problem import PCO
     from bolt_pco64.table import Table
 
 __all__ = [
@@ -167,6 +169,9 @@ class ResultStore:
         methods: The requested methods, in report order.
         seeds: The requested seeds.
         arguments: Recorded in ``meta.json``.
+        problem: The test problem of ``table`` (its optimum and worst
+            feasible value go to ``meta.json``); built from ``table`` when
+            ``None``.
 
     Raises:
         ValueError: If ``out`` holds runs of another configuration.
@@ -180,8 +185,10 @@ class ResultStore:
         methods: Sequence[str],
         seeds: Sequence[int],
         arguments: dict[str, Any],
+        problem: PCO | None = None,
     ) -> None:
         self.out = out
+        self._problem = problem
         self.config = config
         self.table = table
         self.methods = list(methods)
@@ -336,6 +343,13 @@ class ResultStore:
         write_parquet(self.out / "runs.parquet", records)
         return records
 
+    @property
+    def problem(self) -> PCO:
+        """The test problem of the store's table."""
+        if self._problem is None:
+            self._problem = make_problem(self.table)
+        return self._problem
+
     def write_meta(self, status: str) -> None:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
         if self._versions is None:
@@ -361,10 +375,8 @@ class ResultStore:
                 "rows": len(tab),
                 "feasible": tab.n_feasible,
                 "fingerprint": self.key["table"],
-                "optimal_value": float(tab.frame["throughput_mean"].iloc[tab.best_row]),
-                "worst_feasible_value": float(
-                    tab.frame["throughput_mean"].iloc[tab.worst_feasible_row]
-                ),
+                "optimal_value": float(self.problem.optimal_value),
+                "worst_feasible_value": float(self.problem.worst_feasible_value),
             },
             "cost_model": {
                 "gpus": instance.num_gpus,

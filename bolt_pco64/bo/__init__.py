@@ -1,4 +1,4 @@
-"""Bayesian-optimisation building blocks for the constrained pco64 problem.
+"""Bayesian-optimisation building blocks for the constrained pco problems.
 
 - :mod:`bolt_pco64.bo.gp`: the exact GPs (objective on feasible observations,
   constraint GP on the memory margin), the constrained qLogNEI/qLogEI and

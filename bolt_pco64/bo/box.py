@@ -29,33 +29,13 @@ which is what a user of this loop meets (the harness counts such repeats).
 rows: the integer lattice of the bounds is larger than the table (pco64:
 29160 lattice points, 780 rows).
 
-Probabilistic reparameterization (Daulton et al. 2022, "Bayesian optimization
-over discrete and mixed spaces via probabilistic reparameterization",
-NeurIPS) is not offered. BoTorch 0.18.1 ships only its rounding pieces
-(``botorch.utils.rounding``: ``approximate_round``, ``RoundSTE``), not the
-probabilistic objective ``E_{z ~ p(z | theta)}[alpha(z)]`` and its gradient
-estimator, which would have to be written by hand here; and its cost does not
-fit a benchmark step: the exact expectation over the 2^8 integer corners of
-``theta`` (or a Monte-Carlo estimate of similar size) needs hundreds of
-acquisition values per L-BFGS-B evaluation, where one qLogNEI call is
-already about 40 ms (below).
-
-Settings (:data:`BOX_DEFAULTS`). Both optimisers get the same modest budget,
-``raw_samples = 256`` starting candidates and ``num_restarts = 4`` starts.
-A box proposal costs about 1.5 CPU seconds (one thread) at 20-50
-observations, a mixed one about 0.3 s (``benchmarks/box_proposal.py``
-measures it): each qLogNEI evaluation is some 40 ms of posterior
-bookkeeping, whatever the batch, so the cost is the number of L-BFGS-B
-evaluations. BoTorch's defaults (1024 raw samples, 20 restarts, 200
-iterations) would cost more on every step of a benchmark run for nothing
-measurable: ``maxiter = 50`` reached the acquisition value (and the snapped
-row) of ``maxiter = 200`` in each of six trials at 20 and 50 observations,
-while 30 iterations left it up to 0.03 (log units) lower and changed the
-snapped row in two of them. The mixed optimiser starts from scrambled
-Sobol points rounded to integers (``initialization_strategy="random"``),
-not from its default ``"continuous_relaxation"``, which first runs the box optimisation and rounds
-its result: that would make the method box search plus local search, cost
-the box search's time on top, and blur the comparison this module is for.
+Settings (:data:`BOX_DEFAULTS`): both optimisers get the same modest budget,
+``raw_samples = 256`` starting candidates, ``num_restarts = 4`` starts and
+(box) 50 L-BFGS-B iterations; the mixed optimiser starts from Sobol points
+rounded to integers (``initialization_strategy="random"``), not from a
+continuous relaxation, so it is not box search plus local search. Why these
+values, what they cost, and why probabilistic reparameterization is not
+offered: ``docs/architecture.md`` §8.
 
 Randomness. Each proposal takes a ``seed``: it seeds the quasi-MC sampler and
 qLogNEI's baseline pruning (as in :func:`~bolt_pco64.bo.gp.acquisition_function`)

@@ -351,13 +351,12 @@ def fit_feasibility_classifier(
     Filippone 2018, "Dirichlet-based Gaussian processes for large-scale
     calibrated classification", NeurIPS) turns the labels into a
     heteroskedastic regression (:func:`dirichlet_targets`) of one latent GP per
-    class, so the classifier is an exact GP: a
-    :class:`~botorch.models.SingleTaskGP` with two outputs and fixed noise
+    class, so the classifier is an exact GP: a :class:`FeasibilityClassifier`
+    (a :class:`~botorch.models.SingleTaskGP`) with two outputs and fixed noise
     (:func:`~bolt_pco64.bo.gp.fit_gp`). Between hyperparameter refits the new
-    label is absorbed exactly by conditioning, in milliseconds; a variational
-    GP with a Bernoulli likelihood would have to re-optimise its variational
-    parameters at every step (we measured 0.15-0.25 s per step at 20-50
-    observations, against a few milliseconds here).
+    label is absorbed exactly by conditioning; a variational GP with a
+    Bernoulli likelihood would re-optimise its variational parameters at
+    every step (measured costs: ``docs/architecture.md`` §8).
     :func:`log_prob_feasible` turns the two latent GPs into ``P(feasible)``.
 
     Args:

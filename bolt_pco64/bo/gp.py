@@ -1,4 +1,4 @@
-"""Bayesian-optimisation building blocks for the constrained pco64 problem.
+"""The exact GPs and constrained acquisition functions of the pco problems.
 
 pco64 has a *crash* constraint: a configuration that runs out of memory
 returns no throughput at all. The models here follow the usual BoTorch
@@ -85,10 +85,9 @@ AcquisitionKind = Literal["qlognei", "qlogei", "pof"]
 
 #: Default number of quasi-MC samples for the acquisition functions.
 MC_SAMPLES = 128
-#: L-BFGS-B options of the GP fits. SciPy's default ``ftol`` (2.2e-9) spends
-#: hundreds of iterations (seconds) walking irrelevant lengthscales towards
-#: infinity on this noise-free table; at ``ftol=1e-6`` a fit takes tens of
-#: iterations and reaches nearly the same marginal likelihood.
+#: L-BFGS-B options of the GP fits: ``ftol=1e-6`` instead of SciPy's 2.2e-9,
+#: which walks irrelevant lengthscales towards infinity on this noise-free
+#: table (``docs/architecture.md`` §8).
 FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 100}
 
 

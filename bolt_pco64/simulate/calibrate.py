@@ -16,8 +16,9 @@
    card's best run, and (where published) gives the largest feasible peak to
    0.1 GB is kept;
 3. ``compute_efficiency``, by bisection, so that the best configuration's
-   *measured* throughput -- the mean of its noisy per-step throughputs under
-   the noise draw -- is the published best value;
+   *measured* throughput -- the runner's estimate from its noisy recorded
+   step times under the noise draw (:mod:`bolt_pco64.estimators`) -- is the
+   published best value;
 4. the noise draw, conditioned on the published ranking: the published
    figures say the best row *is* the published best configuration, but the
    model puts some of its bucket-size and accumulation neighbours within the
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bolt_pco64.estimators import StepEstimate, estimate_throughput
 from bolt_pco64.instances import Instance
 from bolt_pco64.simulate.grid import candidate_configurations
 from bolt_pco64.simulate.memory import (
@@ -46,18 +48,14 @@ from bolt_pco64.simulate.memory import (
     rank_stage,
     stage_arrays,
 )
-from bolt_pco64.simulate.spec import (
-    Assumptions,
-    Config,
-    ModelConstants,
-    assumptions_for,
-)
-from bolt_pco64.simulate.time import step_breakdown, throughput
+from bolt_pco64.simulate.spec import Assumptions, Config, ModelConstants
+from bolt_pco64.simulate.steptime import step_breakdown, work_per_step
+from bolt_pco64.simulate.variants import Variant, variant_for
 
 __all__ = [
     "FRAGMENTATION_GRID",
     "MAX_NOISE_DRAWS",
-    "N_TIMED_STEPS",
+    "N_RECORDED_STEPS",
     "Calibration",
     "CalibrationError",
     "Noise",
@@ -65,10 +63,15 @@ __all__ = [
     "build_model",
     "calibrate",
     "draw_noise",
+    "measured_estimate",
+    "measured_times",
 ]
 
-#: Timed steps per feasible run (``all_time_steps`` has this many values).
-N_TIMED_STEPS = 10
+#: Steps recorded per feasible run (``all_time_steps`` has this many values):
+#: one warm-up step, then the timed ones. 30 is the step count of the public
+#: runner's example sweeps (``apivich-h/oppa``, ``examples/*/run.py``:
+#: ``N_STEPS = 30``); the pco cards do not publish theirs.
+N_RECORDED_STEPS = 30
 #: Fragmentation values tried by the calibration (0 to 1, step 0.005).
 FRAGMENTATION_GRID: tuple[float, ...] = tuple(round(0.005 * i, 3) for i in range(201))
 #: Most noise draws step 4 of the calibration tries before giving up.
@@ -103,22 +106,26 @@ class Noise:
     """Standardised run-to-run noise of every candidate, drawn from one seed.
 
     Attributes:
-        z: ``N x N_TIMED_STEPS`` standard normal draws.
-        slow: ``N x N_TIMED_STEPS`` relative slow-downs (0 for normal steps).
-        startup: ``N`` uniform draws for the start-up time's spread.
+        z: ``N x N_RECORDED_STEPS`` standard normal draws.
+        slow: ``N x N_RECORDED_STEPS`` relative slow-downs (0 for normal
+            steps; never on the warm-up step, which is slow anyway).
     """
 
     z: np.ndarray
     slow: np.ndarray
-    startup: np.ndarray
+
+    def rows(self, index: slice) -> Noise:
+        """The noise of the candidates ``index``."""
+        return Noise(self.z[index], self.slow[index])
 
 
 def draw_noise(n: int, rng: np.random.Generator, k: ModelConstants) -> Noise:
     """The noise of ``n`` candidates, in canonical order, drawn from ``rng``."""
-    z = rng.standard_normal((n, N_TIMED_STEPS))
-    hit = rng.random((n, N_TIMED_STEPS)) < k.slow_step_prob
-    size = rng.uniform(0.0, k.slow_step_max, (n, N_TIMED_STEPS))
-    return Noise(z=z, slow=hit * size, startup=rng.random(n))
+    z = rng.standard_normal((n, N_RECORDED_STEPS))
+    hit = rng.random((n, N_RECORDED_STEPS)) < k.slow_step_prob
+    size = rng.uniform(0.0, k.slow_step_max, (n, N_RECORDED_STEPS))
+    hit[:, 0] = False
+    return Noise(z=z, slow=hit * size)
 
 
 @dataclass(frozen=True)
@@ -127,15 +134,20 @@ class StandinModel:
 
     Attributes:
         instance: The instance.
+        variant: The reading modelled (assumptions and constants).
         assumptions: Its assumptions.
-        constants: The fixed constants.
+        constants: Its fixed constants.
         calibration: The fitted constants.
         configs: The candidates, canonical order.
         peaks: Per candidate, the reported peak of every GPU (GB), rank order.
         footprint: Per candidate, the largest reported peak + hidden memory.
         feasible: Per candidate, whether it fits (``footprint <= usable_gb``).
         step_s: Per candidate, the noise-free step time (s).
-        rates: ``N x N_TIMED_STEPS`` measured per-step throughputs.
+        times: ``N x N_RECORDED_STEPS`` recorded step times (s), warm-up
+            first, as the runner records them (:func:`measured_times`).
+        estimate: The runner's estimates from ``times`` (``N``-dim arrays):
+            ``throughput`` is the table's ``throughput_mean``, ``stderr`` its
+            ``throughput_std``.
         n_comms: Per candidate, communicators per GPU.
         state_gb: Per candidate, model state of the fullest stage (GB).
         noise: The noise draws (the kept draw, calibration step 4).
@@ -146,6 +158,7 @@ class StandinModel:
     """
 
     instance: Instance
+    variant: Variant
     assumptions: Assumptions
     constants: ModelConstants
     calibration: Calibration
@@ -154,7 +167,8 @@ class StandinModel:
     footprint: np.ndarray
     feasible: np.ndarray
     step_s: np.ndarray
-    rates: np.ndarray
+    times: np.ndarray
+    estimate: StepEstimate
     n_comms: np.ndarray
     state_gb: np.ndarray
     noise: Noise
@@ -163,23 +177,34 @@ class StandinModel:
     top: int
 
 
-def _measured_rates(
+def measured_times(
     step_s: np.ndarray,
     comm_fraction: np.ndarray,
     inter_dp: np.ndarray,
     noise: Noise,
-    instance: Instance,
-    a: Assumptions,
     k: ModelConstants,
 ) -> np.ndarray:
-    """Per-step throughputs ``T (1 + cv z - slow)`` of each candidate.
+    """Recorded step times of each candidate, ``N x N_RECORDED_STEPS`` (s).
 
-    The coefficient of variation grows with the exposed communication and
-    when gradient reduction crosses hosts.
+    Step ``j`` of a run whose noise-free step takes ``S`` seconds records
+    ``S (w_j + cv z_j + slow_j)``, ``w_0`` = :attr:`ModelConstants.
+    first_step_factor` for the warm-up step (allocator growth, NCCL
+    connection set-up, autotuning) and 1 for the others. The coefficient of
+    variation ``cv`` grows with the exposed communication and where gradient
+    reduction crosses hosts; ``slow_j`` slows a few steps (garbage collection,
+    network jitter) -- the outliers the runner's estimator drops.
     """
-    mean = throughput(1.0, instance, a) / step_s
     cv = k.noise_cv + k.noise_cv_comm * comm_fraction + k.noise_cv_inter * inter_dp
-    return mean[:, None] * (1.0 + cv[:, None] * noise.z - noise.slow)
+    warm = np.ones(noise.z.shape[1])
+    warm[0] = k.first_step_factor
+    return step_s[:, None] * (warm + cv[:, None] * noise.z + noise.slow)
+
+
+def measured_estimate(
+    times: np.ndarray, instance: Instance, a: Assumptions
+) -> StepEstimate:
+    """The runner's estimates from ``times`` in the instance's throughput unit."""
+    return estimate_throughput(times, scale=work_per_step(instance, a))
 
 
 def _best_index(instance: Instance, configs: list[Config]) -> int:
@@ -264,20 +289,18 @@ def _solve_efficiency(
 ) -> float:
     """Bisection: the efficiency whose measured mean is the published best."""
     target = instance.published.best_value
-    one = Noise(noise.z[row : row + 1], noise.slow[row : row + 1], noise.startup[:1])
+    one = noise.rows(slice(row, row + 1))
 
     def measured(eff: float) -> float:
         b = step_breakdown(instance, a, k, cfg, eff)
-        rates = _measured_rates(
+        times = measured_times(
             np.array([b.step_s]),
             np.array([b.comm_fraction]),
             np.array([float(inter_dp)]),
             one,
-            instance,
-            a,
             k,
         )
-        return float(rates.mean())
+        return float(measured_estimate(times, instance, a).throughput[0])
 
     lo, hi = 0.01, 1.0
     if not measured(lo) < target < measured(hi):
@@ -297,11 +320,15 @@ def _solve_efficiency(
 
 
 def build_model(
-    instance: Instance, seed: int, constants: ModelConstants | None = None
+    instance: Instance, seed: int, variant: str | Variant | None = None
 ) -> StandinModel:
-    """Calibrate (once) and compute everything the table is written from."""
-    a = assumptions_for(instance)
-    k = constants or ModelConstants()
+    """Calibrate (once) and compute everything the table is written from.
+
+    ``variant`` is a variant's name (``None``: the instance's default) or a
+    :class:`~bolt_pco64.simulate.variants.Variant` (e.g. one not shipped).
+    """
+    v = variant if isinstance(variant, Variant) else variant_for(instance, variant)
+    a, k = v.assumptions, v.constants
     configs = candidate_configurations(instance)
     n = len(configs)
     if n != instance.published.rows:
@@ -344,8 +371,9 @@ def build_model(
         breakdowns = [step_breakdown(instance, a, k, c, efficiency) for c in configs]
         step_s = np.array([b.step_s for b in breakdowns])
         comm_fraction = np.array([b.comm_fraction for b in breakdowns])
-        rates = _measured_rates(step_s, comm_fraction, inter_dp, noise, instance, a, k)
-        means = np.where(feasible, rates.mean(axis=1), -np.inf)
+        times = measured_times(step_s, comm_fraction, inter_dp, noise, k)
+        estimate = measured_estimate(times, instance, a)
+        means = np.where(feasible, estimate.throughput, -np.inf)
         top = int(np.argmax(means))
         if top == best:
             kept = draw
@@ -361,6 +389,7 @@ def build_model(
     )
     return StandinModel(
         instance=instance,
+        variant=v,
         assumptions=a,
         constants=k,
         calibration=Calibration(overhead, frag, usable, efficiency),
@@ -369,7 +398,8 @@ def build_model(
         footprint=foot,
         feasible=feasible,
         step_s=step_s,
-        rates=rates,
+        times=times,
+        estimate=estimate,
         n_comms=np.array([len(c) for c in comms]),
         state_gb=state_gb,
         noise=noise,
@@ -379,6 +409,8 @@ def build_model(
     )
 
 
-def calibrate(instance: Instance, seed: int = 0) -> Calibration:
+def calibrate(
+    instance: Instance, seed: int = 0, variant: str | Variant | None = None
+) -> Calibration:
     """The fitted constants of ``instance`` under ``seed`` (procedure above)."""
-    return build_model(instance, seed).calibration
+    return build_model(instance, seed, variant).calibration

@@ -4,24 +4,35 @@ One generation calibrates once (:func:`bolt_pco64.simulate.calibrate.
 build_model`) and writes every row from that model; the table and its
 metadata come from the same calibration.
 
-Noise and wall time: each feasible run has
-:data:`~bolt_pco64.simulate.calibrate.N_TIMED_STEPS` timed steps with
-throughputs ``T (1 + cv z - slow)`` (``z`` standard normal, ``cv`` 0.4 % plus
-3 % of the exposed-communication share plus 0.3 % where gradient reduction
-crosses hosts; 5 % of steps are slowed by up to 4 %, as garbage collection
-and network jitter do in synchronous training). ``throughput_mean`` is
-their mean -- a measurement, not the model's noise-free value --,
-``throughput_std`` their sample standard deviation (``ddof = 1``),
-``all_time_steps`` the per-step times (seconds: what one step counts for in
-the instance's throughput unit over the rate, :func:`~bolt_pco64.simulate.
-time.work_per_step`),
-``overall_time`` start-up, two warm-up steps and the timed steps. All noise
-comes from ``numpy.random.default_rng(seed)`` (the first draw in which the
-published best configuration is the best row: calibration step 4, see
-:mod:`bolt_pco64.simulate.calibrate`); feasibility and peaks do not depend
-on the seed.
+The columns are what the public runner of this problem records
+(``docs/architecture.md`` §6; ``apivich-h/oppa``, ``src/oppa/runners/out_data.py``):
 
-OOM rows follow design section 1: ``throughput_mean``, ``throughput_std``
+* ``all_time_steps``: the :data:`~bolt_pco64.simulate.calibrate.
+  N_RECORDED_STEPS` recorded step times in seconds, the warm-up step first
+  (:func:`~bolt_pco64.simulate.calibrate.measured_times`: 0.4 % per-step
+  variation plus 3 % of the exposed-communication share plus 0.3 % where
+  gradient reduction crosses hosts; 5 % of the timed steps slowed by up to
+  4 %, as garbage collection and network jitter do in synchronous training);
+* ``throughput_mean`` and ``throughput_std``: the runner's estimators
+  (:func:`bolt_pco64.estimators.estimate_throughput`) of those steps -- the
+  warm-up dropped, outliers beyond 2 IQR of the median dropped, the
+  reciprocal of the robust mean step time and its delta-method *standard
+  error* -- times the instance's throughput-unit factor
+  (:func:`~bolt_pco64.simulate.steptime.work_per_step`). The estimate is
+  made from the unrounded times; the 6-decimal list reproduces it to about
+  1e-7 relative;
+* ``overall_time``: as the runner's, from the start of the training loop to
+  the end of the last step: the recorded steps plus the runner's bookkeeping
+  between them (:attr:`~bolt_pco64.simulate.spec.ModelConstants.step_gap_s`).
+  Start-up before the loop (launch, model construction, communicator set-up)
+  is **not** in it: a time model that charges it adds it separately.
+
+All noise comes from ``numpy.random.default_rng(seed)`` (the first draw in
+which the published best configuration is the best row: calibration step 4,
+see :mod:`bolt_pco64.simulate.calibrate`); feasibility and peaks do not
+depend on the seed.
+
+OOM rows follow docs/architecture.md §1: ``throughput_mean``, ``throughput_std``
 and ``overall_time`` NaN, ``peak_mem`` inf, ``peak_mem_normalised`` the pad
 :data:`OOM_PAD` (1.0; tables in the wild use other pads, and the problem
 serves whatever the table holds), ``"[]"`` for the two list columns.
@@ -44,12 +55,15 @@ import pyarrow.parquet as pq
 from bolt_pco64._io import atomic_write_with
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
-from bolt_pco64.simulate.time import work_per_step
+from bolt_pco64.simulate.spec import ModelConstants
+
+#: The constants every variant starts from; metadata lists only its changes.
+DEFAULT_CONSTANTS = ModelConstants()
 
 __all__ = [
     "GENERATOR_VERSION",
-    "N_WARMUP_STEPS",
     "OOM_PAD",
+    "STEP_DECIMALS",
     "make_simulated_table",
     "simulated_metadata",
     "write_simulated_table",
@@ -57,11 +71,13 @@ __all__ = [
 
 #: Version of the generator, recorded in the parquet metadata. Bump it whenever
 #: the model, the constants or the output format change.
-GENERATOR_VERSION = "2.0.0"
-#: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (design section 1).
+GENERATOR_VERSION = "2.1.0"
+#: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (docs/architecture.md §1).
 OOM_PAD = 1.0
-#: Untimed warm-up steps before the timed ones (counted in ``overall_time``).
-N_WARMUP_STEPS = 2
+#: Decimals of the seconds in ``all_time_steps``.
+STEP_DECIMALS = 6
+#: Parquet compression of the written file (zstd: a third smaller than snappy).
+COMPRESSION = "zstd"
 
 
 def _check_seed(seed: object) -> int:
@@ -81,29 +97,22 @@ def _frame(model: StandinModel) -> pd.DataFrame:
     inst, k = model.instance, model.constants
     n = len(model.configs)
     feasible = model.feasible
-    nan = np.full(n, np.nan)
-    tmean, tstd, overall = nan.copy(), nan.copy(), nan.copy()
+    est = model.estimate
+    tmean = np.where(feasible, est.throughput, np.nan)
+    tstd = np.where(feasible, est.stderr, np.nan)
+    overall = np.full(n, np.nan)
     peak = np.full(n, np.inf)
     margin = np.full(n, OOM_PAD)
     steps_col = ["[]"] * n
     peaks_col = ["[]"] * n
-    work = work_per_step(inst, model.assumptions)
+    gaps = (model.times.shape[1] - 1) * k.step_gap_s
     for i in np.flatnonzero(feasible):
-        rates = model.rates[i]
-        times = work / rates
-        startup = (
-            k.startup_s
-            + k.startup_per_comm_s * float(model.n_comms[i])
-            + k.startup_per_gb_s * float(model.state_gb[i])
-        ) * (0.95 + 0.1 * float(model.noise.startup[i]))
+        times = model.times[i]
         gpu_peaks = np.round(model.peaks[i], 4)
-        tmean[i] = float(rates.mean())
-        tstd[i] = float(np.std(rates, ddof=1))
-        warmup = N_WARMUP_STEPS * k.first_step_factor * float(model.step_s[i])
-        overall[i] = startup + warmup + float(times.sum())
+        overall[i] = float(times.sum()) + gaps
         peak[i] = float(gpu_peaks.max())
         margin[i] = peak[i] / inst.gpu_memory_gb - 1.0
-        steps_col[i] = _format_list(times, 6)
+        steps_col[i] = _format_list(times, STEP_DECIMALS)
         peaks_col[i] = _format_list(gpu_peaks, 4)
     cells = [c.raw_cells() for c in model.configs]
     data: dict[str, object] = {
@@ -124,28 +133,39 @@ def _frame(model: StandinModel) -> pd.DataFrame:
 
 
 def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
-    inst, a = model.instance, model.assumptions
+    inst, a, k = model.instance, model.assumptions, model.constants
+    variant = model.variant
     meta = {
         "source": "simulated",
         "generator": "bolt_pco64.simulate",
         "generator_version": GENERATOR_VERSION,
         "instance": inst.name,
+        "variant": variant.name,
         "seed": str(seed),
         "description": (
             f"SIMULATED stand-in for the {inst.name} table (analytic model of "
             f"the {inst.num_gpus}-GPU training job, calibrated to its published "
-            "figures); not measured."
+            f"figures), variant {variant.name!r}: {variant.summary}; not measured."
         ),
         "assumptions.architecture": a.architecture,
+        "assumptions.vocab_size": str(a.vocab_size),
         "assumptions.recompute": a.recompute,
-        "assumptions.micro_batch_size": str(a.micro_batch_size),
+        "assumptions.micro_batching": (
+            f"pp = 1: {a.micro_unpipelined.describe()}; "
+            f"pp > 1: {a.micro_pipelined.describe()}"
+        ),
+        "assumptions.zero0": a.zero0,
         "assumptions.hardware": a.hardware.description,
         "assumptions.throughput_unit": a.throughput_unit,
+        "recorded_steps": str(model.times.shape[1]),
         "published_best_is_top": str(model.top == model.best).lower(),
         "noise_draw": str(model.noise_draw),
     }
     for name, value in asdict(model.calibration).items():
         meta[f"calibration.{name}"] = repr(float(value))
+    for name, value in asdict(k).items():
+        if value != getattr(DEFAULT_CONSTANTS, name):  # the variant's own
+            meta[f"constants.{name}"] = repr(float(value))
     return meta
 
 
@@ -154,16 +174,19 @@ def _resolve(instance: str | Instance) -> Instance:
 
 
 def make_simulated_table(
-    seed: int = 0, instance: str | Instance = "pco64"
+    seed: int = 0, instance: str | Instance = "pco64", variant: str | None = None
 ) -> pd.DataFrame:
     """The simulated stand-in table of ``instance``, in the raw export's form.
 
     Args:
-        seed: Seed of the run-to-run noise (per-step throughputs and their
-            mean, spread and wall time). Configurations, feasibility and peaks
+        seed: Seed of the run-to-run noise (the recorded step times, their
+            estimates and wall time). Configurations, feasibility and peaks
             do not depend on it.
         instance: An instance name (``"pco16"``, ``"pco32"``, ``"pco64"``) or
             an :class:`~bolt_pco64.instances.Instance`.
+        variant: One of the instance's stand-in variants
+            (:data:`bolt_pco64.standins.STANDIN_VARIANTS`, described in
+            :mod:`bolt_pco64.simulate.variants`); ``None``: the default.
 
     Returns:
         A DataFrame with the instance's columns in order, one row per
@@ -174,41 +197,46 @@ def make_simulated_table(
 
     Raises:
         TypeError: If ``seed`` is not an integer.
-        ValueError: If ``seed`` is negative or ``instance`` unknown.
+        ValueError: If ``seed`` is negative, or ``instance`` or ``variant``
+            unknown.
     """
     s = _check_seed(seed)
-    return _frame(build_model(_resolve(instance), s))
+    return _frame(build_model(_resolve(instance), s, variant))
 
 
 def simulated_metadata(
-    seed: int = 0, instance: str | Instance = "pco64"
+    seed: int = 0, instance: str | Instance = "pco64", variant: str | None = None
 ) -> dict[str, str]:
     """The key-value metadata of the stand-in parquet file (arguments as above)."""
     s = _check_seed(seed)
-    return _metadata(build_model(_resolve(instance), s), s)
+    return _metadata(build_model(_resolve(instance), s, variant), s)
 
 
 def write_simulated_table(
-    path: str | os.PathLike[str], seed: int = 0, instance: str | Instance = "pco64"
+    path: str | os.PathLike[str],
+    seed: int = 0,
+    instance: str | Instance = "pco64",
+    variant: str | None = None,
 ) -> Path:
     """Write the stand-in table of ``instance`` to ``path`` as parquet, atomically.
 
     The file's key-value metadata records ``source=simulated``, the instance,
-    ``generator_version`` (:data:`GENERATOR_VERSION`), ``seed``, the main
-    assumptions and the calibrated constants. One calibration serves both.
+    the ``variant``, ``generator_version`` (:data:`GENERATOR_VERSION`),
+    ``seed``, the main assumptions, the fixed and the calibrated constants.
+    One calibration serves both. Arguments as :func:`make_simulated_table`.
 
     Returns:
         The path written.
     """
     s = _check_seed(seed)
-    model = build_model(_resolve(instance), s)
+    model = build_model(_resolve(instance), s, variant)
     frame = _frame(model)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     extra = {key.encode(): value.encode() for key, value in _metadata(model, s).items()}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
 
     def _write(tmp: Path) -> None:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, compression=COMPRESSION)
 
     target = Path(path)
     atomic_write_with(target, _write)

@@ -47,7 +47,6 @@ __all__ = [
     "MISSING_RUNS_SEED",
     "candidate_configurations",
     "grid_configurations",
-    "micro_batches",
 ]
 
 #: Seed of the draw of the runs missing from a sweep (not the noise seed).
@@ -56,22 +55,6 @@ MISSING_RUNS_SEED = 919379
 
 #: Runs missing from each published sweep (grid size minus published rows).
 MISSING_RUNS: dict[str, int] = {"pco16": 41, "pco32": 53, "pco64": 0}
-
-
-def micro_batches(
-    cfg: Config, instance: Instance, micro_batch_size: int | None
-) -> tuple[int, int]:
-    """``(micro-batches per step, sequences per micro-batch)`` of ``cfg``.
-
-    With a fixed micro-batch size ``b`` a data-parallel rank runs
-    ``global_batch / (dp * b)`` micro-batches per step; with ``b = None`` the
-    step runs ``grad_accum`` micro-batches of ``global_batch / (dp *
-    grad_accum)`` sequences.
-    """
-    per_rank = instance.model.batch_size // cfg.dp
-    if micro_batch_size is None:
-        return cfg.grad_accum, max(1, per_rank // cfg.grad_accum)
-    return max(1, per_rank // micro_batch_size), micro_batch_size
 
 
 def _levels(instance: Instance, name: str) -> list[int]:

@@ -13,7 +13,10 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   - ZeRO-0 with a pipeline (DeepSpeed's ``BF16_Optimizer``, which shards the
     fp32 master weights and optimizer state over the data-parallel group):
     ``2 + 2 + 12 / N``;
-  - ZeRO-0 without a pipeline (nothing sharded): ``2 + 2 + 12 = 16``;
+  - ZeRO-0 without a pipeline: nothing sharded, ``2 + 2 + 12 = 16``
+    (DeepSpeed's ZeRO-0), or, where the reading shards it
+    (:attr:`Assumptions.zero0_sharded`: ColossalAI's low-level ZeRO-1,
+    Megatron's distributed optimizer), ``2 + 2 + 12 / N`` as with a pipeline;
   - ZeRO-2 (DeepSpeed stage 2): bf16 weights replicated, gradient partition
     and optimizer state sharded: ``2 + (2 + 12) / N`` (Rajbhandari et al.
     2020, section 5.2);
@@ -61,7 +64,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.grid import micro_batches
 from bolt_pco64.simulate.spec import GIB, Assumptions, Config, ModelConstants
 
 __all__ = [
@@ -74,6 +76,17 @@ __all__ = [
     "stage_memory",
     "stage_params",
 ]
+
+#: Replicated bytes per parameter of a sharded ZeRO-0 optimizer (the fp32
+#: master weights and Adam moments, 12 bytes, are sharded): bf16 weights and
+#: bf16 gradients (DeepSpeed's ``BF16_Optimizer``, ColossalAI's low-level
+#: ZeRO-1), plus a 4-byte fp32 gradient buffer for Megatron's distributed
+#: optimizer.
+ZERO0_REPLICATED_BYTES: dict[str, float] = {
+    "deepspeed": 4.0,
+    "zero1": 4.0,
+    "distributed": 6.0,
+}
 
 #: Seed of the deterministic per-GPU spread of the reported peak (not the noise).
 MEMORY_SPREAD_SEED = 96
@@ -158,15 +171,15 @@ def stage_memory(
     """Reported memory of one GPU on ``stage``, without the runtime overhead."""
     p = stage_params(instance, a, cfg, stage)
     n = cfg.reduce_ranks
-    if cfg.zero_stage == 0 and cfg.pp == 1:
+    if cfg.zero_stage == 0 and cfg.pp == 1 and a.zero0 == "deepspeed":
         static = 16 * p
     elif cfg.zero_stage == 0:
-        static = 4 * p + 12 * p / n
+        static = ZERO0_REPLICATED_BYTES[a.zero0] * p + 12 * p / n
     elif cfg.zero_stage == 2:
         static = 2 * p + 14 * p / n
     else:
         static = 16 * p / n
-    micro, b = micro_batches(cfg, instance, a.micro_batch_size)
+    micro, b = a.micro_batches(cfg, instance)
     act = layer_activation_bytes(instance, a, cfg, b)
     full = _full_layer_bytes(instance, a, cfg, b)
     dynamic = _layers_in_flight(cfg, instance.model.num_layers, micro, stage) * act
@@ -174,6 +187,11 @@ def stage_memory(
     if a.recompute == "full":
         dynamic += full  # the layer being recomputed
     tokens = instance.model.seq_length * b / cfg.cp
+    if cfg.cp > 1:
+        # Ring attention's K/V double buffer: the next block's K and V arrive
+        # while the current one is used (bf16; Liu et al. 2023).
+        kv = a.num_kv_heads * a.head_dim
+        dynamic += 2 * 2 * 2 * tokens * kv / min(cfg.tp, a.num_kv_heads)
     if stage == cfg.pp - 1:
         dynamic += k.logits_bytes * tokens * a.vocab_size / cfg.tp
     if cfg.zero_stage == 3:
@@ -183,7 +201,9 @@ def stage_memory(
         # DeepSpeed's overlap_comm footprint: 4.5 x (reduce + all-gather
         # bucket) x 2 bytes; the reduce bucket is the swept size, the
         # all-gather bucket DeepSpeed's default of 5e8 elements.
-        dynamic += 4.5 * (cfg.bucket_mb * 2**20 + 2 * k.allgather_bucket_elements)
+        dynamic += k.overlap_comm_factor * (
+            cfg.bucket_mb * 2**20 + 2 * k.allgather_bucket_elements
+        )
     elif cfg.zero_stage == 3:
         dynamic += 2 * cfg.bucket_mb * 2**20  # two reduce buckets in flight
     return StageMemory(static=static, dynamic=dynamic)

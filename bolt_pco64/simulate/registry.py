@@ -1,4 +1,4 @@
-"""Registering a regenerated stand-in's fingerprint (design section 1).
+"""Registering a regenerated stand-in's fingerprint (docs/architecture.md §1).
 
 Whenever a shipped stand-in is regenerated and its memory model or candidates
 changed, add its entry to the package registry that
@@ -51,6 +51,7 @@ def standin_fingerprint_entry(
     return {
         table.fingerprint: {
             "instance": inst.name,
+            "variant": meta.get("variant", "default"),
             "generator_version": meta.get("generator_version", "unknown"),
             "file": file.name,
         }

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bolt_pco64 import estimators
+from bolt_pco64.estimators import THROUGHPUT_UNITS
 from bolt_pco64.instances import Instance
 
 __all__ = [
@@ -24,9 +26,12 @@ __all__ = [
     "Assumptions",
     "Config",
     "Hardware",
+    "MicroRule",
+    "Microbatching",
     "ModelConstants",
     "Recompute",
     "ThroughputUnit",
+    "Zero0",
     "assumptions_for",
 ]
 
@@ -39,13 +44,12 @@ GIB = float(2**30)
 #: the whole layer's forward runs again in backward).
 Recompute = Literal["selective", "full"]
 
-#: What a table's ``throughput_mean`` counts (*inferred*, not published: the
-#: cards give no unit). ``"samples/s/gpu"``: sequences per second per GPU,
-#: ``global_batch / (num_gpus * step_s)``; ``"steps/s"``: optimizer steps per
-#: second, ``1 / step_s``. The inference is the one that puts each instance's
-#: published best at a plausible model FLOPs utilisation on its GPUs (see
-#: :data:`ASSUMPTIONS`).
-ThroughputUnit = Literal["samples/s/gpu", "steps/s"]
+#: What a table's ``throughput_mean`` counts (:data:`bolt_pco64.estimators.
+#: ThroughputUnit`; each instance's inferred unit is
+#: :data:`bolt_pco64.estimators.THROUGHPUT_UNITS`, the one place it lives).
+#: The inference is the one that puts each instance's published best at a
+#: plausible model FLOPs utilisation on its GPUs (see :data:`ASSUMPTIONS`).
+ThroughputUnit = estimators.ThroughputUnit
 
 
 @dataclass(frozen=True, order=True)
@@ -162,6 +166,61 @@ DGX_H100 = Hardware(
 )
 
 
+#: How ZeRO stage 0 holds the optimizer. ``"deepspeed"``: DeepSpeed's ZeRO-0
+#: replicates everything without a pipeline (16 bytes per parameter) and
+#: shards the fp32 master weights and Adam state with one
+#: (``BF16_Optimizer``: ``4 + 12 / N``); ``"zero1"``: that state sharded with
+#: or without a pipeline (ColossalAI's low-level ZeRO-1: ``4 + 12 / N``);
+#: ``"distributed"``: Megatron's distributed optimizer, which also keeps an
+#: fp32 gradient buffer (``6 + 12 / N``). ``N = dp * cp``.
+Zero0 = Literal["deepspeed", "zero1", "distributed"]
+
+#: How a micro-batch rule splits a data-parallel rank's share of the global
+#: batch (see :class:`Microbatching`).
+MicroRule = Literal["size", "count", "per_stage", "accumulation"]
+
+
+@dataclass(frozen=True)
+class Microbatching:
+    """How one data-parallel rank runs its ``global_batch / dp`` sequences.
+
+    Attributes:
+        rule: ``"size"``: micro-batches of ``value`` sequences (Megatron's and
+            DeepSpeed's fixed micro-batch size); ``"count"``: ``value``
+            micro-batches; ``"per_stage"``: ``value * pp`` micro-batches;
+            ``"accumulation"``: the configuration's ``grad_accum``
+            micro-batches (DeepSpeed's ``train_batch = micro_batch x
+            grad_accum x dp``, where accumulation is an input). A count is
+            capped at the rank's sequences (micro-batches hold >= 1).
+        value: The rule's number (unused by ``"accumulation"``).
+    """
+
+    rule: MicroRule
+    value: int = 1
+
+    def split(self, per_rank: int, cfg: Config) -> tuple[int, int]:
+        """``(micro-batches, sequences per micro-batch)`` of ``per_rank`` sequences."""
+        if self.rule == "size":
+            return max(1, per_rank // self.value), self.value
+        count = {
+            "count": self.value,
+            "per_stage": self.value * cfg.pp,
+            "accumulation": cfg.grad_accum,
+        }[self.rule]
+        count = max(1, min(count, per_rank))
+        return count, max(1, per_rank // count)
+
+    def describe(self) -> str:
+        """The rule in words, e.g. ``"micro-batches of 1 sequence"``."""
+        return {
+            "size": f"micro-batches of {self.value} sequence"
+            + ("s" if self.value != 1 else ""),
+            "count": f"{self.value} micro-batch" + ("es" if self.value != 1 else ""),
+            "per_stage": f"{self.value} x pp micro-batches",
+            "accumulation": "grad_accum micro-batches",
+        }[self.rule]
+
+
 @dataclass(frozen=True)
 class Assumptions:
     """What the stand-in assumes about one instance's job beyond its card.
@@ -172,11 +231,10 @@ class Assumptions:
         head_dim: Width of one attention head.
         gated_mlp: SwiGLU MLP (three ``h x f`` matrices) rather than GeLU (two).
         vocab_size: Vocabulary (untied input and output embeddings).
-        micro_batch_size: Sequences per micro-batch where gradient accumulation
-            is fixed; ``None`` where ``log2_grad_accum_steps`` is an input: then
-            a step runs ``grad_accum`` micro-batches of
-            ``global_batch / (dp * grad_accum)`` sequences (DeepSpeed's
-            ``train_batch = micro_batch x grad_accum x dp``).
+        micro_unpipelined: How a rank without a pipeline (``pp = 1``) splits
+            its ``global_batch / dp`` sequences into micro-batches.
+        micro_pipelined: The same with a pipeline (``pp > 1``).
+        zero0: How ZeRO stage 0 holds the optimizer (:data:`Zero0`).
         recompute: The activation-recomputation mode (see :data:`Recompute`).
         hardware: The cluster.
         throughput_unit: What ``throughput_mean`` counts (an inference, see
@@ -191,11 +249,18 @@ class Assumptions:
     head_dim: int
     gated_mlp: bool
     vocab_size: int
-    micro_batch_size: int | None
+    micro_unpipelined: Microbatching
+    micro_pipelined: Microbatching
+    zero0: Zero0
     recompute: Recompute
     hardware: Hardware
     throughput_unit: ThroughputUnit
     usable_fraction: float | None = None
+
+    def micro_batches(self, cfg: Config, instance: Instance) -> tuple[int, int]:
+        """``(micro-batches per step, sequences per micro-batch)`` of ``cfg``."""
+        rule = self.micro_pipelined if cfg.pp > 1 else self.micro_unpipelined
+        return rule.split(instance.model.batch_size // cfg.dp, cfg)
 
 
 _PCO64_ASSUMPTIONS = Assumptions(
@@ -204,10 +269,12 @@ _PCO64_ASSUMPTIONS = Assumptions(
     head_dim=80,
     gated_mlp=False,
     vocab_size=32000,
-    micro_batch_size=1,
+    micro_unpipelined=Microbatching("size", 1),
+    micro_pipelined=Microbatching("size", 1),
+    zero0="deepspeed",
     recompute="full",
     hardware=GH200_QUAD,
-    throughput_unit="samples/s/gpu",
+    throughput_unit=THROUGHPUT_UNITS["pco64"],
 )
 
 #: Per-instance assumptions (see the module docstring of
@@ -239,7 +306,11 @@ ASSUMPTIONS: dict[str, Assumptions] = {
     "pco64": _PCO64_ASSUMPTIONS,
     # pco32: pco64's model family, cluster and harness; its own attention shape.
     "pco32": replace(
-        _PCO64_ASSUMPTIONS, num_kv_heads=40, head_dim=128, usable_fraction=0.855
+        _PCO64_ASSUMPTIONS,
+        num_kv_heads=40,
+        head_dim=128,
+        usable_fraction=0.855,
+        throughput_unit=THROUGHPUT_UNITS["pco32"],
     ),
     "pco16": Assumptions(
         architecture="Llama-2-7B (SwiGLU MLP, multi-head attention)",
@@ -247,10 +318,12 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         head_dim=128,
         gated_mlp=True,
         vocab_size=32000,
-        micro_batch_size=None,
+        micro_unpipelined=Microbatching("accumulation"),
+        micro_pipelined=Microbatching("accumulation"),
+        zero0="deepspeed",
         recompute="full",
         hardware=DGX_H100,
-        throughput_unit="steps/s",
+        throughput_unit=THROUGHPUT_UNITS["pco16"],
         usable_fraction=0.95,
     ),
 }
@@ -304,10 +377,13 @@ class ModelConstants:
         logits_bytes: Bytes per logit held on the last stage: the bf16 logits
             and one fp32 buffer that Megatron's vocab-parallel cross entropy
             turns into the softmax and then, in place, into the gradient.
-        startup_s: Process launch, imports and model construction.
-        startup_per_comm_s: NCCL communicator set-up, per communicator.
-        startup_per_gb_s: Parameter initialisation per GB of model state.
-        first_step_factor: The warm-up steps' time relative to a timed step.
+        first_step_factor: The recorded warm-up (first) step's time relative
+            to a timed step (allocator growth, NCCL connection set-up,
+            kernel autotuning).
+        step_gap_s: Wall time between two recorded steps outside them (the
+            runner's bookkeeping: a barrier, a flag scattered to every rank,
+            a results file written every 5 steps); in ``overall_time``, not
+            in ``all_time_steps``.
         noise_cv: Base coefficient of variation of a step's throughput.
         noise_cv_comm: Extra CV per unit fraction of exposed communication.
         noise_cv_inter: Extra CV when gradient reduction crosses hosts.
@@ -321,6 +397,8 @@ class ModelConstants:
             default the card's best configuration is too light relative to
             the others for 560 runs to stay under the 79.3 GB largest
             feasible peak.
+        overlap_comm_factor: ZeRO-2's ``overlap_comm`` footprint in units of
+            the reduce plus all-gather bucket bytes (DeepSpeed documents 4.5).
     """
 
     cuda_context_gb: float = 0.6
@@ -336,10 +414,8 @@ class ModelConstants:
     adam_bytes_per_param: float = 34.0
     working_set_layers: float = 1.0
     logits_bytes: float = 6.0
-    startup_s: float = 75.0
-    startup_per_comm_s: float = 4.0
-    startup_per_gb_s: float = 0.5
     first_step_factor: float = 1.6
+    step_gap_s: float = 0.05
     noise_cv: float = 0.004
     noise_cv_comm: float = 0.03
     noise_cv_inter: float = 0.003
@@ -348,3 +424,4 @@ class ModelConstants:
     peak_jitter: float = 0.003
     fragmentation_prior: float = 0.1
     allgather_bucket_elements: float = 6.5e8
+    overlap_comm_factor: float = 4.5

@@ -38,8 +38,9 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
 
   - ZeRO-0: one bucketed all-reduce per step after the last backward (the
     engine reduces at the gradient-accumulation boundary; nothing hides it),
-    and with a pipeline ``BF16_Optimizer``'s all-gather of the updated
-    weights;
+    and where the optimizer state is sharded (with a pipeline,
+    ``BF16_Optimizer``; without one where the reading shards it,
+    :attr:`Assumptions.zero0`) the all-gather of the updated weights;
   - ZeRO-2 (``overlap_comm``): the gradients are reduce-scattered in *every*
     micro-step (DeepSpeed ``engine.allreduce_gradients``: "ZeRO stage >= 2
     communicates during non gradient accumulation boundaries as well"),
@@ -52,8 +53,8 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
   Every bucket pays a launch cost and the ring's latency ``(N - 1) alpha``
   per phase, so small buckets cost more with more ranks, large ones leave
   more exposed at the end of the backward.
-* **optimizer**: the fused Adam update of the local (sharded) parameters at
-  HBM bandwidth.
+* **optimizer**: the fused Adam update of the local parameters at HBM
+  bandwidth: the ``1 / N`` shard wherever the optimizer state is sharded.
 
 Throughput (:func:`throughput`) is in the instance's *inferred* unit
 (:attr:`Assumptions.throughput_unit`): samples per second per GPU,
@@ -66,8 +67,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from bolt_pco64 import estimators
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.grid import micro_batches
 from bolt_pco64.simulate.memory import (
     communicators,
     layer_activation_bytes,
@@ -103,13 +104,11 @@ def work_per_step(instance: Instance, a: Assumptions) -> float:
     """What one step counts for in the throughput unit ``a.throughput_unit``.
 
     ``global_batch / num_gpus`` samples per GPU for ``"samples/s/gpu"``, one
-    step for ``"steps/s"``; a step of ``step_s`` seconds measures
-    ``work_per_step / step_s`` and a measured rate ``r`` took
-    ``work_per_step / r`` seconds.
+    step for ``"steps/s"`` (:func:`bolt_pco64.estimators.work_per_step`); a
+    step of ``step_s`` seconds measures ``work_per_step / step_s`` and a
+    measured rate ``r`` took ``work_per_step / r`` seconds.
     """
-    if a.throughput_unit == "steps/s":
-        return 1.0
-    return instance.model.batch_size / instance.num_gpus
+    return estimators.work_per_step(instance, a.throughput_unit)
 
 
 def throughput(step_s: float, instance: Instance, a: Assumptions) -> float:
@@ -171,7 +170,7 @@ def step_breakdown(
     h, f, s = m.hidden_size, m.ffn_hidden_size, m.seq_length
     q = m.num_attention_heads * a.head_dim
     kv = a.num_kv_heads * a.head_dim
-    micro, b = micro_batches(cfg, instance, a.micro_batch_size)
+    micro, b = a.micro_batches(cfg, instance)
     t = s * b / cfg.cp
     peak = hw.peak_tflops * 1e12 * efficiency
     comms = dict(communicators(cfg, instance.gpus_per_host))
@@ -214,6 +213,7 @@ def step_breakdown(
 
     # Gradient reduction over dp * cp ranks, in bf16 like the gradients.
     n = cfg.reduce_ranks
+    sharded = cfg.zero_stage > 0 or cfg.pp > 1 or a.zero0 != "deepspeed"
     p = max(stage_params(instance, a, cfg, st) for st in range(cfg.pp))
     grads = 2 * p
     bucket = cfg.bucket_mb * 2**20
@@ -221,8 +221,9 @@ def step_breakdown(
     if cfg.zero_stage == 0:
         # Once per step, after the last backward: nothing to hide behind.
         dp = _bucketed(n, grads, bucket, inter, 0.0, 2, hw, k)
-        if cfg.pp > 1:
-            dp += _ring(n, 2 * p, inter, hw)  # BF16_Optimizer's weight all-gather
+        if sharded:
+            # The sharded optimizer's all-gather of the updated weights.
+            dp += _ring(n, 2 * p, inter, hw)
     else:
         # The backward (with full recomputation also the recomputed forward:
         # 3 of 4 passes, else 2 of 3) produces the gradients it hides.
@@ -235,7 +236,7 @@ def step_breakdown(
             exposed = max(0.0, gather - fwd) + max(0.0, gather - 2 * fwd)
             exposed += 2 * k.rho_z3 * gather
             dp += micro * layers * exposed
-    shard = p / n if cfg.zero_stage else p
+    shard = p / n if sharded else p
     optimizer = k.adam_bytes_per_param * shard / (hw.hbm_gbs * 1e9)
 
     step = micro * slowest + bubble + dp + optimizer
