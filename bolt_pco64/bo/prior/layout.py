@@ -1,7 +1,7 @@
 """Decode encoded configurations into the sizes a performance model reads.
 
 The prior means of :mod:`bolt_pco64.bo.prior` take ``X`` in the problem's
-*encoded* input space (design section 1: log2 columns as stored, ``zero_stage``
+*encoded* input space (log2 columns as stored, ``zero_stage``
 as its ordinal), normalised to the unit cube by the GP's input transform. A
 :class:`LayoutDecoder` undoes both with the instance's own
 :class:`~bolt_pco64.instances.InputSpec` list and context columns, so nothing
