@@ -118,6 +118,9 @@ METHOD_HELP: dict[str, str] = {
     "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
     "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
     "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
+    "prior_ei": "qlognei on GPs with performance-model prior means "
+    "(throughput, memory margin), from 3 initial rows",
+    "prior_ei_tp": "prior_ei with the throughput prior only (ablation)",
 }
 
 
