@@ -122,6 +122,9 @@ METHOD_HELP: dict[str, str] = {
     "with --budget-hours",
     "ei_cool": "eipu with the cost's exponent cooling from 1 to 0 as the "
     "budget is spent (Lee et al. 2020)",
+    "prior_ei": "qlognei on GPs with performance-model prior means "
+    "(throughput, memory margin), from 3 initial rows",
+    "prior_ei_tp": "prior_ei with the throughput prior only (ablation)",
 }
 
 

@@ -12,6 +12,7 @@ anything is created, so a refused comparison leaves the file system as it was.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
 from bolt_pco64.bench.plots import plot_panels
-from bolt_pco64.bench.report import cost_label, summary_markdown
+from bolt_pco64.bench.report import cost_label, standin_caveats, summary_markdown
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 
@@ -138,6 +139,8 @@ def _combined_report(
         "model."
         + (f" SIMULATED stand-in tables: {', '.join(simulated)}." if simulated else ""),
     ]
+    caveats = standin_caveats(methods) if simulated else []
+    header += [f"\n{c}" for c in caveats]
     md = summary_markdown(
         summary, config.budget, header, cost=cost, first_column="problem"
     )
@@ -158,5 +161,5 @@ def _combined_report(
             )
         )
     plot = root / "regret.png"
-    plot_panels(panels, plot)
+    plot_panels(panels, plot, title="\n".join(textwrap.fill(c, 120) for c in caveats))
     return FamilyResult(root, results, summary, md, plot)

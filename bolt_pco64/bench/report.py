@@ -50,6 +50,7 @@ __all__ = [
     "comparisons_markdown",
     "cost_label",
     "no_comparisons_reason",
+    "standin_caveats",
     "summarize",
     "summary_markdown",
     "terminal_summary",
@@ -577,6 +578,8 @@ def write_summary(
         f"evaluation: optimal − worst feasible). {cost} (bolt_pco64.costs): "
         f"{TimeModel(table).describe()}.",
     ]
+    caveats = standin_caveats(methods) if table.is_simulated else []
+    header += [f"\n{c}" for c in caveats]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(
         records,
@@ -602,7 +605,18 @@ def write_summary(
         worst_feasible_value,
         budget,
         methods,
-        title=f"{instance.name} ({kind})",
+        title="\n".join(
+            [f"{instance.name} ({kind})", *(textwrap.fill(c, 60) for c in caveats)]
+        ),
         cost=cost,
     )
     return summary, md
+
+
+def standin_caveats(methods: Sequence[str]) -> list[str]:
+    """The sentences that methods ask a stand-in summary to carry
+    (a method's optional ``standin_caveat``), each once, in method order."""
+    from bolt_pco64.bench.methods import METHODS
+
+    found = [getattr(METHODS.get(m), "standin_caveat", None) for m in methods]
+    return list(dict.fromkeys(c for c in found if c))

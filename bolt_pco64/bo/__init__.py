@@ -10,7 +10,9 @@
   the classifier or the censored margin model, or a
   probability-of-feasibility threshold, each with LogEI on the objective GP.
 
-Every public name of these modules is importable from here.
+Every public name of these modules is importable from here. The package
+:mod:`bolt_pco64.bo.prior` (GPs whose prior means are learnable performance
+models, and ``propose_prior_ei``) is imported from there.
 """
 
 from bolt_pco64.bo.crash import (

@@ -1,0 +1,70 @@
+"""A parallelism-informed prior: GPs whose prior means are performance models.
+
+A Gaussian process with a constant prior mean knows nothing about parallel
+training; the means here do: the throughput of a learnable step-time model
+(compute with the pipeline bubble, collectives inside and across hosts,
+pipeline sends) and the memory margin of a learnable peak-memory model (ZeRO
+model states, activations under tp/sp/cp/pp). Their few parameters are
+positive, named and physically readable (times per FLOP and per byte,
+bytes per parameter); they are fitted jointly with the GP hyperparameters.
+The form follows public sources (the parallelism prior of the
+``apivich-h/oppa`` repository, Narayanan et al. 2021, Rajbhandari et al.
+2020, Korthikanti et al. 2022), cited in each module. This package does not
+import the stand-in generator (:mod:`bolt_pco64.simulate`) and its form was not
+taken from it; see :data:`STANDIN_CAVEAT`.
+
+- :mod:`~bolt_pco64.bo.prior.layout`: encoded inputs to parallel sizes, read
+  from the instance's input specs and context columns;
+- :mod:`~bolt_pco64.bo.prior.base`: :class:`PriorDefaults` and the
+  :class:`PhysicalMean` base class;
+- :mod:`~bolt_pco64.bo.prior.throughput`: :class:`ThroughputPriorMean`;
+- :mod:`~bolt_pco64.bo.prior.memory`: :class:`MemoryPriorMean`;
+- :mod:`~bolt_pco64.bo.prior.fit`: :func:`fit_prior_models` and
+  :func:`propose_prior_ei` (constrained qLogNEI on both prior means, or only
+  the throughput prior).
+"""
+
+from bolt_pco64.bo.prior.base import (
+    PRIOR_DEFAULTS,
+    STANDIN_CAVEAT,
+    PhysicalMean,
+    PriorDefaults,
+)
+from bolt_pco64.bo.prior.fit import (
+    PriorKind,
+    PriorState,
+    fit_prior_gp,
+    fit_prior_models,
+    propose_prior_ei,
+)
+from bolt_pco64.bo.prior.layout import QUANTITIES, Layout, LayoutDecoder
+from bolt_pco64.bo.prior.memory import MEMORY_PARAMETERS, MemoryPriorMean
+from bolt_pco64.bo.prior.throughput import (
+    THROUGHPUT_PARAMETERS,
+    ThroughputPriorMean,
+    model_parameters,
+    physical_summary,
+    sequence_flops,
+)
+
+__all__ = [
+    "MEMORY_PARAMETERS",
+    "PRIOR_DEFAULTS",
+    "QUANTITIES",
+    "STANDIN_CAVEAT",
+    "THROUGHPUT_PARAMETERS",
+    "Layout",
+    "LayoutDecoder",
+    "MemoryPriorMean",
+    "PhysicalMean",
+    "PriorDefaults",
+    "PriorKind",
+    "PriorState",
+    "ThroughputPriorMean",
+    "fit_prior_gp",
+    "fit_prior_models",
+    "model_parameters",
+    "physical_summary",
+    "propose_prior_ei",
+    "sequence_flops",
+]

@@ -1,0 +1,208 @@
+"""The defaults of the prior means and the base class they share.
+
+A :class:`PhysicalMean` is a GPyTorch :class:`~gpytorch.means.Mean` with a
+few named physical parameters (times, bandwidths, bytes per parameter), all
+positive: ``theta = initial * exp(v)``, where ``v``, the log of each
+parameter's ratio to its initial value, is the vector parameter ``raw_theta``
+under a GPyTorch ``Interval(-log_range, log_range)`` constraint (a sigmoid).
+The optimiser thus works on logarithms (parameters that span orders of
+magnitude stay well scaled), no value can reach zero or overflow (an
+unbounded ``exp`` let a line search step to values whose prior density was
+undefined), and each stays within a factor ``exp(log_range)`` of its initial
+value. A log-normal prior centred on the initial values (``theta_prior``)
+keeps a fit on three observations near physically sensible values; ``fit_gpytorch_mll`` fits it jointly with the
+GP's hyperparameters, and :func:`gpytorch.mlls.ExactMarginalLogLikelihood`
+adds its log density.
+
+The mean is evaluated on the GP's *standardised* outcome scale: the GP's
+``Standardize`` transform fits the standardised targets, so the mean returns
+``(m(x) - shift) / scale`` with the transform's mean and standard deviation
+(:meth:`PhysicalMean.standardize`; the fitting functions set them). Its
+physical value is :meth:`PhysicalMean.physical`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from gpytorch.constraints import Interval
+from gpytorch.means import Mean
+from gpytorch.priors import LogNormalPrior
+from torch import Tensor
+
+from bolt_pco64.bo.prior.layout import Layout, LayoutDecoder
+
+__all__ = ["PRIOR_DEFAULTS", "STANDIN_CAVEAT", "PhysicalMean", "PriorDefaults"]
+
+#: The sentence every figure or summary of a prior method on a stand-in table
+#: carries (the stand-in is itself produced by an analytic model).
+STANDIN_CAVEAT = (
+    "A prior built from a performance model can look better on a simulated "
+    "table than on a measured one: the stand-in tables are themselves produced "
+    "by an analytic model of parallel training."
+)
+
+
+@dataclass(frozen=True)
+class PriorDefaults:
+    """Every default of the prior means (initial values and prior widths).
+
+    The throughput prior's initial times come from a reference GPU cluster
+    and are then rescaled by one common factor fitted to the observed
+    throughput (the table's throughput unit is not published), so only their
+    *ratios* matter: compute rate to bandwidths to latencies.
+
+    Attributes:
+        flop_rate: Effective FLOP/s of one GPU: about 1e15 dense BF16 peak of
+            a Hopper-class GPU at 40 % model FLOPs utilisation.
+        bandwidth_intra: Bytes/s between GPUs of one host (NVLink, per
+            direction).
+        bandwidth_inter: Bytes/s between hosts per GPU (a 400 Gb/s NIC).
+        latency_intra: Seconds of start-up per collective step inside a host.
+        latency_inter: Seconds of start-up per collective step across hosts.
+        step_overhead: Seconds per optimizer step not modelled otherwise.
+        throughput_log_sd: Standard deviation of the log-normal prior of each
+            throughput parameter (1.5: a factor of 4.5 either way).
+        bytes_weights: Model-state bytes per parameter for the weights
+            (ZeRO paper, mixed-precision Adam: 2 for fp16/bf16 weights).
+        bytes_grads: Bytes per parameter for the gradients (2).
+        bytes_optimizer: Bytes per parameter for the optimizer states (12:
+            fp32 master weights, momentum and variance). Their sum is one
+            parameter of the memory prior, their ratio splits it at ZeRO
+            stage 1.
+        checkpoint_bytes: Activation bytes kept per token and hidden unit per
+            layer under full activation recomputation (2: the bf16 layer input;
+            Korthikanti et al. 2022).
+        layer_activation_scale: Multiplier of one layer's full activations
+            (Korthikanti et al.'s ``10/sp + 24/tp`` bytes per token and hidden
+            unit), live while that layer is recomputed.
+        memory_overhead_gib: GiB per GPU not modelled otherwise.
+        state_log_sd: Prior standard deviation (log) of the bytes per parameter.
+        activation_log_sd: Prior standard deviation (log) of the two activation
+            coefficients.
+        overhead_log_sd: Prior standard deviation (log) of the memory overhead.
+        pad_sharpness: Sharpness of the soft minimum of the predicted margin
+            and the table's OOM pad.
+        log_range: Each parameter stays within a factor ``exp(log_range)``
+            (about 3000) of its initial value.
+    """
+
+    flop_rate: float = 4e14
+    bandwidth_intra: float = 450e9
+    bandwidth_inter: float = 50e9
+    latency_intra: float = 1e-5
+    latency_inter: float = 3e-5
+    step_overhead: float = 0.1
+    throughput_log_sd: float = 1.5
+    bytes_weights: float = 2.0
+    bytes_grads: float = 2.0
+    bytes_optimizer: float = 12.0
+    checkpoint_bytes: float = 2.0
+    layer_activation_scale: float = 1.0
+    memory_overhead_gib: float = 1.0
+    state_log_sd: float = 0.5
+    activation_log_sd: float = 1.0
+    overhead_log_sd: float = 1.0
+    pad_sharpness: float = 20.0
+    log_range: float = 8.0
+
+
+#: The defaults every function of :mod:`bolt_pco64.bo.prior` uses.
+PRIOR_DEFAULTS = PriorDefaults()
+
+
+def _theta(module: PhysicalMean) -> Tensor:
+    return module.theta
+
+
+def _set_theta(module: PhysicalMean, value: Tensor) -> None:
+    module.set_theta(value)
+
+
+class PhysicalMean(Mean):
+    """A prior mean with named, positive physical parameters.
+
+    Args:
+        decoder: Decodes the GP's unit-cube inputs into a
+            :class:`~bolt_pco64.bo.prior.layout.Layout`.
+        initial: The initial value of each parameter, in :attr:`names` order.
+        log_sd: The prior standard deviation of each parameter's logarithm.
+        log_range: How far (in log) a parameter may move from its initial value.
+
+    Raises:
+        ValueError: If ``initial`` or ``log_sd`` does not have one positive
+            finite value per name.
+    """
+
+    #: The parameters' names, in the order of ``theta``.
+    names: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        decoder: LayoutDecoder,
+        initial: Sequence[float],
+        log_sd: Sequence[float],
+        log_range: float = PRIOR_DEFAULTS.log_range,
+    ) -> None:
+        super().__init__()
+        dtype = decoder.lower.dtype
+        init = torch.as_tensor(initial, dtype=dtype)
+        sd = torch.as_tensor(log_sd, dtype=dtype)
+        k = len(self.names)
+        for label, v in (("initial", init), ("log_sd", sd)):
+            if v.shape != (k,) or not (torch.isfinite(v) & (v > 0)).all():
+                raise ValueError(
+                    f"Expected {label} of {k} positive finite values for "
+                    f"{self.names}, got {v.tolist()}."
+                )
+        if not (math.isfinite(log_range) and log_range > 0):
+            raise ValueError(
+                f"Expected a positive finite log_range, got {log_range!r}."
+            )
+        self.decoder = decoder
+        self.log_range = float(log_range)
+        self.register_buffer("initial", init)
+        self.register_parameter("raw_theta", torch.nn.Parameter(torch.zeros_like(init)))
+        self.register_constraint("raw_theta", Interval(-log_range, log_range))
+        self.register_prior(
+            "theta_prior", LogNormalPrior(init.log(), sd), _theta, _set_theta
+        )
+        self.register_buffer("shift", torch.zeros((), dtype=dtype))
+        self.register_buffer("scale", torch.ones((), dtype=dtype))
+
+    @property
+    def theta(self) -> Tensor:
+        """The parameters' values, a ``k``-dim tensor (always positive)."""
+        return self.initial * self.raw_theta_constraint.transform(self.raw_theta).exp()
+
+    def set_theta(self, value: Tensor) -> None:
+        """Set the parameters to ``value`` (``k``-dim, positive), each clipped
+        to its allowed range."""
+        edge = self.log_range * (1.0 - 1e-6)
+        ratio = (value.to(self.initial) / self.initial).log().clamp(-edge, edge)
+        raw = self.raw_theta_constraint.inverse_transform(ratio)
+        self.initialize(raw_theta=raw)
+
+    def values(self) -> dict[str, float]:
+        """The parameters' current values by name."""
+        return dict(zip(self.names, self.theta.detach().tolist(), strict=True))
+
+    def standardize(self, shift: Tensor | float, scale: Tensor | float) -> None:
+        """Return ``(m(x) - shift) / scale`` from now on (the outcome transform's)."""
+        with torch.no_grad():
+            self.shift.copy_(torch.as_tensor(shift).reshape(()))
+            self.scale.copy_(torch.as_tensor(scale).reshape(()))
+
+    def physical(self, X: Tensor) -> Tensor:
+        """``batch_shape``-dim physical value at ``batch_shape x d`` unit-cube ``X``."""
+        return self._physical(self.decoder(X))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return (self.physical(x) - self.shift) / self.scale
+
+    def _physical(self, layout: Layout) -> Tensor:
+        raise NotImplementedError

@@ -1,0 +1,345 @@
+"""The parallelism-informed prior (bolt_pco64.bo.prior): decoding, physics,
+fitting, proposals, and the rule that it never touches the stand-in generator."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+import bolt_pco64.bo.prior as prior_pkg
+from bolt_pco64 import PCO16, PCO64
+from bolt_pco64.bench import RunContext, get_method
+from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.report import standin_caveats
+from bolt_pco64.bench.run import run_one
+from bolt_pco64.bo.gp import safe_bounds
+from bolt_pco64.bo.prior import (
+    PRIOR_DEFAULTS,
+    STANDIN_CAVEAT,
+    LayoutDecoder,
+    MemoryPriorMean,
+    PhysicalMean,
+    PriorState,
+    ThroughputPriorMean,
+    fit_prior_models,
+    propose_prior_ei,
+)
+from bolt_pco64.instances import PCO16_INSTANCE, PCO64_INSTANCE, InputSpec
+from tests import _fixtures
+from tests._tables import small_frame
+
+problem = _fixtures.problem
+observed = _fixtures.observed
+
+# pco64's published shape, written out here (not read from the package)
+L64, H64, F64 = 64, 5120, 25600
+P64 = L64 * (4 * H64 * H64 + 3 * H64 * F64)
+
+
+def _bounds(instance=PCO64_INSTANCE) -> torch.Tensor:
+    return safe_bounds(torch.tensor(instance.bounds, dtype=torch.double).T)
+
+
+def _encoded(*rows: tuple[int, ...]) -> torch.Tensor:
+    return torch.tensor(rows, dtype=torch.double)
+
+
+# -- honesty rule: no path from the prior to the stand-in generator ---------
+
+
+@pytest.mark.slow  # a fresh interpreter imports BoTorch (a few seconds)
+def test_importing_the_prior_does_not_load_the_generator() -> None:
+    code = (
+        "import sys, bolt_pco64.bo.prior\n"
+        "bad = [m for m in sys.modules if m.startswith('bolt_pco64.simulate')]\n"
+        "print(bad)\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_prior_module_names_the_generator() -> None:
+    files = sorted(Path(prior_pkg.__file__).parent.glob("*.py"))
+    assert len(files) >= 5
+    for path in files:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+                assert node.level == 0, f"{path.name}: relative import"
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                # no importlib.import_module("bolt_pco64.simulate...") either
+                names = [node.value] if node.value.startswith("bolt_pco64.") else []
+            assert not any("simulate" in n for n in names), f"{path.name}: {names}"
+
+
+# -- decoding ----------------------------------------------------------------
+
+
+def test_decoder_reads_pco64_inputs_and_context() -> None:
+    dec = LayoutDecoder(PCO64_INSTANCE, _bounds())
+    # the card's best configuration
+    lay = dec.decode(_encoded((4, 2, 0, 0, 2, 6, 1, 0)))
+    got = [
+        float(getattr(lay, k))
+        for k in ("dp", "tp", "pp", "cp", "sp", "bucket_mb", "zero_stage", "chunks")
+    ]
+    assert got == [16, 4, 1, 1, 4, 64, 2, 1]
+    assert float(lay.accum) == 1  # context log2_grad_accum_steps = 0
+    assert lay.gpus_per_host == 4
+
+
+def test_decoder_reads_pco16_grad_accumulation_and_fixed_context_parallelism() -> None:
+    dec = LayoutDecoder(PCO16_INSTANCE, _bounds(PCO16_INSTANCE))
+    # pco16 inputs: dp, tp, pp, sp, bucket, zero, chunks, grad_accum
+    lay = dec.decode(_encoded((4, 0, 0, 0, 8, 2, 0, 2)))
+    assert (float(lay.dp), float(lay.cp), float(lay.accum)) == (16, 1, 4)
+    assert (float(lay.bucket_mb), float(lay.zero_stage)) == (256, 3)
+    assert lay.gpus_per_host == 8
+
+
+def test_decoder_undoes_the_gp_normalisation() -> None:
+    bounds = _bounds()
+    dec = LayoutDecoder(PCO64_INSTANCE, bounds)
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0), (1, 0, 4, 2, 0, 9, 0, 2))
+    unit = (X - bounds[0]) / (bounds[1] - bounds[0])
+    a, b = dec(unit), dec.decode(X)
+    for k in ("dp", "tp", "pp", "cp", "sp", "bucket_mb", "zero_stage", "chunks"):
+        torch.testing.assert_close(getattr(a, k), getattr(b, k))
+
+
+def test_decoder_refuses_unknown_columns_and_wrong_bounds() -> None:
+    odd = dataclasses.replace(
+        PCO64_INSTANCE, inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
+    )
+    with pytest.raises(ValueError, match="log2_x"):
+        LayoutDecoder(odd, _bounds())
+    with pytest.raises(ValueError, match=r"Expected bounds of shape \(2, 8\)"):
+        LayoutDecoder(PCO64_INSTANCE, torch.zeros(2, 7, dtype=torch.double))
+
+
+# -- the throughput prior ------------------------------------------------------
+
+
+def _with(mean: PhysicalMean, **values: float) -> PhysicalMean:
+    theta = mean.theta.detach().clone()
+    for name, v in values.items():
+        theta[mean.names.index(name)] = v
+    mean.set_theta(theta)
+    return mean
+
+
+def test_pipeline_bubble_and_interleaving_stretch_the_compute() -> None:
+    mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
+    # dp 16 x tp 4 (no pipeline) vs dp 8 x tp 4 x pp 2, 1 and 2 chunks
+    X = _encoded(
+        (4, 2, 0, 0, 2, 6, 1, 0), (3, 2, 1, 0, 2, 6, 0, 0), (3, 2, 1, 0, 2, 6, 0, 1)
+    )
+    t = mean.terms(mean.decoder.decode(X))["compute"]
+    # the same FLOPs per GPU; 64 one-sequence micro-batches: bubble (pp-1)/(m v)
+    torch.testing.assert_close(t[1] / t[0], torch.tensor(1 + 1 / 64).to(t))
+    torch.testing.assert_close(t[2] / t[0], torch.tensor(1 + 1 / 128).to(t))
+
+
+def test_parameters_stay_positive_and_within_their_range() -> None:
+    mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
+    start = mean.theta.detach().clone()
+    mean.set_theta(torch.tensor([0.0, 1e300, 1.0, 1.0, 1.0, 1.0]))
+    ratio = (mean.theta / start).log()
+    assert torch.isfinite(ratio).all()
+    assert (ratio.abs() <= PRIOR_DEFAULTS.log_range).all()
+    assert ratio[0] < -0.99 * PRIOR_DEFAULTS.log_range
+    assert ratio[1] > 0.99 * PRIOR_DEFAULTS.log_range
+    with torch.no_grad():
+        mean.raw_theta.fill_(1e6)  # whatever an optimiser step makes of it
+    assert torch.isfinite(mean.theta).all()
+    assert (mean.theta > 0).all()
+
+
+def test_crossing_hosts_uses_the_inter_host_link() -> None:
+    mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
+    # dp 2 x tp 2 fits in a 4-GPU host; dp 4 x tp 2 does not
+    X = _encoded((1, 1, 4, 0, 0, 6, 0, 0), (2, 1, 3, 0, 0, 6, 0, 0))
+    before = mean.terms(mean.decoder.decode(X))["data"]
+    slow = mean.values()["byte_time_inter"] * 10
+    after = _with(mean, byte_time_inter=slow).terms(mean.decoder.decode(X))["data"]
+    torch.testing.assert_close(after[0], before[0])
+    assert after[1] > 5 * before[1]
+
+
+def test_zero3_moves_half_again_the_data_parallel_bytes() -> None:
+    mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds())
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0), (4, 2, 0, 0, 2, 6, 2, 0))
+    data = mean.terms(mean.decoder.decode(X))["data"]
+    torch.testing.assert_close(data[1] / data[0], torch.tensor(1.5).to(data))
+
+
+def test_unit_is_set_by_the_observed_throughput() -> None:
+    bounds = _bounds()
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0), (3, 2, 1, 0, 2, 6, 0, 0))
+    y = torch.tensor([0.25, 0.125], dtype=torch.double)
+    mean = ThroughputPriorMean.from_observations(PCO64_INSTANCE, bounds, X, y)
+    pred = 1 / mean.step_time(mean.decoder.decode(X))
+    # the geometric mean of prediction / observation is one
+    torch.testing.assert_close((pred / y).log().mean(), torch.tensor(0.0).to(pred))
+    with pytest.raises(ValueError, match="positive finite throughput"):
+        ThroughputPriorMean.from_observations(PCO64_INSTANCE, bounds, X, -y)
+
+
+# -- the memory prior ------------------------------------------------------------
+
+
+def test_model_states_follow_the_zero_paper() -> None:
+    mean = MemoryPriorMean(PCO64_INSTANCE, _bounds())
+    # dp 16, tp 4, pp 1: stage 0, 2, 3
+    X = _encoded(
+        (4, 2, 0, 0, 2, 6, 0, 0), (4, 2, 0, 0, 2, 6, 1, 0), (4, 2, 0, 0, 2, 6, 2, 0)
+    )
+    states = mean.parts(mean.decoder.decode(X))["states"] * 2.0**30
+    psi = P64 / 4
+    expected = [psi * 16, psi * (2 + 14 / 16), psi * 16 / 16]
+    torch.testing.assert_close(states, torch.tensor(expected, dtype=torch.double))
+
+
+def test_margin_is_peak_over_the_instance_gpu_memory() -> None:
+    bigger = dataclasses.replace(PCO64_INSTANCE, gpu_memory_gb=192.0)
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0), (1, 1, 4, 0, 0, 6, 0, 2))
+    unit = (X - _bounds()[0]) / (_bounds()[1] - _bounds()[0])
+    m96 = MemoryPriorMean(PCO64_INSTANCE, _bounds()).physical(unit)
+    m192 = MemoryPriorMean(bigger, _bounds()).physical(unit)
+    torch.testing.assert_close(m192 + 1, (m96 + 1) / 2)
+
+
+def test_margin_is_capped_softly_at_the_pad() -> None:
+    X = _encoded((6, 0, 0, 0, 0, 6, 0, 0), (4, 2, 0, 0, 2, 6, 2, 0))
+    unit = (X - _bounds()[0]) / (_bounds()[1] - _bounds()[0])
+    free = MemoryPriorMean(PCO64_INSTANCE, _bounds()).physical(unit)
+    capped = MemoryPriorMean(PCO64_INSTANCE, _bounds(), pad=0.2).physical(unit)
+    assert free[0] > 0.5  # dp 64 without sharding: far over the GPU memory
+    assert 0.19 < capped[0] <= 0.2
+    assert free[1] < -0.2
+    torch.testing.assert_close(capped[1], free[1], atol=1e-3, rtol=0)
+    with pytest.raises(ValueError, match="positive finite pad"):
+        MemoryPriorMean(PCO64_INSTANCE, _bounds(), pad=-1.0)
+
+
+# -- fitting and proposing -------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_fit_runs_and_keeps_the_parameters_positive(problem: PCO64, n: int) -> None:
+    rows = torch.arange(0, problem.candidates().shape[0], 5)[:n]
+    X, y, margin = observed(problem, rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0)
+    for gp in (models.objective, models.constraint):
+        assert gp is not None
+        assert isinstance(gp.mean_module, PhysicalMean)
+        theta = gp.mean_module.theta
+        assert torch.isfinite(theta).all()
+        assert (theta > 0).all()
+        post = gp.posterior(X).mean
+        assert torch.isfinite(post).all()
+    # the objective GP reproduces what it was fitted on (little noise)
+    feas = ~torch.isnan(y)
+    fit = models.objective.posterior(X[feas]).mean.squeeze(-1)
+    assert (fit - y[feas]).abs().max() < 0.2 * y[feas].abs().max()
+
+
+def test_ablation_keeps_a_constant_mean_constraint(problem: PCO64) -> None:
+    X, y, margin = observed(problem, torch.arange(0, 40, 4))
+    models = fit_prior_models(
+        X, y, margin, problem.bounds, problem.instance, 0, kind="throughput"
+    )
+    assert isinstance(models.objective.mean_module, ThroughputPriorMean)
+    assert not isinstance(models.constraint.mean_module, PhysicalMean)
+    with pytest.raises(ValueError, match="Expected kind"):
+        fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0, kind="x")  # type: ignore[arg-type]
+
+
+def test_cold_start_without_a_feasible_row_proposes_by_feasibility(
+    problem: PCO64,
+) -> None:
+    C = problem.candidates()
+    y_all = problem.evaluate_true(C)
+    rows = torch.nonzero(torch.isnan(y_all)).squeeze(-1)[:3]
+    X, y, margin = observed(problem, rows)
+    untried = torch.ones(C.shape[0], dtype=torch.bool)
+    untried[rows] = False
+    state = PriorState()
+    idx = propose_prior_ei(
+        X, y, margin, problem.bounds, problem.instance, C[untried], 2, 7, state=state
+    )
+    assert state.models is not None
+    assert state.models.objective is None
+    assert state.steps == 1
+    assert idx.unique().numel() == 2
+    assert int(idx.max()) < int(untried.sum())
+
+
+@pytest.mark.slow
+def test_proposals_are_deterministic_and_warm_start(problem: PCO64) -> None:
+    C = problem.candidates()
+    X, y, margin = observed(problem, torch.tensor([0, 9, 20]))
+    args = (X, y, margin, problem.bounds, problem.instance, C[3:], 1, 3)
+    states = [PriorState(), PriorState()]
+    picks = [int(propose_prior_ei(*args, state=s)) for s in states]
+    assert picks[0] == picks[1]
+    first = states[0].models
+    propose_prior_ei(*args, state=states[0])
+    assert states[0].steps == 2
+    assert states[0].models is not first
+
+
+def test_fit_on_a_pco16_table() -> None:
+    f = PCO16(table=small_frame(seed=3, instance="pco16"))
+    C = f.candidates()
+    X, y, margin = C[:10], f.evaluate_true(C[:10]), f.outcome_constraint(C[:10])
+    models = fit_prior_models(X, y, margin, f.bounds, f.instance, 1)
+    assert models.objective is not None
+    assert models.objective.mean_module.decoder.instance is PCO16_INSTANCE
+    assert (models.constraint.mean_module.theta > 0).all()
+
+
+# -- the harness's methods ----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_prior_methods_start_from_three_rows_of_the_shared_design(
+    problem: PCO64,
+) -> None:
+    config = BenchConfig(budget=5, n_init=4)
+    default = run_one("first", 2, problem.table, config, fn=_first_rows)
+    for name in ("prior_ei", "prior_ei_tp"):
+        method = get_method(name)
+        assert method.n_init == 3
+        assert method.standin_caveat == STANDIN_CAVEAT
+        out = run_one(name, 2, problem.table, config, fn=method)
+        assert out.error is None, out.error
+        rows = out.records["row"].tolist()
+        assert rows[:3] == default.records["row"].tolist()[:3]
+        assert len(set(rows)) == 5
+
+
+def test_a_stand_in_summary_of_a_prior_method_carries_the_caveat() -> None:
+    assert standin_caveats(["qlognei", "prior_ei", "prior_ei_tp"]) == [STANDIN_CAVEAT]
+    assert standin_caveats(["qlognei", "random"]) == []
+    assert "simulated table" in STANDIN_CAVEAT
+
+
+def _first_rows(ctx: RunContext) -> torch.Tensor:
+    return ctx.available[: ctx.q]
