@@ -722,20 +722,19 @@ def _check_run_times(table: Any, table_path: Path | None) -> None:
 
 
 def _reference(reference: str | None, methods: list[str]) -> str:
-    """``--reference``, checked against the compared methods before anything runs.
+    """``--reference``, checked against the compared methods before anything
+    runs (:func:`~bolt_pco64.bench.methods.check_reference`, which does not
+    import torch)."""
+    from bolt_pco64.bench.methods import check_reference
 
-    Without the option: :data:`DEFAULTS`'s reference where it is compared,
-    else the first method.
-    """
-    if reference is None:
-        return DEFAULTS.reference if DEFAULTS.reference in methods else methods[0]
-    if reference not in methods:
+    try:
+        return check_reference(reference, methods)
+    except ValueError:
         raise CLIError(
             f"--reference: expected one of the compared methods "
             f"({', '.join(methods)}), got {reference!r}; add it to --methods or "
             "choose another"
-        )
-    return reference
+        ) from None
 
 
 #: The command-line option of each setting that the harness's checks name.

@@ -646,3 +646,38 @@ def test_bench_problem_all_refuses_before_creating_anything(
     assert result.exit_code == 2
     assert "pco64.parquet" in result.output
     assert _tree(tmp_path) == before
+
+
+def test_a_reference_not_compared_is_refused_before_anything_is_written(
+    tmp_path: Path, table_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"reference.*\(random, ts\).*'qlognei'"):
+        run_benchmark(
+            ["random", "ts"],
+            seeds=1,
+            budget=4,
+            n_init=2,
+            out=out,
+            table=table_path,
+            reference="qlognei",
+            progress=False,
+        )
+    assert not out.exists()
+
+
+def test_the_default_reference_is_a_compared_method(
+    tmp_path: Path, table_path: Path
+) -> None:
+    result = run_benchmark(
+        ["ts", "random"], seeds=1, budget=3, n_init=2, out=tmp_path / "a",
+        table=table_path, progress=False,
+    )  # fmt: skip
+    meta = json.loads((result.out / "meta.json").read_text())
+    assert meta["arguments"]["reference"] == "random"
+    result = run_benchmark(
+        ["ts"], seeds=1, budget=3, n_init=2, out=tmp_path / "b",
+        table=table_path, progress=False,
+    )  # fmt: skip
+    meta = json.loads((result.out / "meta.json").read_text())
+    assert meta["arguments"]["reference"] == "ts"

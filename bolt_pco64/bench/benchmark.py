@@ -41,7 +41,7 @@ def run_benchmark(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
-    reference: str = DEFAULTS.reference,
+    reference: str | None = None,
     problem: str | Instance | None = None,
     budget_hours: float | None = None,
     workers: int = DEFAULTS.workers,
@@ -69,8 +69,9 @@ def run_benchmark(
         arguments: Recorded in ``meta.json`` as the arguments (the CLI passes
             its options); defaults to this call's arguments.
         reference: The method the summary compares every other one with
-            over the shared seeds; when it is not among ``methods`` the
-            summary says that there are no comparisons.
+            over the shared seeds, one of ``methods``; ``None``:
+            ``DEFAULTS.reference`` where it is compared, else the first
+            method (:func:`~bolt_pco64.bench.methods.check_reference`).
         problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or an
             :class:`~bolt_pco64.Instance`); ``None`` is a loaded table's own
             instance, else ``DEFAULTS.problem``.

@@ -75,7 +75,7 @@ def run_problems(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
-    reference: str = DEFAULTS.reference,
+    reference: str | None = None,
     workers: int = DEFAULTS.workers,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.

@@ -561,18 +561,26 @@ def check_methods(methods: Sequence[str]) -> list[str]:
     return names
 
 
-def check_reference(reference: str, methods: Sequence[str]) -> str:
-    """The reference method of the paired comparisons, checked.
+def check_reference(reference: str | None, methods: Sequence[str]) -> str:
+    """The reference method of the paired comparisons, checked before any run.
 
-    It must be a known method; when it is not among ``methods`` the
-    summary has no paired comparisons (there is nothing to pair with).
+    Args:
+        reference: One of ``methods``, or ``None`` for the default:
+            ``DEFAULTS.reference`` where it is compared, else the first method.
+        methods: The compared methods.
 
     Raises:
-        ValueError: If ``reference`` is not a known method.
+        ValueError: If ``reference`` is given and is not among ``methods``
+            (there would be nothing to pair its runs with).
     """
-    known = method_names()
-    if reference not in known:
+    from bolt_pco64.bench.config import DEFAULTS
+
+    names = list(methods)
+    if reference is None:
+        return DEFAULTS.reference if DEFAULTS.reference in names else names[0]
+    if reference not in names:
         raise ValueError(
-            f"Expected a reference method from {sorted(known)}, got {reference!r}."
+            f"Expected reference to be one of the compared methods "
+            f"({', '.join(names)}), got {reference!r}."
         )
     return reference

@@ -124,7 +124,7 @@ def make_plan(
     methods: Sequence[str],
     seeds: int | Sequence[int],
     config: BenchConfig,
-    reference: str,
+    reference: str | None,
     jobs: int,
     dask_scheduler: str | None,
     progress: bool = True,
@@ -154,7 +154,7 @@ def make_plan(
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
     names = check_methods(methods)
-    check_reference(reference, names)
+    reference = check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)
     config.check()

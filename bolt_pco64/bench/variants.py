@@ -84,7 +84,7 @@ def run_variants(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
-    reference: str = DEFAULTS.reference,
+    reference: str | None = None,
 ) -> VariantsResult:
     """Run (or resume) one comparison on each stand-in variant of ``problem``.
 
