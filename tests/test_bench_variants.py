@@ -71,3 +71,24 @@ def test_bench_standin_refuses_bad_use(
     assert result.exit_code == 2
     assert match in result.output
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_bench_standin_all_runs_every_variant_and_reports_agreement(
+    tmp_path: Path,
+) -> None:
+    from bolt_pco64.standins import STANDIN_VARIANTS
+
+    out = tmp_path / "out"
+    args = ["--methods", "random,naive", "--seeds", "2", "--budget", "4"]
+    result = CliRunner().invoke(
+        main,
+        ["bench", "--standin", "all", *args, "--n-init", "2", "--out", str(out),
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for variant in STANDIN_VARIANTS["pco64"]:
+        runs = pd.read_parquet(out / variant / "runs.parquet")
+        assert sorted(runs["method"].unique()) == ["naive", "random"]
+    assert (out / "robustness.md").is_file()
+    assert "Kendall" in (out / "robustness.md").read_text()

@@ -80,6 +80,7 @@ def run_variants(
     q: int = DEFAULTS.q,
     out: str | os.PathLike[str] = DEFAULTS.out,
     noise: float | str | None = None,
+    workers: int = DEFAULTS.workers,
     jobs: int = DEFAULTS.jobs,
     dask_scheduler: str | None = None,
     progress: bool = True,
@@ -103,7 +104,9 @@ def run_variants(
     names = list(dict.fromkeys(check_variant(inst, v) for v in names))
     root = check_output_dir(out)
     base = dict(arguments or {"problem": inst.name, "out": str(root)})
-    config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
+    config = BenchConfig(
+        budget=budget, n_init=n_init, q=q, noise=noise, workers=workers
+    )
     plans = {
         v: make_plan(
             {inst.name: STANDIN_PREFIX + v},
