@@ -35,10 +35,10 @@ card's schema:
   drawn uniformly without replacement, a draw with no feasible row counting as
   the worst feasible throughput (computed exactly from the table, see
   :func:`expected_best_of_random_draws`).
-- ``step_runtime_function`` is :class:`StepRuntime`: a run's ``overall_time``
-  in seconds, and for a crash :data:`~bolt_pco64.table.CRASH_COST_FRACTION` of the table's
-  median feasible ``overall_time`` (the harness's charge for an OOM run), so
-  Ax's simulated-time benchmarks see real run lengths.
+- ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
+  the one time model (:class:`~bolt_pco64.costs.TimeModel`, the harness's:
+  start-up plus ``overall_time``; a crash start-up plus the step in which
+  memory ran out), so Ax's simulated-time benchmarks see real run lengths.
 
 The core package never imports this module; import it as ``bolt_pco64.ax``
 after ``pip install 'bolt_pco64[ax]'``.
@@ -72,9 +72,9 @@ from ax.core.search_space import SearchSpace
 from ax.core.types import TParamValue
 from torch import Tensor
 
+from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import InputSpec, Instance, get_instance
 from bolt_pco64.problem import PCO, TableLike, problem_class
-from bolt_pco64.table import CRASH_COST_FRACTION
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -256,17 +256,19 @@ class CrashObservation(Noise):
 class StepRuntime:
     """Run length of a configuration in seconds, for Ax's simulated time.
 
-    A run that fit in memory takes its row's ``overall_time``; a crash takes
-    ``crash_fraction`` of the table's median feasible ``overall_time`` (the lower
-    middle value, as ``torch.median``).
+    :attr:`bolt_pco64.costs.TimeModel.run_seconds` of the snapped row (a run
+    or a crash), rounded to whole seconds (at least one).
 
     Args:
         problem: The BoTorch problem whose table is served.
-        crash_fraction: The cost of a crash as a fraction of that median.
+        startup_seconds: The time model's start-up
+            (:attr:`~bolt_pco64.costs.CostDefaults.startup_seconds`).
     """
 
-    def __init__(self, problem: PCO, crash_fraction: float = CRASH_COST_FRACTION):
-        seconds = problem.table.run_seconds(crash_fraction)
+    def __init__(
+        self, problem: PCO, startup_seconds: float = COST_DEFAULTS.startup_seconds
+    ):
+        seconds = TimeModel(problem.table, startup_seconds).run_seconds
         # Whole seconds, at least one: Ax's simulated backend keeps a trial's
         # data only if (start + runtime) - start == runtime, exact for integers.
         self._seconds = seconds.round().clamp_min(1.0)
@@ -331,7 +333,7 @@ def get_benchmark_problem(
     observe_noise_sd: bool = False,
     baseline_value: float | None = None,
     report_inference_value_as_trace: bool = False,
-    crash_time_fraction: float = CRASH_COST_FRACTION,
+    startup_seconds: float = COST_DEFAULTS.startup_seconds,
 ) -> BenchmarkProblem:
     """An Ax ``BenchmarkProblem`` for a pco instance (see the module docstring).
 
@@ -352,8 +354,8 @@ def get_benchmark_problem(
             is the inference trace (the true value of Ax's recommended point)
             rather than the best value found so far; set it to get an inference
             trace at all.
-        crash_time_fraction: A crash's run length as a fraction of the median
-            feasible ``overall_time`` (:class:`StepRuntime`).
+        startup_seconds: The time model's start-up of every run and crash
+            (:class:`StepRuntime`).
 
     Returns:
         The benchmark problem, named after the instance (``"pco64"``, or
@@ -415,5 +417,5 @@ def get_benchmark_problem(
         worst_feasible_value=worst,
         search_space=search_space_from_problem(problem),
         report_inference_value_as_trace=report_inference_value_as_trace,
-        step_runtime_function=StepRuntime(problem, crash_time_fraction),
+        step_runtime_function=StepRuntime(problem, startup_seconds),
     )

@@ -118,6 +118,9 @@ METHOD_HELP: dict[str, str] = {
     "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
     "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
     "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
+    "eipu": "constrained LogEI per unit of expected run cost (crash risk counted)",
+    "ei_cool": "constrained LogEI over cost^alpha, alpha from 1 to 0 as the budget "
+    "is spent",
 }
 
 
@@ -473,6 +476,21 @@ def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     help=f"Evaluations per run, initial design included [default: {DEFAULTS.budget}].",
 )
 @click.option(
+    "--budget-hours",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="GPU-hours per run (of the instance's cluster) instead of --budget: "
+    "runs go on until they are spent, on a simulated clock.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.workers,
+    show_default=True,
+    help="Runs in flight at once on the simulated clock, each on its own "
+    "cluster; the method sees the others as pending.",
+)
+@click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
@@ -535,6 +553,8 @@ def bench(
     methods: list[str] | None,
     seeds: int | None,
     budget: int | None,
+    budget_hours: float | None,
+    workers: int,
     n_init: int | None,
     q: int,
     out: Path | None,
@@ -560,17 +580,31 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
+    if budget is not None and budget_hours is not None:
+        raise click.BadParameter(
+            "expected either --budget (evaluations) or --budget-hours, got both",
+            param_hint="'--budget-hours'",
+        )
+    if problem == "all" and budget_hours is not None:
+        raise click.BadParameter(
+            "expected one --problem for a GPU-hour budget (runs of the problems "
+            "differ in cost), got --problem all",
+            param_hint="'--budget-hours'",
+        )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
     reference = _reference(reference, names)
     out_dir = out if out is not None else Path(preset.out)
-    budget = budget if budget is not None else preset.budget
+    if budget is None and budget_hours is None:
+        budget = preset.budget
     n_init = n_init if n_init is not None else preset.n_init
-    _check_settings(budget, n_init, q, noise)
+    _check_settings(budget, n_init, q, noise, None, budget_hours, workers)
     args: dict[str, Any] = {
         "methods": names,
         "seeds": seeds if seeds is not None else preset.seeds,
         "budget": budget,
+        "budget_hours": budget_hours,
+        "workers": workers,
         "n_init": n_init,
         "q": q,
         "out": str(out_dir),
@@ -586,11 +620,14 @@ def bench(
         _bench_all(args, out_dir, no_progress)
         return
     table = _load(table_path, problem)
-    _check_settings(budget, n_init, q, noise, len(table))
+    _check_settings(budget, n_init, q, noise, len(table), budget_hours, workers)
+    _check_run_times(table, table_path)
     t0 = time.perf_counter()
     try:
         result = run_benchmark(
-            table=table, **_harness_arguments(args, out_dir, no_progress)
+            table=table,
+            budget_hours=budget_hours,
+            **_harness_arguments(args, out_dir, no_progress),
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
@@ -613,6 +650,7 @@ def bench(
     )
     lines.append(f"full tables: {result.out / 'summary.md'}")
     lines.append(f"plot: {result.plot}")
+    lines.append(f"cost report: {result.out / 'cost_summary.md'}")
     if table.is_simulated:
         lines += textwrap.wrap(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
@@ -640,11 +678,24 @@ def _reference(reference: str | None, methods: list[str]) -> str:
 
 
 #: The command-line option of each setting that the harness's checks name.
-_OPTIONS = {"n_init": "--n-init", "budget": "--budget", "q": "--q", "noise": "--noise"}
+_OPTIONS = {
+    "n_init": "--n-init",
+    "budget_hours": "--budget-hours",
+    "budget": "--budget",
+    "q": "--q",
+    "noise": "--noise",
+    "workers": "--workers",
+}
 
 
 def _check_settings(
-    budget: int, n_init: int, q: int, noise: float | str | None, rows: int | None = None
+    budget: int | None,
+    n_init: int,
+    q: int,
+    noise: float | str | None,
+    rows: int | None = None,
+    budget_hours: float | None = None,
+    workers: int = 1,
 ) -> None:
     """The harness's check of the settings (:meth:`BenchConfig.check`), with
     its message in the options' names, as a one-line error led by the first
@@ -653,7 +704,14 @@ def _check_settings(
     from bolt_pco64.bench.config import BenchConfig
 
     try:
-        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise).check(rows)
+        BenchConfig(
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            noise=noise,
+            budget_hours=budget_hours,
+            workers=workers,
+        ).check(rows)
     except ValueError as err:
         raise _option_error(err) from err
 
@@ -699,12 +757,25 @@ def _comparison_lines(
     ]
 
 
+def _check_run_times(table: Any, table_path: Path | None) -> None:
+    """A one-line :class:`CLIError` naming the table's origin if the time
+    model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
+    from bolt_pco64.costs import TimeModel
+
+    try:
+        TimeModel(table)
+    except ValueError as err:
+        origin = _table_origin(table_path, table.instance) or "table"
+        raise _one_line(err, f"{origin} (run times)") from err
+
+
 def _harness_arguments(
     args: dict[str, Any], out_dir: Path, no_progress: bool
 ) -> dict[str, Any]:
     """The keyword arguments ``run_benchmark`` and ``run_problems`` share,
     from ``bench``'s resolved ``args`` (recorded as ``arguments``)."""
     return {
+        "workers": args["workers"],
         "methods": args["methods"],
         "seeds": args["seeds"],
         "budget": args["budget"],
@@ -762,6 +833,7 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
         f"{args['reference']}: {result.out}/<problem>/summary.md)"
     )
     lines.append(f"plot: {result.plot}")
+    lines.append(f"cost report: {result.out / 'cost_summary.md'}")
     simulated = [
         p
         for p, r in result.results.items()

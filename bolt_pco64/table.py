@@ -33,7 +33,6 @@ the warning).
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -68,7 +67,6 @@ from bolt_pco64.validation import (
 from bolt_pco64.validation import MAX_LOG2 as MAX_LOG2
 
 __all__ = [
-    "CRASH_COST_FRACTION",
     "LIST_COLUMNS",
     "OUTPUT_COLUMNS",
     "ZERO_STAGES",
@@ -89,12 +87,6 @@ __all__ = [
 OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
 #: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
 ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
-#: What a crashed (OOM) run costs, as a fraction of the table's median feasible
-#: ``overall_time``: it still pays for scheduling, start-up, model construction
-#: and the first steps until the allocator fails, but not for a whole measured
-#: run. The one name of the crash cost: the harness's GPU-hours and Ax's step
-#: runtime read it (a function's argument for it is ``crash_fraction``).
-CRASH_COST_FRACTION = 0.25
 
 # pco64's names of 0.x, deprecated: an instance's own come from its
 # :class:`~bolt_pco64.instances.Instance` (CHANGELOG.md).
@@ -400,29 +392,6 @@ class Table:
         return torch.tensor(
             self.frame[name].to_numpy(dtype=np.float64, copy=True), dtype=dtype
         )
-
-    def run_seconds(self, crash_fraction: float = CRASH_COST_FRACTION) -> Tensor:
-        """``N``-dim tensor: wall-clock seconds of evaluating each row.
-
-        A row that ran takes its ``overall_time``; a crash takes
-        ``crash_fraction`` times the median feasible ``overall_time`` (the lower
-        middle value for an even count, as ``torch.median``).
-
-        Raises:
-            ValueError: If ``crash_fraction`` is not a finite number >= 0.
-        """
-        if not (
-            isinstance(crash_fraction, (int, float))
-            and math.isfinite(crash_fraction)
-            and crash_fraction >= 0
-        ):
-            raise ValueError(
-                f"Expected `crash_fraction` to be a finite number >= 0, got {crash_fraction!r}."
-            )
-        seconds = self.column("overall_time")
-        feasible = self.feasible
-        crash = crash_fraction * float(seconds[feasible].median())
-        return torch.where(feasible, seconds, torch.full_like(seconds, crash))
 
     @property
     def bounds(self) -> Tensor:

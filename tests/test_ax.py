@@ -28,11 +28,11 @@ from ax.core.parameter import (
 from bolt_pco64 import PCO64
 from bolt_pco64.ax import (
     CONSTRAINT_NAME,
-    CRASH_COST_FRACTION,
     OBJECTIVE_NAME,
     expected_best_of_random_draws,
     get_benchmark_problem,
 )
+from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
 from tests._tables import frame_from
@@ -182,7 +182,7 @@ def test_baseline_is_the_expected_best_of_random_draws() -> None:
         ({"num_trials": 0}, "num_trials"),
         ({"num_trials": 2.5}, "num_trials"),
         ({"baseline_value": 0.5}, "baseline_value"),
-        ({"crash_time_fraction": -1.0}, "crash_fraction"),
+        ({"startup_seconds": -1.0}, "startup_seconds"),
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
@@ -231,18 +231,20 @@ def test_ground_truth_and_what_a_crash_reports() -> None:
     assert not observed["mean"].isna().any()
 
 
-def test_step_runtime_is_overall_time_and_a_crash_costs_a_fraction() -> None:
+def test_step_runtime_is_startup_plus_the_loop_and_a_crash_less() -> None:
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     runtime = problem.step_runtime_function
     assert runtime is not None
     feasible = frame["ran_successfully"].to_numpy(dtype=bool)
     times = frame["overall_time"].to_numpy(dtype=float)
-    lower_median = np.sort(times[feasible])[(feasible.sum() - 1) // 2]
+    startup = COST_DEFAULTS.startup_seconds
     for i in range(len(frame)):
         params = {name: int(frame.iloc[i][name]) for name in INPUT_COLUMNS}
-        expected = times[i] if feasible[i] else CRASH_COST_FRACTION * lower_median
-        assert runtime(params) == max(1.0, round(expected))
+        if feasible[i]:
+            assert runtime(params) == max(1.0, round(startup + times[i]))
+        else:
+            assert startup <= runtime(params) < startup + times[feasible].min()
 
 
 def test_step_runtime_charges_what_the_harness_charges() -> None:
@@ -330,10 +332,11 @@ def test_replication_survives_crashes_and_traces_agree_with_table(
         expected.append(best)
     assert result.oracle_trace == pytest.approx(expected, rel=1e-12)
     assert result.is_feasible_trace == ran
-    raw = pd.read_parquet(STANDIN)
-    feasible_times = np.sort(raw.loc[raw["ran_successfully"], "overall_time"])
-    crash_seconds = CRASH_COST_FRACTION * feasible_times[(len(feasible_times) - 1) // 2]
-    seconds = np.where(ran, snapped["overall_time"].to_numpy(), crash_seconds)
+    f = PCO64(table=STANDIN)
+    rows = f.lookup(
+        torch.from_numpy(encode_inputs(snapped[list(INPUT_COLUMNS)]))
+    ).numpy()
+    seconds = TimeModel(f.table).run_seconds.numpy()[rows]
     assert result.cost_trace == pytest.approx(
         np.cumsum(np.maximum(1.0, np.round(seconds))).tolist()
     )

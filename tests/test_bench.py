@@ -28,8 +28,8 @@ from bolt_pco64.bench import (
 )
 from bolt_pco64.bench.run import record_columns
 from bolt_pco64.cli import main
+from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
-from bolt_pco64.table import CRASH_COST_FRACTION
 from tests import _fixtures
 from tests._tables import small_frame
 
@@ -66,10 +66,11 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
 
     f = PCO64(table=table_path)
     opt = f.optimal_value
-    cost = f.table.column("overall_time").numpy() * PCO64_INSTANCE.num_gpus / 3600
-    oom_cost = CRASH_COST_FRACTION * float(
-        np.sort(cost[f.table.feasible.numpy()])[(f.table.n_feasible - 1) // 2]
-    )
+    # Feasible rows: start-up plus the loop; crashes: the time model's (tested
+    # in test_costs).
+    seconds = f.table.column("overall_time").numpy() + COST_DEFAULTS.startup_seconds
+    cost = seconds * PCO64_INSTANCE.num_gpus / 3600
+    oom_cost = TimeModel(f.table).gpu_hours.numpy()
     for (_, seed), run in rec.groupby(["method", "seed"]):
         assert run["iteration"].tolist() == list(range(1, 9))
         assert run["row"].nunique() == 8
@@ -87,8 +88,15 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
         best = np.where(np.isinf(best), np.nan, best)
         np.testing.assert_array_equal(run["best_feasible"].to_numpy(), best)
         np.testing.assert_allclose(run["regret"].to_numpy(), opt - best)
-        per = np.where(np.isnan(truth), oom_cost, cost[run["row"].to_numpy()])
+        rows = run["row"].to_numpy()
+        per = np.where(np.isnan(truth), oom_cost[rows], cost[rows])
+        np.testing.assert_allclose(run["run_gpu_hours"].to_numpy(), per)
+        # One worker: runs back to back, the meter is the cumulative cost.
         np.testing.assert_allclose(run["gpu_hours"].to_numpy(), np.cumsum(per))
+        ends = np.cumsum(per) * 3600 / PCO64_INSTANCE.num_gpus
+        np.testing.assert_allclose(run["sim_end_s"].to_numpy(), ends)
+        np.testing.assert_allclose(run["sim_start_s"].to_numpy()[1:], ends[:-1])
+        assert (run["worker"] == 0).all()
         assert (run["fit_seconds"].iloc[:4] == 0).all()
 
     meta = json.loads((tmp_path / "out" / "meta.json").read_text())

@@ -289,7 +289,6 @@ def test_run_benchmark_runs_the_named_problem(tmp_path: Path) -> None:
         ("bolt_pco64", "COLUMNS"),
         ("bolt_pco64", "PCO64OutcomeConstraint"),
         ("bolt_pco64.fetch", "HF_REPO_ID"),
-        ("bolt_pco64.bench", "OOM_COST_FRACTION"),
         ("bolt_pco64.bench", "RECORD_COLUMNS"),
         ("bolt_pco64.table", "ENV_TABLE"),
     ],

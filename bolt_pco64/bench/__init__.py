@@ -237,7 +237,7 @@ __all__ = [
 
 
 #: Deprecated names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {"OOM_COST_FRACTION": "run", "RECORD_COLUMNS": "run"}
+_DEPRECATED: dict[str, str] = {"RECORD_COLUMNS": "run"}
 
 
 def __getattr__(name: str) -> Any:

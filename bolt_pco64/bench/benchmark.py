@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig, resolve_budget
 from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.params import check_seeds
@@ -31,7 +31,7 @@ __all__ = ["BenchResult", "check_seeds", "run_benchmark"]
 def run_benchmark(
     methods: Sequence[str] = DEFAULTS.methods,
     seeds: int | Sequence[int] = DEFAULTS.seeds,
-    budget: int = DEFAULTS.budget,
+    budget: int | None = None,
     n_init: int = DEFAULTS.n_init,
     q: int = DEFAULTS.q,
     out: str | os.PathLike[str] = DEFAULTS.out,
@@ -43,6 +43,8 @@ def run_benchmark(
     arguments: dict[str, Any] | None = None,
     reference: str = DEFAULTS.reference,
     problem: str | Instance | None = None,
+    budget_hours: float | None = None,
+    workers: int = DEFAULTS.workers,
 ) -> BenchResult:
     """Run (or resume) a comparison and write all its files into ``out``.
 
@@ -51,7 +53,8 @@ def run_benchmark(
     Args:
         methods: Names in :data:`~bolt_pco64.bench.METHODS`.
         seeds: A number ``N`` (seeds ``0..N-1``) or explicit seeds.
-        budget: Evaluations per run, initial design included.
+        budget: Evaluations per run, initial design included; ``None`` is
+            ``DEFAULTS.budget`` unless ``budget_hours`` is given.
         n_init: Size of the shared initial design.
         q: Batch size of each proposal.
         out: Output directory (created once every check has passed).
@@ -71,6 +74,11 @@ def run_benchmark(
         problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or an
             :class:`~bolt_pco64.Instance`); ``None`` is a loaded table's own
             instance, else ``DEFAULTS.problem``.
+        budget_hours: GPU-hours per run instead of ``budget`` (not both):
+            a run evaluates until that many GPU-hours are consumed on the
+            simulated clock (:mod:`bolt_pco64.bench.clock`).
+        workers: Runs in flight at once on the simulated clock, each on a
+            cluster of the instance's size.
 
     Returns:
         A :class:`BenchResult`.
@@ -89,7 +97,14 @@ def run_benchmark(
     if problem is None:
         problem = table.instance if isinstance(table, Table) else DEFAULTS.problem
     name = get_instance(problem).name
-    config = BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise)
+    config = BenchConfig(
+        budget=resolve_budget(budget, budget_hours),
+        n_init=n_init,
+        q=q,
+        noise=noise,
+        budget_hours=budget_hours,
+        workers=workers,
+    )
     plan = make_plan(
         {name: table},
         {name: out},

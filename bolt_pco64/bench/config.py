@@ -1,8 +1,8 @@
 """Every default of the harness, and the configuration that makes runs comparable.
 
-The charge for a crashed run is not here: it is the table's
-(:data:`bolt_pco64.table.CRASH_COST_FRACTION`), so that the harness and the
-Ax adapter charge crashes alike.
+What a run and a crash cost is not here: it is the one time model,
+:mod:`bolt_pco64.costs` (its defaults in ``COST_DEFAULTS``), which the
+harness and the Ax and Optuna adapters all read.
 
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.
@@ -11,16 +11,23 @@ can show these defaults in ``--help`` without loading the BO stack.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 
-from bolt_pco64.params import POSITIVE_INT, check_param, is_noise_std
+from bolt_pco64.bench.clock import ClockBudget
+from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
+
+#: GPU-hour budgets: a finite number > 0.
+POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
 
 __all__ = [
     "DEFAULTS",
     "DEFAULT_METHODS",
+    "POSITIVE_REAL",
     "QUICK",
     "QUICK_FAMILY",
     "BenchConfig",
     "BenchDefaults",
+    "resolve_budget",
 ]
 
 
@@ -35,6 +42,8 @@ class BenchDefaults:
         budget: Evaluations per run, initial design included.
         n_init: Size of the initial design shared by all methods of a seed.
         q: Batch size of each proposal.
+        workers: Runs in flight at once on the simulated clock, each on its
+            own cluster of the instance's size (:mod:`bolt_pco64.bench.clock`).
         jobs: Local worker processes (1 = in the calling process).
         out: Output directory.
         reference: The method every other one is compared with, seed by seed,
@@ -58,6 +67,7 @@ class BenchDefaults:
     budget: int = 40
     n_init: int = 10
     q: int = 1
+    workers: int = 1
     jobs: int = 1
     out: str = "bench-results/full"
     reference: str = "random"
@@ -99,18 +109,47 @@ DEFAULT_METHODS: tuple[str, ...] = DEFAULTS.methods
 class BenchConfig:
     """What makes runs comparable (stored with every run; resume checks it).
 
+    A run's budget is either ``budget`` evaluations or ``budget_hours``
+    GPU-hours (set ``budget=None`` with ``budget_hours``): a run on a
+    GPU-hour budget evaluates until that many GPU-hours are consumed or no
+    configuration is left (:mod:`bolt_pco64.bench.clock` says how the run
+    that crosses the budget is charged).
+
     Attributes:
-        budget: Evaluations per run, initial design included.
+        budget: Evaluations per run, initial design included, or ``None``
+            with ``budget_hours``.
         n_init: Size of the initial design (``1 <= n_init <= budget``).
         q: Batch size of each proposal.
         noise: ``None`` (noise-free), a float standard deviation, or
             ``"measured"`` (each row's ``throughput_std``).
+        budget_hours: GPU-hours per run (of the instance's cluster), or
+            ``None`` with ``budget``.
+        workers: Runs in flight at once on the simulated clock.
     """
 
-    budget: int = DEFAULTS.budget
+    budget: int | None = DEFAULTS.budget
     n_init: int = DEFAULTS.n_init
     q: int = DEFAULTS.q
     noise: float | str | None = None
+    budget_hours: float | None = None
+    workers: int = DEFAULTS.workers
+
+    def max_evaluations(self, n_rows: int) -> int:
+        """The most evaluations a run may make on a table of ``n_rows`` rows:
+        ``budget``, or ``n_rows`` on a GPU-hour budget."""
+        return self.budget if self.budget is not None else n_rows
+
+    def clock_budget(self) -> ClockBudget:
+        """The run's budget on the simulated clock."""
+        if self.budget_hours is not None:
+            return ClockBudget(gpu_hours=float(self.budget_hours))
+        return ClockBudget(evaluations=self.budget)
+
+    def describe_budget(self) -> str:
+        """``"40 evaluations"`` or ``"500 GPU-hours"``."""
+        if self.budget_hours is not None:
+            return f"{self.budget_hours:g} GPU-hours"
+        return f"{self.budget} evaluations"
 
     def check(self, n_rows: int | None = None) -> None:
         """Raise ``ValueError`` on an inconsistent configuration.
@@ -118,13 +157,25 @@ class BenchConfig:
         Args:
             n_rows: The table's row count (the budget may not exceed it).
         """
-        for name in ("budget", "n_init", "q"):
+        if (self.budget is None) == (self.budget_hours is None):
+            raise ValueError(
+                "Expected one of budget (evaluations) and budget_hours (GPU-hours), "
+                f"got budget={self.budget!r} and budget_hours={self.budget_hours!r}."
+            )
+        if self.budget_hours is not None:
+            check_param("budget_hours", self.budget_hours, POSITIVE_REAL)
+        names = ("budget", "n_init", "q", "workers")
+        for name in names if self.budget is not None else names[1:]:
             check_param(name, getattr(self, name), POSITIVE_INT)
-        if self.n_init > self.budget:
+        if self.budget is not None and self.n_init > self.budget:
             raise ValueError(
                 f"Expected n_init <= budget, got n_init={self.n_init} > budget={self.budget}."
             )
-        if n_rows is not None and self.budget > n_rows:
+        if n_rows is not None and self.n_init > n_rows:
+            raise ValueError(
+                f"Expected n_init <= the table's {n_rows} rows, got {self.n_init}."
+            )
+        if n_rows is not None and self.budget is not None and self.budget > n_rows:
             raise ValueError(
                 f"Expected budget <= the table's {n_rows} rows, got {self.budget}."
             )
@@ -132,3 +183,22 @@ class BenchConfig:
             raise ValueError(
                 f"Expected noise None, 'measured' or a float >= 0, got {self.noise!r}."
             )
+
+
+def resolve_budget(budget: int | None, budget_hours: float | None) -> int | None:
+    """The evaluation budget of a comparison given as ``budget`` or ``budget_hours``.
+
+    ``None`` for ``budget`` means ``DEFAULTS.budget`` without ``budget_hours``
+    and no evaluation budget with it.
+
+    Raises:
+        ValueError: If both are given.
+    """
+    if budget is not None and budget_hours is not None:
+        raise ValueError(
+            "Expected one of budget (evaluations) and budget_hours (GPU-hours), "
+            f"got budget={budget!r} and budget_hours={budget_hours!r}."
+        )
+    if budget is None and budget_hours is None:
+        return DEFAULTS.budget
+    return budget

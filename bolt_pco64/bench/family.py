@@ -75,13 +75,16 @@ def run_problems(
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
     reference: str = DEFAULTS.reference,
+    workers: int = DEFAULTS.workers,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.
 
     Each problem's table comes from its default source (its environment
     variable, its measured table, else its stand-in; see
     :func:`bolt_pco64.load_table`). The other arguments are
-    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every problem.
+    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every problem
+    (the budget is in evaluations: one GPU-hour budget does not fit
+    problems whose runs cost tens of times more or less).
 
     Raises:
         OutputDirError, BackendError, FileNotFoundError, TableError,
@@ -99,7 +102,7 @@ def run_problems(
         {p: {**args, "problem": p, "out": str(root / p)} for p in chosen},
         methods,
         seeds,
-        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise),
+        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise, workers=workers),
         reference,
         jobs,
         dask_scheduler,

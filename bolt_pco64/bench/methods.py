@@ -42,6 +42,15 @@ objective GP on the feasible observations, hyperparameters refitted every
   reaches ``CRASH_DEFAULTS.pof_threshold`` (Gelbart et al.'s probabilistic
   constraint), the most probably feasible candidate when none does.
 
+Cost-aware methods (:mod:`bolt_pco64.bo.cost`; not in the default
+comparison, run them on a GPU-hour budget, ``--budget-hours``): the
+constrained GPs of ``qlognei`` and a GP of the log run cost:
+
+- ``eipu``: constrained qLogNEI per unit of expected cost (the crash risk
+  counted: P(feasible) x predicted run cost + P(crash) x crash cost);
+- ``ei_cool``: the same with the cost's exponent cooling from 1 to 0 as
+  the budget is spent (Lee et al. 2020).
+
 Point methods (not in the default comparison; run them with
 ``--methods qlognei,qlognei-box,qlognei-mixed``): the same models and
 acquisition function as ``qlognei``, optimised over the box instead of
@@ -94,6 +103,7 @@ __all__ = [
     "METHODS",
     "BoxMethod",
     "ConstrainedMethod",
+    "CostAwareMethod",
     "CrashAwareMethod",
     "FunctionMethod",
     "Method",
@@ -408,6 +418,68 @@ class CrashAwareMethod(Method):
         return None if state is None else state.objective
 
 
+class CostAwareMethod(_ConstrainedModelsMethod):
+    """The cost-aware methods of :mod:`bolt_pco64.bo.cost` over the untried rows.
+
+    The constrained GPs of ``qlognei`` plus a GP of the log run cost, fitted
+    on the results in that ran; their costs are the run times a scheduler
+    reports (:class:`~bolt_pco64.costs.TimeModel`'s seconds of the evaluated
+    rows), and a crash is expected to cost what the crashes seen so far
+    cost (:func:`~bolt_pco64.bo.cost.crash_cost_estimate`). ``ei_cool``
+    takes the budget share spent at its first proposal as the initial
+    design's (``ctx.spent_fraction``).
+
+    Args:
+        kind: ``"eipu"`` or ``"ei_cool"``.
+    """
+
+    def __init__(self, kind: Literal["eipu", "ei_cool"]) -> None:
+        self.kind = kind
+
+    def propose(self, ctx: RunContext) -> Tensor:
+        from bolt_pco64.bo.cost import (
+            crash_cost_estimate,
+            fit_cost_model,
+            propose_ei_cool,
+            propose_eipu,
+        )
+        from bolt_pco64.costs import TimeModel
+
+        models = _fit_models(ctx)
+        times = ctx.state.get("time_model")
+        if times is None:
+            times = ctx.state["time_model"] = TimeModel(ctx.problem.table)
+        cost = times.run_seconds[ctx.rows]
+        ok = ctx.feasible
+        cost_model = None
+        if ok.any():
+            t0 = time.perf_counter()
+            cost_model = fit_cost_model(
+                ctx.X[ok],
+                cost[ok],
+                ctx.bounds,
+                ctx.step_seed + 2,
+                warm_start=ctx.state.get("cost_model"),
+            )
+            ctx.state["cost_model"] = cost_model
+            ctx.fit_seconds += time.perf_counter() - t0
+        crash = crash_cost_estimate(cost, ok)
+        available = ctx.available
+        choices = ctx.candidates[available]
+        args = (models, cost_model, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed, crash)
+        if self.kind == "eipu":
+            idx = propose_eipu(*args, X_pending=ctx.X_pending)
+        else:
+            init = ctx.state.setdefault("init_fraction", ctx.spent_fraction)
+            idx = propose_ei_cool(
+                *args,
+                spent_fraction=ctx.spent_fraction,
+                init_fraction=init,
+                X_pending=ctx.X_pending,
+            )
+        return available[idx]
+
+
 register_method("random", RandomMethod())
 register_method("qlognei", ConstrainedMethod("qlognei"))
 register_method("qlogei", ConstrainedMethod("qlogei"))
@@ -418,6 +490,8 @@ register_method("qlognei-mixed", BoxMethod("mixed"))
 register_method("gpc_ei", CrashAwareMethod("gpc_ei"))
 register_method("tobit_ei", CrashAwareMethod("tobit_ei"))
 register_method("gpc_pof", CrashAwareMethod("gpc_pof"))
+register_method("eipu", CostAwareMethod("eipu"))
+register_method("ei_cool", CostAwareMethod("ei_cool"))
 
 
 def check_methods(methods: Sequence[str]) -> list[str]:

@@ -29,6 +29,7 @@ from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.methods import check_methods, check_reference, get_method
 from bolt_pco64.bench.run import Task, initial_design_size, make_problem
 from bolt_pco64.bench.store import ResultStore, check_output_dir
+from bolt_pco64.costs import TimeModel
 from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
@@ -144,7 +145,8 @@ def make_plan(
         OutputDirError: If an output directory cannot be created or written.
         FileNotFoundError, TableError: If a table cannot be loaded.
         ValueError: On unknown methods, bad settings, a method's ``n_init``
-            beyond the budget, a table of another instance, or a directory
+            beyond the budget, a table of another instance or without usable
+            run times (:class:`~bolt_pco64.costs.TimeModel`), or a directory
             holding runs of another configuration.
     """
     from bolt_pco64.table import load_table
@@ -162,6 +164,7 @@ def make_plan(
     loaded = {name: load_table(t, instance=name) for name, t in tables.items()}
     for name, table in loaded.items():
         config.check(len(table))
+        TimeModel(table)  # a table without usable run times is refused here
         out = check_output_dir(outs[name])
         args = arguments.get(name)
         if args is None:
@@ -192,7 +195,8 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         BackendError: If the Dask scheduler cannot be reached (nothing is
             created then).
     """
-    from bolt_pco64.bench.report import write_summary
+    from bolt_pco64.bench.costmetrics import write_cost_report
+    from bolt_pco64.bench.report import cost_label, write_summary
 
     results: dict[str, BenchResult] = {}
     with plan.backend:
@@ -214,6 +218,18 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
                 store.key["table"],
                 plan.reference,
             )
+            write_cost_report(
+                store.out,
+                records,
+                p.table,
+                float(p.problem.optimal_value),
+                float(p.problem.worst_feasible_value),
+                plan.methods,
+                plan.config,
+                store.failed(),
+                plan.reference,
+                cost_label(p.table),
+            )
             store.write_meta("complete")
             results[name] = BenchResult(
                 store.out,
@@ -231,7 +247,7 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
 class _Bars:
     """Two tqdm bars (runs, evaluations), or nothing."""
 
-    def __init__(self, enabled: bool, runs: int, evals: int) -> None:
+    def __init__(self, enabled: bool, runs: int, evals: int | None) -> None:
         self.runs: Any = None
         self.evals: Any = None
         if enabled:
@@ -260,8 +276,10 @@ def run_store(
     todo = store.todo()
     n_sel = len(store.selected)
     tasks = [Task(m, s, store.table, config, get_method(m)) for m, s in todo]
-    bars = _Bars(progress, n_sel, n_sel * config.budget)
-    bars.update(runs=n_sel - len(todo), evals=(n_sel - len(todo)) * config.budget)
+    # On a GPU-hour budget a run's evaluations are not known in advance.
+    per = config.budget
+    bars = _Bars(progress, n_sel, n_sel * per if per is not None else None)
+    bars.update(runs=n_sel - len(todo), evals=(n_sel - len(todo)) * (per or 0))
     ran: list[tuple[str, int]] = []
     status = "complete"
     try:
@@ -269,7 +287,7 @@ def run_store(
         for outcome in backend.run(tasks, lambda n: bars.update(evals=n)):
             store.persist(outcome)
             ran.append((outcome.method, outcome.seed))
-            bars.update(runs=1, evals=config.budget - len(outcome.records))
+            bars.update(runs=1, evals=max(0, (per or 0) - len(outcome.records)))
     except KeyboardInterrupt:
         status = "interrupted"
         raise

@@ -27,6 +27,7 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.costmetrics import evaluation_horizon
 from bolt_pco64.bench.plots import plot_regret
 from bolt_pco64.bench.run import instance_of
 from bolt_pco64.bench.stats import (
@@ -38,7 +39,7 @@ from bolt_pco64.bench.stats import (
     regret_fill,
     verdict,
 )
-from bolt_pco64.table import CRASH_COST_FRACTION
+from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -535,7 +536,13 @@ def write_summary(
     """
     path = Path(out)
     instance = instance_of(table)
-    budget = config.budget
+    # On a GPU-hour budget runs make different numbers of evaluations: the
+    # evaluation-axis statistics stop at the fewest any complete run made.
+    budget = (
+        config.budget
+        if config.budget is not None
+        else evaluation_horizon(records, failed)
+    )
     summary = summarize(
         records,
         optimal_value,
@@ -554,15 +561,21 @@ def write_summary(
     header = [
         f"# {instance.name} benchmark summary",
         "",
-        f"{len(methods)} methods × {len(seeds)} seeds × {budget} evaluations "
-        f"(n_init {config.n_init}, q {config.q}, noise {config.noise}); {src} "
+        f"{len(methods)} methods × {len(seeds)} seeds × {config.describe_budget()} "
+        f"(n_init {config.n_init}, q {config.q}, noise {config.noise}, "
+        f"{config.workers} worker{'s' if config.workers > 1 else ''}"
+        + (
+            f"; evaluation statistics up to {budget} evaluations, the fewest a run made"
+            if config.budget is None
+            else ""
+        )
+        + f"); {src} "
         f"{where} ({table.source.kind}, fingerprint {fingerprint[:12]}); "
         f"optimal value {optimal_value:.5f}.",
         "",
         "Regret = optimal − best feasible throughput (before the first feasible "
-        f"evaluation: optimal − worst feasible). {cost}: overall_time × "
-        f"{instance.num_gpus} / 3600 per run; an OOM costs "
-        f"{CRASH_COST_FRACTION} × the median feasible overall_time.",
+        f"evaluation: optimal − worst feasible). {cost} (bolt_pco64.costs): "
+        f"{TimeModel(table).describe()}.",
     ]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(

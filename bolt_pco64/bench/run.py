@@ -1,9 +1,22 @@
-"""One run: one method optimising one problem from one seed.
+"""One run: one method optimising one problem from one seed, on a simulated clock.
 
-A run evaluates ``budget`` configurations (the initial design included). Every
-evaluation is one row of a long table (:func:`record_columns`):
+A run evaluates configurations until its budget is spent: ``budget``
+evaluations (the initial design included), or ``budget_hours`` GPU-hours
+(:class:`~bolt_pco64.bench.config.BenchConfig`). Evaluations run on the
+discrete-event clock of :mod:`bolt_pco64.bench.clock` with
+``config.workers`` workers, each a cluster of the instance's size: a run of a
+configuration takes what the time model (:mod:`bolt_pco64.costs`) says it
+takes; a worker that frees takes the next configuration of the current
+proposal or, when there is none, asks the method for the next ones (``q`` at
+a time). The configurations in flight are the method's pending rows
+(``ctx.pending``); it sees the results that came in (``ctx.rows``,
+``ctx.y``). The initial design is the first proposal. With one worker the
+run is the plain sequential loop: propose, evaluate, propose, ...
 
-- ``method``, ``seed``, ``iteration`` (1-based evaluation count), ``row``
+Every evaluation is one row of a long table (:func:`record_columns`), **in
+the order the results came in**:
+
+- ``method``, ``seed``, ``iteration`` (1-based count of results in), ``row``
   (canonical table index), the instance's inputs by their card names
   (encoded: log2 values, ZeRO as the ordinal 0/1/2);
 - ``proposed_<input>`` for each input: what the method proposed. A method
@@ -11,7 +24,7 @@ evaluation is one row of a long table (:func:`record_columns`):
   with ``problem.lookup`` (:mod:`bolt_pco64.bench.proposals`); for rows (and
   the initial design) these are the row's own encoded inputs. ``row`` is
   always ``problem.lookup`` of the proposed point;
-- ``repeat``: the row was evaluated before in this run (only a point method
+- ``repeat``: the row was proposed before in this run (only a point method
   can repeat). **A repeat is charged** like any evaluation (budget and
   GPU-hours) and returns the same observation as the row's first evaluation
   (noise is not redrawn);
@@ -36,14 +49,18 @@ evaluation is one row of a long table (:func:`record_columns`):
   posterior mean ranks the evaluated configurations differently from their
   observations; with noise the two part (Ax's benchmarks call them
   "inference" and "oracle" traces);
-- ``gpu_hours``: cumulative cost, ``overall_time x num_gpus / 3600`` per
-  feasible run (``num_gpus`` from the table's instance). **An OOM run is
-  charged** :data:`~bolt_pco64.table.CRASH_COST_FRACTION` (a quarter:
-  :meth:`~bolt_pco64.Table.run_seconds`) of the median feasible
-  ``overall_time`` of the table (the lower middle value for an even count, as
-  ``torch.median``): a crashed job still pays for scheduling, start-up, model
-  construction and the first steps until the allocator fails, but not for a
-  whole measured run. On the simulated stand-in these are simulated hours;
+- ``gpu_hours``: the GPU-hours consumed when this result came in, over all
+  the run's evaluations (those still running in proportion to the part that
+  has run; with one worker, the cumulative cost of the evaluations so far);
+  ``run_gpu_hours``: this evaluation's own cost. Both come from the time
+  model (:class:`~bolt_pco64.costs.TimeModel`: start-up plus
+  ``overall_time`` for a run, start-up plus the step in which memory ran
+  out for a crash, times ``num_gpus / 3600``). On the simulated stand-in
+  these are simulated hours;
+- ``worker`` (0-based), ``sim_start_s`` and ``sim_end_s``: the worker that
+  ran the evaluation and its simulated start and end, in seconds since the
+  run's start (``sim_end_s`` is the simulated wall clock at which the result
+  came in);
 - ``fit_seconds`` and ``acq_seconds``: the wall time of the proposal step that
   chose this evaluation (model fitting, and the rest of the proposal). A batch
   of ``q`` evaluations carries the time on its first row and 0 on the others;
@@ -56,8 +73,9 @@ of the same permutation, and the run records the size it used) and, with
 noise, sees the same noise on it.
 
 Determinism: a run depends only on (method, seed, configuration, table). It
-executes with one torch thread (restored afterwards), so every backend gives
-bit-identical records (``fit_seconds``/``acq_seconds`` aside).
+executes with one torch thread (restored afterwards), and the clock breaks
+ties by worker index, so every backend gives bit-identical records
+(``fit_seconds``/``acq_seconds`` aside).
 """
 
 from __future__ import annotations
@@ -67,6 +85,7 @@ import math
 import time
 import traceback
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -77,12 +96,13 @@ import torch
 from torch import Tensor
 
 from bolt_pco64._deprecated import deprecated_names
+from bolt_pco64.bench.clock import Completion, SimulatedClock
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext, as_method
 from bolt_pco64.bench.methods import get_method
 from bolt_pco64.bench.proposals import resolve_proposal
+from bolt_pco64.costs import TimeModel
 from bolt_pco64.instances import PCO64_INSTANCE, Instance
-from bolt_pco64.table import CRASH_COST_FRACTION
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
@@ -114,6 +134,10 @@ _TRAILING = (
     "recommended_row",
     "inference_regret",
     "gpu_hours",
+    "run_gpu_hours",
+    "worker",
+    "sim_start_s",
+    "sim_end_s",
     "fit_seconds",
     "acq_seconds",
 )
@@ -129,10 +153,6 @@ def record_columns(instance: Instance) -> tuple[str, ...]:
 __getattr__ = deprecated_names(
     __name__,
     {
-        "OOM_COST_FRACTION": (
-            lambda: CRASH_COST_FRACTION,
-            "bolt_pco64.table.CRASH_COST_FRACTION",
-        ),
         "RECORD_COLUMNS": (
             lambda: record_columns(PCO64_INSTANCE),
             "record_columns(instance)",
@@ -154,14 +174,11 @@ def make_problem(table: Table) -> PCO:
 
 
 def cost_per_row(table: Table) -> Tensor:
-    """``N``-dim tensor: GPU-hours of evaluating each row.
+    """``N``-dim tensor: GPU-hours of evaluating each row (a crash included).
 
-    :meth:`~bolt_pco64.Table.run_seconds` (``overall_time``; a crash
-    :data:`~bolt_pco64.table.CRASH_COST_FRACTION` times the ``torch.median``,
-    the lower middle value, of the feasible ``overall_time``) times
-    ``num_gpus / 3600``.
+    :attr:`bolt_pco64.costs.TimeModel.gpu_hours` with the time model's defaults.
     """
-    return table.run_seconds(CRASH_COST_FRACTION) * table.instance.num_gpus / 3600.0
+    return TimeModel(table).gpu_hours
 
 
 def _method_seed(method: str, seed: int) -> int:
@@ -261,6 +278,18 @@ def initial_design_size(method: Method, config: BenchConfig, name: str = "") -> 
     return n
 
 
+@dataclass
+class _Queued:
+    """A proposed evaluation waiting for a worker (its observation drawn)."""
+
+    row: int
+    point: Tensor
+    obs: float
+    repeat: bool
+    fit: float
+    acq: float
+
+
 class _Run:
     """The state of one run while it executes."""
 
@@ -287,9 +316,13 @@ class _Run:
             self.noise_sd = torch.full(
                 (n_rows,), float(config.noise), dtype=torch.double
             )
+        times = TimeModel(table)
+        self.run_seconds = times.run_seconds.tolist()
+        self.run_hours = times.gpu_hours.tolist()
         self.init_gen = torch.Generator().manual_seed(seed)
         self.noise_gen = torch.Generator().manual_seed(seed + 7_919)
         self.method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
+        # Per evaluation, in the order the results came in.
         self.rows: list[int] = []
         self.ys: list[float] = []
         self.fit_s: list[float] = []
@@ -297,18 +330,20 @@ class _Run:
         self.recommended: list[int] = []
         self.points: list[Tensor] = []
         self.repeats: list[bool] = []
+        self.clock_rows: list[tuple[float, float, int, float, float]] = []
         self.first_obs: dict[int, float] = {}
+        # Rows whose result came in, and rows proposed (in flight included).
         self.tried = torch.zeros(n_rows, dtype=torch.bool)
+        self.proposed = torch.zeros(n_rows, dtype=torch.bool)
+        self.queue: deque[_Queued] = deque()
+        self.objective: ObjectiveModel | None = None
+        self.state: dict[str, Any] = {}
 
-    def evaluate(
-        self,
-        new: list[int],
-        fit: float,
-        acq: float,
-        objective: ObjectiveModel | None,
-        points: Tensor | None = None,
+    def enqueue(
+        self, new: list[int], fit: float, acq: float, points: Tensor | None = None
     ) -> None:
-        """Evaluate rows ``new`` (proposed as ``points``, default: the rows)."""
+        """Queue rows ``new`` (proposed as ``points``, default: the rows) for
+        the next free workers; their observations are drawn now."""
         z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
         if points is None:
             points = self.cand[torch.tensor(new, dtype=torch.long)]
@@ -317,16 +352,35 @@ class _Run:
             obs = t + float(self.noise_sd[r]) * float(z[k]) if not math.isnan(t) else t
             # A repeat returns the row's first observation (see the module doc).
             obs = self.first_obs.setdefault(r, obs)
-            self.repeats.append(bool(self.tried[r]))
-            self.points.append(points[k])
-            self.rows.append(r)
-            self.ys.append(obs)
-            self.fit_s.append(fit if k == 0 else 0.0)
-            self.acq_s.append(acq if k == 0 else 0.0)
-            self.tried[r] = True
-            self.recommended.append(self.recommend(objective))
+            repeat = bool(self.proposed[r])
+            self.proposed[r] = True
+            self.queue.append(
+                _Queued(
+                    r,
+                    points[k],
+                    obs,
+                    repeat,
+                    fit if k == 0 else 0.0,
+                    acq if k == 0 else 0.0,
+                )
+            )
+
+    def complete(self, done: Completion[_Queued]) -> None:
+        """Record the result of one evaluation that came in."""
+        job, item = done.job, done.job.item
+        self.repeats.append(item.repeat)
+        self.points.append(item.point)
+        self.rows.append(item.row)
+        self.ys.append(item.obs)
+        self.fit_s.append(item.fit)
+        self.acq_s.append(item.acq)
+        self.clock_rows.append(
+            (done.consumed_gpu_hours, job.gpu_hours, job.worker, job.start, job.end)
+        )
+        self.tried[item.row] = True
+        self.recommended.append(self.recommend(self.objective))
         if self.on_evaluation is not None:
-            self.on_evaluation(len(new))
+            self.on_evaluation(1)
 
     def recommend(self, objective: ObjectiveModel | None) -> int:
         """The recommended row given the evaluations so far (see the module doc)."""
@@ -351,53 +405,78 @@ class _Run:
         i = recommend(model, X, y)
         return -1 if i is None else self.rows[i]
 
+    def propose(self, method: Method, clock: SimulatedClock[_Queued], cap: int) -> bool:
+        """Ask ``method`` for the next evaluations and queue them.
+
+        Returns:
+            ``False`` when nothing is left to propose (the budget's
+            evaluations are all started, or no row is left untried).
+        """
+        cfg = self.config
+        left = cap - clock.started
+        remaining = clock.remaining_starts()
+        if remaining is not None:
+            left = min(left, remaining)
+        q = min(cfg.q, left, int((~self.proposed).sum()))
+        if q < 1:
+            return False
+        step_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.method_gen))
+        rows = torch.tensor(self.rows, dtype=torch.long)
+        ctx = RunContext(
+            problem=self.problem,
+            candidates=self.cand,
+            rows=rows,
+            y=torch.tensor(self.ys, dtype=torch.double),
+            margin=self.margins[rows],
+            untried=torch.nonzero(~self.tried).squeeze(-1),
+            q=q,
+            seed=self.seed,
+            step_seed=step_seed,
+            generator=self.method_gen,
+            budget=cap,
+            pending=torch.tensor([j.item.row for j in clock.running], dtype=torch.long),
+            spent_fraction=clock.spent_fraction(),
+            state=self.state,
+        )
+        t0 = time.perf_counter()
+        proposed = method.propose(ctx)
+        total = time.perf_counter() - t0
+        self.objective = method.objective_model(ctx)
+        new = resolve_proposal(
+            proposed, self.problem, self.cand, self.proposed, q, self.method
+        )
+        self.enqueue(
+            new.rows, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0), new.points
+        )
+        return True
+
     def execute(self, method: Method, n_init: int) -> RunOutcome:
         """Evaluate the first ``n_init`` rows of the seed's shared design, then
-        ``method``'s proposals until the budget is spent."""
+        ``method``'s proposals, on the simulated clock, until the budget is spent."""
         cfg = self.config
         n_rows = self.cand.shape[0]
-        state: dict[str, Any] = {}
+        cap = cfg.max_evaluations(n_rows)
+        clock: SimulatedClock[_Queued] = SimulatedClock(cfg.workers, cfg.clock_budget())
         error = tb = None
         # The seed's shared design: a permutation of the rows drawn from the
         # seed alone; every method starts from a prefix of it.
         init = torch.randperm(n_rows, generator=self.init_gen)[:n_init].tolist()
-        self.evaluate(init, 0.0, 0.0, None)
+        self.enqueue(init, 0.0, 0.0)
         try:
-            while len(self.rows) < cfg.budget:
-                q = min(cfg.q, cfg.budget - len(self.rows))
-                step_seed = int(
-                    torch.randint(0, 2**31 - 1, (1,), generator=self.method_gen)
-                )
-                rows = torch.tensor(self.rows, dtype=torch.long)
-                ctx = RunContext(
-                    problem=self.problem,
-                    candidates=self.cand,
-                    rows=rows,
-                    y=torch.tensor(self.ys, dtype=torch.double),
-                    margin=self.margins[rows],
-                    untried=torch.nonzero(~self.tried).squeeze(-1),
-                    q=q,
-                    seed=self.seed,
-                    step_seed=step_seed,
-                    generator=self.method_gen,
-                    budget=cfg.budget,
-                    spent_fraction=len(self.rows) / cfg.budget,
-                    state=state,
-                )
-                t0 = time.perf_counter()
-                proposed = method.propose(ctx)
-                total = time.perf_counter() - t0
-                objective = method.objective_model(ctx)
-                new = resolve_proposal(
-                    proposed, self.problem, self.cand, self.tried, q, self.method
-                )
-                self.evaluate(
-                    new.rows,
-                    ctx.fit_seconds,
-                    max(total - ctx.fit_seconds, 0.0),
-                    objective,
-                    new.points,
-                )
+            while True:
+                while clock.can_start() and clock.started < cap:
+                    if not self.queue and not self.propose(method, clock, cap):
+                        clock.close()
+                        break
+                    item = self.queue.popleft()
+                    clock.start(
+                        item, self.run_seconds[item.row], self.run_hours[item.row]
+                    )
+                done = clock.advance()
+                if not done:
+                    break
+                for c in done:
+                    self.complete(c)
         except Exception as err:  # a failing method ends only its own run
             error = error_line(err)
             tb = traceback.format_exc()
@@ -409,12 +488,12 @@ class _Run:
             self.cand,
             self.margins,
             self.true_y,
-            cost_per_row(self.table),
             float(self.problem.optimal_value),
             instance_of(self.table),
             self.recommended,
             torch.stack(self.points) if self.points else None,
             self.repeats,
+            self.clock_rows,
         )
         records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
         records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
@@ -429,12 +508,12 @@ def _records(
     cand: Tensor,
     margins: Tensor,
     true_y: Tensor,
-    cost: Tensor,
     optimal: float,
     instance: Instance,
     recommended: Sequence[int] = (),
     points: Tensor | None = None,
     repeats: Sequence[bool] = (),
+    clock_rows: Sequence[tuple[float, float, int, float, float]] = (),
 ) -> pd.DataFrame:
     idx = torch.tensor(list(rows), dtype=torch.long)
     n = len(rows)
@@ -470,7 +549,12 @@ def _records(
     rec_true = true_y.numpy()[np.clip(rec, 0, None)] if n else np.zeros(0)
     data["recommended_row"] = rec
     data["inference_regret"] = np.where(rec >= 0, optimal - rec_true, np.nan)
-    data["gpu_hours"] = np.cumsum(cost[idx].numpy()) if n else np.zeros(0)
+    clock = np.asarray(list(clock_rows), dtype=np.float64).reshape(-1, 5)
+    data["gpu_hours"] = clock[:, 0]
+    data["run_gpu_hours"] = clock[:, 1]
+    data["worker"] = clock[:, 2].astype(np.int64)
+    data["sim_start_s"] = clock[:, 3]
+    data["sim_end_s"] = clock[:, 4]
     data["fit_seconds"] = np.zeros(n)
     data["acq_seconds"] = np.zeros(n)
     return pd.DataFrame(data, columns=list(record_columns(instance)))
@@ -486,7 +570,7 @@ def empty_records(instance: Instance) -> pd.DataFrame:
     """Records with no rows (the columns and dtypes of :func:`run_one`'s)."""
     nothing = torch.zeros(0, dtype=torch.double)
     cand = torch.zeros((0, instance.dim), dtype=torch.double)
-    return _records("", 0, [], [], cand, nothing, nothing, nothing, 0.0, instance)
+    return _records("", 0, [], [], cand, nothing, nothing, 0.0, instance)
 
 
 @dataclass(frozen=True)

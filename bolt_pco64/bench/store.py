@@ -46,7 +46,7 @@ from bolt_pco64.bench.run import (
     make_problem,
     record_columns,
 )
-from bolt_pco64.table import CRASH_COST_FRACTION
+from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
@@ -362,7 +362,7 @@ class ResultStore:
             for (m, s), (_, meta) in self._done.items()
             if (m, s) in self.selected and meta.get("status") == "complete"
         )
-        frac = CRASH_COST_FRACTION
+        times = TimeModel(tab)
         meta = {
             "status": status,
             "problem": instance.name,
@@ -381,13 +381,15 @@ class ResultStore:
             "cost_model": {
                 "gpus": instance.num_gpus,
                 "simulated": bool(tab.is_simulated),
-                "feasible_run": "overall_time * gpus / 3600 GPU-hours",
-                "oom_run": f"{frac} * median feasible overall_time "
-                "* gpus / 3600 GPU-hours",
+                "startup_seconds": times.startup_seconds,
+                "crash_neighbours": times.crash_neighbours,
+                "model": times.describe(),
             },
             "regret_before_first_feasible_in_summary": "optimal_value - "
             "worst_feasible_value",
-            "checkpoints": checkpoints_for(self.config.budget),
+            "checkpoints": checkpoints_for(self.config.budget)
+            if self.config.budget is not None
+            else None,
             "runs": {
                 "requested": len(self.selected),
                 "complete": complete,

@@ -1,0 +1,234 @@
+"""The cost comparison: every method on a GPU-hour budget, with 1 and 4 workers.
+
+What it does (issue 17's comparison), on one problem (default pco64):
+
+1. the budget: the median GPU-hours random search needs to get within 2 % of
+   the optimum (:func:`~bolt_pco64.bench.costmetrics.random_search_costs`,
+   2,000 permutations of the table, rounded up to a multiple of 10), unless
+   ``--budget-hours`` is given;
+2. ``run_benchmark(methods, seeds, budget_hours=H, workers=1, jobs)`` into
+   ``OUT/workers1`` and the same with ``workers=4`` into ``OUT/workers4``
+   (each writes its summary and its cost report, ``cost_summary.md``);
+3. the targets: every method's ERT to within 1 % of the optimum in
+   GPU-hours with its interval and success rate; the best cost-aware method's
+   ERT over ``qlognei``'s (paired bootstrap interval, sign test); every
+   method's ERT over ``random``'s; per method, the simulated wall-clock ERT
+   with 4 workers over that with 1 (paired by seed);
+4. prints a Markdown report and writes it to ``OUT/results.md``; each phase's
+   wall time is in it (measured under whatever load the machine has).
+
+``--quick`` runs ``--problem all``'s quick form instead: random, qlognei and
+eipu, 3 seeds x 20 evaluations on each problem with its cost report.
+
+Run::
+
+    python benchmarks/cost_comparison.py --seeds 20 --jobs 2 --out bench-results/cost
+    python benchmarks/cost_comparison.py --quick --jobs 2
+
+The harness's own output directories resume: rerunning with the same
+arguments skips the runs already complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench import DEFAULTS, BenchResult, run_benchmark
+from bolt_pco64.bench.costmetrics import (
+    compare_costs,
+    ert_table,
+    random_search_costs,
+    within_budget,
+)
+from bolt_pco64.bench.family import run_problems
+from bolt_pco64.table import load_table
+
+#: Every method of the comparison: the default ones and the cost-aware ones.
+METHODS = (*DEFAULTS.methods, "eipu", "ei_cool")
+COST_AWARE = ("eipu", "ei_cool")
+TARGET = 0.01
+
+
+def _ci(v: float, lo: float, hi: float) -> str:
+    def f(x: float) -> str:
+        return "∞" if math.isinf(x) else ("—" if math.isnan(x) else f"{x:.3g}")
+
+    return f"{f(v)} [{f(lo)}, {f(hi)}]"
+
+
+def budget_for(table_name: str, target: float) -> float:
+    """The median GPU-hours random search needs to reach ``target``, rounded up."""
+    table = load_table(instance=table_name)
+    median = float(np.median(random_search_costs(table, target)))
+    return float(math.ceil(median / 10.0) * 10.0)
+
+
+def _complete(result: BenchResult) -> pd.DataFrame:
+    """The records of the result's complete runs."""
+    bad = {tuple(k.rsplit("/", 1)) for k in result.errors}
+    rec = result.records
+    keep = [
+        (m, str(s)) not in bad for m, s in zip(rec["method"], rec["seed"], strict=True)
+    ]
+    return rec.loc[keep]
+
+
+def _relabel(records: pd.DataFrame, label: str) -> pd.DataFrame:
+    out = records.copy()
+    out["method"] = label
+    return out
+
+
+def report(
+    r1: pd.DataFrame,
+    r4: pd.DataFrame,
+    methods: list[str],
+    optimal: float,
+    hours: float,
+    failed: int,
+) -> list[str]:
+    """The targets' figures as Markdown lines."""
+    one = within_budget(r1, hours)
+    four = within_budget(r4, hours)
+    lines = [
+        f"## ERT to within {TARGET:.0%} of the optimum, in GPU-hours (1 worker)",
+        "",
+    ]
+    ert = ert_table(one, optimal, (TARGET,), "gpu_hours", hours, methods)
+    vs_random = compare_costs(
+        one, "random", optimal, (TARGET,), "gpu_hours", hours, methods
+    ).set_index("method")
+    lines += [
+        "| method | reached | ERT [95% CI] | ERT / random's [95% paired CI] |",
+        "|---|---|---|---|",
+    ]
+    for r in ert.itertuples(index=False):
+        ratio = (
+            _ci(*vs_random.loc[r.method, ["ert_ratio", "ratio_low", "ratio_high"]])
+            if r.method in vs_random.index
+            else "1"
+        )
+        lines.append(
+            f"| {r.method} | {r.reached}/{r.runs} | "
+            f"{_ci(r.ert, r.ert_low, r.ert_high)} | {ratio} |"
+        )
+    vs_q = compare_costs(
+        one, "qlognei", optimal, (TARGET,), "gpu_hours", hours, methods
+    ).set_index("method")
+    lines += [
+        "",
+        "## Cost-aware methods against qlognei (target: ERT ratio <= 0.75)",
+        "",
+    ]
+    for m in COST_AWARE:
+        if m not in vs_q.index:
+            continue
+        c = vs_q.loc[m]
+        n = int(c["pairs"])
+        lines.append(
+            f"- {m}: ERT / qlognei's = "
+            f"{_ci(c['ert_ratio'], c['ratio_low'], c['ratio_high'])}; cheaper on "
+            f"{round(c['better'] * n)} of {n} seeds, dearer on "
+            f"{round(c['worse'] * n)}, sign test p = {c['p_value']:.2g}"
+        )
+    lines += [
+        "",
+        f"## 4 workers against 1: simulated wall-clock ERT to {TARGET:.0%} "
+        "(target: ratio <= 0.40)",
+        "",
+        "| method | 1 worker: ERT h [CI] | 4 workers: ERT h [CI] | ratio [95% paired CI] |",
+        "|---|---|---|---|",
+    ]
+    for m in methods:
+        a, b = one[one["method"] == m], four[four["method"] == m]
+        if a.empty or b.empty:
+            continue
+        both = pd.concat([_relabel(a, "1"), _relabel(b, "4")], ignore_index=True)
+        e = ert_table(both, optimal, (TARGET,), "wall_hours", None, ["1", "4"])
+        c = compare_costs(both, "1", optimal, (TARGET,), "wall_hours", None, ["4"])
+        e1, e4 = e.iloc[0], e.iloc[1]
+        lines.append(
+            f"| {m} | {_ci(e1.ert, e1.ert_low, e1.ert_high)} | "
+            f"{_ci(e4.ert, e4.ert_low, e4.ert_high)} | "
+            f"{_ci(*c.iloc[0][['ert_ratio', 'ratio_low', 'ratio_high']])} |"
+        )
+    if failed:
+        lines += ["", f"{failed} run(s) failed and are left out (see meta.json)."]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--problem", default="pco64")
+    parser.add_argument("--seeds", type=int, default=DEFAULTS.seeds)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--budget-hours", type=float, default=None)
+    parser.add_argument("--out", default="bench-results/cost")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    out = Path(args.out)
+    if args.quick:
+        t0 = time.perf_counter()
+        run_problems(
+            methods=("random", "qlognei", "eipu"),
+            seeds=3,
+            budget=20,
+            out=out / "quick-all",
+            jobs=args.jobs,
+            progress=False,
+        )
+        print(
+            f"--quick (--problem all): {time.perf_counter() - t0:.0f} s; {out}/quick-all"
+        )
+        return
+    methods = args.methods.split(",")
+    hours = args.budget_hours or budget_for(args.problem, 0.02)
+    lines = [
+        f"# Cost comparison on {args.problem}",
+        "",
+        f"{len(methods)} methods x {args.seeds} seeds, {hours:g} GPU-hours per run "
+        "(the median random search needs to get within 2 % of the optimum); "
+        f"--jobs {args.jobs}.",
+        "",
+    ]
+    results = {}
+    for workers in (1, 4):
+        t0 = time.perf_counter()
+        results[workers] = run_benchmark(
+            methods=methods,
+            seeds=args.seeds,
+            budget_hours=hours,
+            workers=workers,
+            out=out / f"workers{workers}",
+            jobs=args.jobs,
+            problem=args.problem,
+            progress=False,
+        )
+        lines.append(
+            f"- {workers} worker(s): {time.perf_counter() - t0:.0f} s of wall time"
+        )
+    res1, res4 = results[1], results[4]
+    optimal = float(res1.table.frame["throughput_mean"].iloc[res1.table.best_row])
+    failed = len(res1.errors) + len(res4.errors)
+
+    lines += [
+        "",
+        *report(_complete(res1), _complete(res4), methods, optimal, hours, failed),
+    ]
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(out / "results.md", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

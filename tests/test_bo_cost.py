@@ -1,0 +1,130 @@
+"""Cost-aware proposals (bolt_pco64.bo.cost) on the small synthetic table."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bolt_pco64 import PCO64
+from bolt_pco64.bo import fit_constrained_models, propose_acquisition
+from bolt_pco64.bo.cost import (
+    cooling_exponent,
+    cost_aware_scores,
+    crash_cost_estimate,
+    expected_cost,
+    fit_cost_model,
+    propose_ei_cool,
+    propose_eipu,
+)
+from tests import _fixtures
+from tests._fixtures import observed
+
+problem = _fixtures.problem
+
+
+def _setup(problem: PCO64, expensive: torch.Tensor | None = None) -> tuple:
+    rows = torch.arange(0, 72, 4)
+    X, y, margin = observed(problem, rows)
+    models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
+    ok = ~torch.isnan(y)
+    # Observed run costs: 100 s, except around ``expensive`` (by distance).
+    cost = torch.full((int(ok.sum()),), 100.0, dtype=torch.double)
+    if expensive is not None:
+        d = (X[ok] - expensive).norm(dim=-1)
+        cost = cost + 5000.0 * torch.exp(-(d**2))
+    cost_model = fit_cost_model(X[ok], cost, problem.bounds, seed=0)
+    tried = torch.zeros(len(problem.table), dtype=torch.bool)
+    tried[rows] = True
+    choices = problem.candidates()[~tried]
+    return X, y, models, cost_model, choices
+
+
+def test_cooling_exponent_goes_from_one_to_zero() -> None:
+    assert cooling_exponent(0.1, 0.1) == 1.0
+    assert cooling_exponent(0.55, 0.1) == pytest.approx(0.5)
+    assert cooling_exponent(1.0, 0.1) == 0.0
+    assert cooling_exponent(0.0) == 1.0
+    with pytest.raises(ValueError, match="spent_fraction"):
+        cooling_exponent(1.5)
+    with pytest.raises(ValueError, match="init_fraction"):
+        cooling_exponent(0.5, 1.0)
+
+
+def test_crash_cost_estimate() -> None:
+    cost = torch.tensor([10.0, 3.0, 5.0, 20.0], dtype=torch.double)
+    feasible = torch.tensor([True, False, False, True])
+    assert crash_cost_estimate(cost, feasible) == 4.0
+    assert crash_cost_estimate(cost[[0, 3]], feasible[[0, 3]]) == 10.0
+    with pytest.raises(ValueError, match="observed cost"):
+        crash_cost_estimate(cost[:0], feasible[:0])
+
+
+def test_expected_cost_lies_between_a_crash_and_a_run(problem: PCO64) -> None:
+    _, _, models, cost_model, choices = _setup(problem)
+    cheap = expected_cost(models, cost_model, choices, crash_cost=1.0)
+    dear = expected_cost(models, cost_model, choices, crash_cost=1e4)
+    with torch.no_grad():
+        run = cost_model.posterior(choices).mean.reshape(-1).exp()
+    assert (cheap <= run + 1e-9).all()
+    assert (dear >= run - 1e-9).all()
+    # The crash cost weighs most where a crash is most likely.
+    assert (dear - cheap).argmax() != (dear - cheap).argmin()
+    with pytest.raises(ValueError, match="crash_cost"):
+        expected_cost(models, cost_model, choices, crash_cost=0.0)
+
+
+def test_eipu_avoids_an_expensive_region_that_qlognei_picks(problem: PCO64) -> None:
+    X, y, models, _, choices = _setup(problem)
+    plain = int(propose_acquisition("qlognei", models, X, y, choices, 1, seed=0)[0])
+    _, _, _, cost_model, _ = _setup(problem, expensive=choices[plain])
+    pick = int(
+        propose_eipu(models, cost_model, X, y, choices, 1, seed=0, crash_cost=50.0)[0]
+    )
+    assert pick != plain
+    # Cooled down to exponent 0 (budget spent), it is qLogNEI again.
+    cooled = propose_ei_cool(
+        models,
+        cost_model,
+        X,
+        y,
+        choices,
+        1,
+        seed=0,
+        crash_cost=50.0,
+        spent_fraction=1.0,
+    )
+    assert int(cooled[0]) == plain
+
+
+def test_pending_points_lower_their_own_score_and_q_picks_are_distinct(
+    problem: PCO64,
+) -> None:
+    X, y, models, cost_model, choices = _setup(problem)
+    scores = cost_aware_scores(models, cost_model, X, y, choices, 0, 50.0)
+    top = int(scores.argmax())
+    again = cost_aware_scores(
+        models, cost_model, X, y, choices, 0, 50.0, X_pending=choices[top : top + 1]
+    )
+    assert float(again[top]) < float(scores[top])
+    picks = propose_eipu(models, cost_model, X, y, choices, 3, seed=0, crash_cost=50.0)
+    assert picks.shape == (3,)
+    assert len(set(picks.tolist())) == 3
+    assert int(picks[0]) == top
+
+
+def test_without_a_feasible_run_it_falls_back_to_feasibility(problem: PCO64) -> None:
+    oom = torch.nonzero(~problem.table.feasible).squeeze(-1)[:4]
+    X, y, margin = observed(problem, oom)
+    models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
+    choices = problem.candidates()[:10]
+    pick = propose_eipu(models, None, X, y, choices, 1, seed=0, crash_cost=1.0)
+    expected = propose_acquisition("pof", models, X, y, choices, 1, seed=0)
+    assert pick.tolist() == expected.tolist()
+
+
+def test_fit_cost_model_refuses_bad_costs(problem: PCO64) -> None:
+    X = problem.candidates()[:3]
+    with pytest.raises(ValueError, match="costs"):
+        fit_cost_model(
+            X, torch.tensor([1.0, 0.0, 2.0], dtype=torch.double), problem.bounds, 0
+        )
