@@ -8,7 +8,8 @@ both plain functions of numbers, so they work in any loop (the harness's,
 ``bolt-pco64 bench --early-stop``, or a user's own):
 
 **posterior** (:class:`PosteriorStop`): the rule of the public runner of this
-problem (design section 6), written from its description. The model's
+problem (``apivich-h/oppa``, which writes the pco tables' columns), written from
+its description. The model's
 prediction at the configuration, ``N(prior_mean, prior_var)`` (a GP's
 posterior at the point when the run was proposed), and the steps' estimate
 ``N(estimate, stderr**2)`` (the likelihood) are combined as two normals:
