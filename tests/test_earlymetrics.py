@@ -64,6 +64,21 @@ def test_saved_hours_and_wrongly_stopped_runs(table: Table) -> None:
     assert got["wrongly_stopped"] == 1
     assert got["wrong_rate"] == pytest.approx(1 / 3)
     assert got["wrong_low"] < 1 / 3 < got["wrong_high"]
+    # Seed 0's row 1 was stopped before any near-optimal run completed (row 0
+    # came after it); seed 1's row 0 completed first of all.
+    assert got["near_optimal_open"] == 3
+    assert got["wrongly_stopped_open"] == 1
+
+
+def test_stops_after_the_target_was_found_are_told_apart(table: Table) -> None:
+    # Row 0 completes, then row 1 (also near-optimal) is stopped.
+    recs = _records([0, 1, 2], [False, True, True], [1.0, 1.0, 1.0])
+    got = early_stop_summary(recs, table).iloc[0]
+    assert got["wrongly_stopped"] == 1
+    assert got["near_optimal"] == 2
+    assert got["near_optimal_open"] == 1
+    assert got["wrongly_stopped_open"] == 0
+    assert got["wrong_open_rate"] == 0.0
 
 
 def test_none_stopped_still_has_an_informative_interval(table: Table) -> None:

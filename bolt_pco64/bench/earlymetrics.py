@@ -13,7 +13,11 @@ table (each row's full cost under the time model and its true throughput):
   count and as a rate among the near-optimal runs proposed (stopped or not),
   pooled over seeds, with its exact (Clopper-Pearson) interval: with a
   handful of near-optimal runs per seed a bootstrap over seeds would give
-  ``[0, 0]`` whenever none was stopped, which says nothing.
+  ``[0, 0]`` whenever none was stopped, which says nothing. The same split
+  by *when*: a near-optimal run stopped while the run had not yet found a
+  near-optimal configuration (``*_open``) delays reaching the target; one
+  stopped after (a second near-optimal configuration below the incumbent)
+  costs nothing on the way to it.
 - **ERT with and without early termination, paired by seed**
   (:func:`paired_ert`): the comparisons under different ``--early-stop``
   settings are separate result directories of the same methods and seeds
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 from scipy import stats as sps
 
 from bolt_pco64.bench.costmetrics import compare_costs, ert_table, within_budget
@@ -110,9 +115,12 @@ def early_stop_summary(
     Returns:
         Columns ``method, seeds, evaluations, stopped, stopped_share,
         gpu_hours, gpu_hours_saved, saved_share, near_optimal,
-        wrongly_stopped, wrong_rate, wrong_low, wrong_high`` (``gpu_hours``:
-        charged; ``saved_share``: saved over charged + saved; the rate is NaN
-        without a near-optimal run).
+        wrongly_stopped, wrong_rate, wrong_low, wrong_high`` and the same
+        four for the near-optimal runs proposed before the run had found one
+        (``near_optimal_open, wrongly_stopped_open, wrong_open_rate,
+        wrong_open_low, wrong_open_high``); ``gpu_hours``: charged;
+        ``saved_share``: saved over charged + saved; a rate is NaN without a
+        near-optimal run.
 
     Raises:
         ValueError: On records without the needed columns or a bad ``near``.
@@ -136,6 +144,10 @@ def early_stop_summary(
         n_near = int(is_near.sum())
         wrong = int((is_near & stopped).sum())
         low, high = _exact_interval(wrong, n_near, level)
+        open_ = _before_target(sub, true, (1.0 - near) * optimum) & is_near
+        n_open = int(open_.sum())
+        wrong_open = int((open_ & stopped).sum())
+        o_low, o_high = _exact_interval(wrong_open, n_open, level)
         total = float(charged.sum())
         rows.append(
             {
@@ -154,6 +166,11 @@ def early_stop_summary(
                 "wrong_rate": wrong / n_near if n_near else math.nan,
                 "wrong_low": low,
                 "wrong_high": high,
+                "near_optimal_open": n_open,
+                "wrongly_stopped_open": wrong_open,
+                "wrong_open_rate": wrong_open / n_open if n_open else math.nan,
+                "wrong_open_low": o_low,
+                "wrong_open_high": o_high,
             }
         )
     columns = [
@@ -170,8 +187,30 @@ def early_stop_summary(
         "wrong_rate",
         "wrong_low",
         "wrong_high",
+        "near_optimal_open",
+        "wrongly_stopped_open",
+        "wrong_open_rate",
+        "wrong_open_low",
+        "wrong_open_high",
     ]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _before_target(
+    records: pd.DataFrame, true: np.ndarray, bar: float
+) -> NDArray[np.bool_]:
+    """Per record (in ``records``' order): whether its run had not yet found
+    (completed) a configuration of true throughput ``>= bar`` before it."""
+    out = np.zeros(len(records), dtype=bool)
+    pos = np.arange(len(records))
+    for _, g in records.assign(_pos=pos).groupby(["method", "seed"], sort=False):
+        g = g.sort_values("iteration")
+        r = g["row"].to_numpy(dtype=np.int64)
+        found = g["feasible"].to_numpy(dtype=bool) & ~g["stopped"].to_numpy(dtype=bool)
+        value = np.where(found, true[r], -np.inf)
+        best_before = np.concatenate([[-np.inf], np.maximum.accumulate(value)[:-1]])
+        out[g["_pos"].to_numpy()] = best_before < bar
+    return out
 
 
 def label_setting(records: pd.DataFrame, setting: str) -> pd.DataFrame:
