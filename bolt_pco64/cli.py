@@ -118,9 +118,10 @@ METHOD_HELP: dict[str, str] = {
     "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
     "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
     "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
-    "eipu": "constrained LogEI per unit of expected run cost (crash risk counted)",
-    "ei_cool": "constrained LogEI over cost^alpha, alpha from 1 to 0 as the budget "
-    "is spent",
+    "eipu": "qlognei per unit of expected cost (crash risk counted); use "
+    "with --budget-hours",
+    "ei_cool": "eipu with the cost's exponent cooling from 1 to 0 as the "
+    "budget is spent (Lee et al. 2020)",
 }
 
 
@@ -136,6 +137,13 @@ class _BenchCommand(_Command):
                 for name in registry.METHODS
                 if name not in METHOD_HELP
             ]
+        from bolt_pco64.bench.contract import method_entry_points
+
+        rows += [
+            (name, f"from the entry point {ep.value}")
+            for name, ep in sorted(method_entry_points().items())
+            if name not in dict(rows)
+        ]
         with formatter.section("Methods (for --methods and --reference)"):
             formatter.write_dl(rows)
         super().format_epilog(ctx, formatter)
@@ -543,6 +551,12 @@ def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     help="Benchmark on this table file instead of the default.",
 )
 @click.option(
+    "--standin",
+    default=None,
+    help="Run on this stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS), or "
+    "'all': on every variant into OUT/<variant>/, then OUT/robustness.md.",
+)
+@click.option(
     "--noise",
     type=_Noise(),
     default=None,
@@ -572,6 +586,7 @@ def bench(
     jobs: int,
     dask_scheduler: str | None,
     table_path: Path | None,
+    standin: str | None,
     noise: float | str | None,
     reference: str | None,
     no_progress: bool,
@@ -590,6 +605,8 @@ def bench(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
         )
+    if standin is not None:
+        _check_standin(standin, problem, table_path)
     if budget is not None and budget_hours is not None:
         raise click.BadParameter(
             "expected either --budget (evaluations) or --budget-hours, got both",
@@ -601,6 +618,12 @@ def bench(
             "differ in cost), got --problem all",
             param_hint="'--budget-hours'",
         )
+    if standin == "all" and budget_hours is not None:
+        raise click.BadParameter(
+            "expected one --standin for a GPU-hour budget (runs of the variants "
+            "differ in cost), got --standin all",
+            param_hint="'--budget-hours'",
+        )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     names = methods if methods is not None else list(preset.methods)
     reference = _reference(reference, names)
@@ -608,7 +631,9 @@ def bench(
     if budget is None and budget_hours is None:
         budget = preset.budget
     n_init = n_init if n_init is not None else preset.n_init
-    _check_settings(budget, n_init, q, noise, None, budget_hours, workers)
+    _check_settings(
+        budget, n_init, q, noise, budget_hours=budget_hours, workers=workers
+    )
     args: dict[str, Any] = {
         "methods": names,
         "seeds": seeds if seeds is not None else preset.seeds,
@@ -627,11 +652,20 @@ def bench(
         "problem": problem,
         "reference": reference,
     }
+    if standin is not None:
+        args["standin"] = standin
     if problem == "all":
         _bench_all(args, out_dir, no_progress)
         return
-    table = _load(table_path, problem)
-    _check_settings(budget, n_init, q, noise, len(table), budget_hours, workers)
+    if standin == "all":
+        _bench_variants(args, out_dir, no_progress)
+        return
+    table = (
+        _load(table_path, problem) if standin is None else _standin(standin, problem)
+    )
+    _check_settings(
+        budget, n_init, q, noise, len(table), budget_hours=budget_hours, workers=workers
+    )
     _check_run_times(table, table_path)
     t0 = time.perf_counter()
     try:
@@ -645,7 +679,7 @@ def bench(
     from bolt_pco64.bench.report import terminal_summary
 
     lines = [
-        terminal_summary(result.summary, args["budget"]),
+        terminal_summary(result.summary, _shown_budget(args["budget"], result)),
         "",
         *_comparison_lines(result.out, reference, names, result.summary),
         *_failures(result.errors, "meta.json"),
@@ -669,6 +703,30 @@ def bench(
             80,
         )
     click.echo("\n".join(lines))
+
+
+def _shown_budget(budget: int | None, result: Any) -> int:
+    """The evaluations the summary reports: ``--budget``, or on a GPU-hour
+    budget the fewest any complete run made
+    (:func:`~bolt_pco64.bench.costmetrics.evaluation_horizon`)."""
+    if budget is not None:
+        return budget
+    from bolt_pco64.bench.costmetrics import evaluation_horizon
+
+    failed = {(m, int(s)) for m, s in (k.rsplit("/", 1) for k in result.errors)}
+    return evaluation_horizon(result.records, failed)
+
+
+def _check_run_times(table: Any, table_path: Path | None) -> None:
+    """A one-line :class:`CLIError` naming the table's origin if the time
+    model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
+    from bolt_pco64.costs import TimeModel
+
+    try:
+        TimeModel(table)
+    except ValueError as err:
+        origin = _table_origin(table_path, table.instance) or "table"
+        raise _one_line(err, f"{origin} (run times)") from err
 
 
 def _reference(reference: str | None, methods: list[str]) -> str:
@@ -705,8 +763,9 @@ def _check_settings(
     q: int,
     noise: float | str | None,
     rows: int | None = None,
+    *,
     budget_hours: float | None = None,
-    workers: int = 1,
+    workers: int = DEFAULTS.workers,
 ) -> None:
     """The harness's check of the settings (:meth:`BenchConfig.check`), with
     its message in the options' names, as a one-line error led by the first
@@ -768,18 +827,6 @@ def _comparison_lines(
     ]
 
 
-def _check_run_times(table: Any, table_path: Path | None) -> None:
-    """A one-line :class:`CLIError` naming the table's origin if the time
-    model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
-    from bolt_pco64.costs import TimeModel
-
-    try:
-        TimeModel(table)
-    except ValueError as err:
-        origin = _table_origin(table_path, table.instance) or "table"
-        raise _one_line(err, f"{origin} (run times)") from err
-
-
 def _harness_arguments(
     args: dict[str, Any], out_dir: Path, no_progress: bool
 ) -> dict[str, Any]:
@@ -812,6 +859,58 @@ def _failures(errors: dict[str, str], where: str) -> list[str]:
         f"{len(errors)} run(s) failed (see {where}):",
         *[f"  {k}: {v}" for k, v in errors.items()],
     ]
+
+
+def _check_standin(standin: str, problem: str, table_path: Path | None) -> None:
+    """``--standin``: one problem, no ``--table``, a variant it ships (or all)."""
+    from bolt_pco64.instances import get_instance
+    from bolt_pco64.standins import check_variant
+
+    if problem == "all" or table_path is not None:
+        raise click.BadParameter(
+            "expected one --problem and no --table with --standin",
+            param_hint="'--standin'",
+        )
+    if standin != "all":
+        try:
+            check_variant(get_instance(problem), standin)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="'--standin'") from err
+
+
+def _standin(standin: str, problem: str) -> Any:
+    """The stand-in variant's table (the simulated-data warning once)."""
+    from bolt_pco64.standins import STANDIN_PREFIX
+    from bolt_pco64.table import load_table
+
+    return load_table(STANDIN_PREFIX + standin, instance=problem)
+
+
+def _bench_variants(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
+    """``bench --standin all``: every variant, then the robustness report."""
+    from bolt_pco64.bench.variants import run_variants
+    from bolt_pco64.table import SimulatedTableWarning
+
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SimulatedTableWarning)
+            result = run_variants(
+                problem=args["problem"],
+                **_harness_arguments(args, out_dir, no_progress),
+            )
+    except (ValueError, OSError) as err:
+        raise _one_line(err) from err
+    lines = [result.markdown.rstrip(), *_failures(result.errors, "each meta.json")]
+    lines.append("")
+    lines.append(
+        f"done in {time.perf_counter() - t0:.0f} s; each variant's results in "
+        f"{result.out}/<variant>/; robustness: {result.out}/robustness.md."
+    )
+    lines.append(
+        "NOTE: every variant is a SIMULATED stand-in table, not measured data."
+    )
+    click.echo("\n".join(lines))
 
 
 def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:

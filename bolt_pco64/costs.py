@@ -3,14 +3,14 @@
 This is the **one** time model of the package. The harness's GPU-hours and
 simulated clock, the Ax adapter's step runtime, the Optuna adapter and
 early termination (the cost of a partial run) all read it. It works on any
-table of a card's schema (design section 1); nothing in it depends on the
+table of a card's schema (docs/architecture.md §1); nothing in it depends on the
 stand-in's numbers.
 
 **A run that fits in memory** costs
 
     start-up + the training loop,
 
-- *the training loop* is the row's ``overall_time``: by design section 6 (the
+- *the training loop* is the row's ``overall_time``: by docs/architecture.md §6 (the
   public runner ``apivich-h/oppa`` that writes these columns) it runs from the
   start of the training loop to the end of the last step, so it holds every
   recorded step (``all_time_steps``, the warm-up first) and the runner's
@@ -38,7 +38,7 @@ crashed configuration (Euclidean distance in the encoded inputs, ties to the
 earliest row in canonical order; fewer when the table has fewer feasible
 rows), of what the first step of a run costs under this model
 (:meth:`TimeModel.seconds_after_steps` with one step, minus start-up). Any
-table works: a table has at least one feasible row (design section 1).
+table works: a table has at least one feasible row (docs/architecture.md §1).
 
 **The first k steps of a run** (a run stopped early, issue 18) cost start-up
 plus the loop up to the end of step k. The loop's time between the steps

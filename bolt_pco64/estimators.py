@@ -1,4 +1,6 @@
-"""A run's throughput and its standard error from its per-step times (design §6).
+"""A run's throughput and its standard error from its per-step times.
+
+What the columns mean: ``docs/architecture.md`` §6.
 
 The pco tables' ``throughput_mean`` and ``throughput_std`` are what the public
 training runner of this problem (repository ``apivich-h/oppa``,

@@ -62,9 +62,9 @@ FINGERPRINT_DECIMALS = 3
 STANDIN_PREFIX = "standin:"
 #: The shipped stand-in variants of each instance; the first is the default.
 STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
-    "pco16": ("accum",),
-    "pco32": ("mbs1",),
-    "pco64": ("mbs1",),
+    "pco16": ("accum", "zero1"),
+    "pco32": ("mbs1", "perrank"),
+    "pco64": ("mbs1", "perrank", "zero1"),
 }
 
 

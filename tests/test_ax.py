@@ -1,15 +1,17 @@
-"""The Ax adapter (bolt_pco64.ax): problem construction and a full replication."""
+"""The Ax adapter (bolt_pco64.integrations.ax): problem construction and replications."""
 
 from __future__ import annotations
 
 import ast
-import itertools
 import logging
 import math
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,9 @@ import pytest
 import torch
 from ax.benchmark.benchmark import benchmark_replication
 from ax.benchmark.benchmark_method import BenchmarkMethod
+from ax.benchmark.benchmark_problem import BenchmarkProblem
+from ax.benchmark.benchmark_result import BenchmarkResult
+from ax.benchmark.noise import GaussianNoise
 from ax.core.outcome_constraint import ComparisonOp
 from ax.core.parameter import (
     ChoiceParameter,
@@ -24,12 +29,17 @@ from ax.core.parameter import (
     ParameterType,
     RangeParameter,
 )
+from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
 from bolt_pco64.ax import (
     CONSTRAINT_NAME,
+    DEFAULT_CRASH_REPORT,
     OBJECTIVE_NAME,
-    expected_best_of_random_draws,
+    CrashObservation,
+    CrashReport,
+    count_trials_with_constraint_data,
     get_benchmark_problem,
 )
 from bolt_pco64.costs import COST_DEFAULTS, TimeModel
@@ -64,7 +74,7 @@ def _hand_frame() -> pd.DataFrame:
 def test_no_core_module_imports_ax() -> None:
     package = REPO / "bolt_pco64"
     for path in package.rglob("*.py"):
-        if path == package / "ax.py":
+        if path == package / "integrations" / "ax.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             names = (
@@ -93,6 +103,14 @@ def test_core_package_does_not_import_ax() -> None:
 def test_module_resolves_the_ax_package_not_itself() -> None:
     problem = get_benchmark_problem(table=_hand_frame())
     assert type(problem).__module__ == "ax.benchmark.benchmark_problem"
+
+
+def test_alias_is_the_integration_module() -> None:
+    import bolt_pco64.ax as alias
+    import bolt_pco64.integrations.ax as module
+
+    assert alias.get_benchmark_problem is module.get_benchmark_problem
+    assert alias.__all__ == module.__all__
 
 
 # -- problem construction ------------------------------------------------------
@@ -159,22 +177,6 @@ def test_objective_constraint_and_reference_values() -> None:
     assert problem.worst_feasible_value < problem.baseline_value < 0.30
 
 
-def test_baseline_is_the_expected_best_of_random_draws() -> None:
-    values = [0.3, math.nan, 0.1, 0.2, math.nan, 0.05, 0.15]
-    feasible = [not math.isnan(v) for v in values]
-    worst = min(v for v, f in zip(values, feasible, strict=True) if f)
-    draws = list(itertools.combinations(range(len(values)), 5))
-    brute = np.mean(
-        [max([values[i] for i in d if feasible[i]] or [worst]) for d in draws]
-    )
-    assert expected_best_of_random_draws(values, feasible) == pytest.approx(brute)
-    # Two draws out of two feasible and five crashes: none feasible in 10 of 21.
-    only_crashes = expected_best_of_random_draws(
-        [1.0, 2.0, *[math.nan] * 5], [True, True, *[False] * 5], draws=2
-    )
-    assert only_crashes == pytest.approx((10 * 1.0 + 5 * 1.0 + 6 * 2.0) / 21)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -190,15 +192,35 @@ def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
         get_benchmark_problem(**{"table": _hand_frame(), **kwargs})  # type: ignore[arg-type]
 
 
-def test_baseline_draws_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="draws"):
-        expected_best_of_random_draws([1.0], [True], draws=0)
-
-
 # -- test function, observation, runtime -------------------------------------------
 
 
-def test_ground_truth_and_what_a_crash_reports() -> None:
+def _observed(report: str, noise_std: float = 0.0) -> pd.DataFrame:
+    """What the best row (arm 0_0) and a crash (arm 1_0) report under ``report``."""
+    frame = _hand_frame()
+    problem = get_benchmark_problem(
+        table=frame, crash_report=report, noise=GaussianNoise(noise_std=noise_std)
+    )
+    best = {name: int(frame.iloc[3][name]) for name in INPUT_COLUMNS}
+    crash = {name: int(frame.iloc[1][name]) for name in INPUT_COLUMNS}
+    rows = [
+        {"metric_name": m, "arm_name": arm, "Y_true": y[i, 0].item()}
+        for arm, y in (
+            ("0_0", problem.test_function.evaluate_true(best)),
+            ("1_0", problem.test_function.evaluate_true(crash)),
+        )
+        for i, m in enumerate((OBJECTIVE_NAME, CONSTRAINT_NAME))
+    ]
+    observed = problem.noise.add_noise(
+        df=pd.DataFrame(rows),
+        trial=None,
+        outcome_names=[OBJECTIVE_NAME, CONSTRAINT_NAME],
+        arm_weights=None,
+    )
+    return observed.set_index(["arm_name", "metric_name"])["mean"]
+
+
+def test_ground_truth_of_a_run_and_of_a_crash() -> None:
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     best = {name: int(frame.iloc[3][name]) for name in INPUT_COLUMNS}
@@ -209,26 +231,60 @@ def test_ground_truth_and_what_a_crash_reports() -> None:
     assert y_best[1, 0].item() == frame.iloc[3]["peak_mem_normalised"] < 0
     y_crash = problem.test_function.evaluate_true(crash)
     assert y_crash[1, 0].item() == frame.iloc[1]["peak_mem_normalised"] > 0
-    assert y_crash[0, 0].item() == problem.worst_feasible_value  # never NaN
+    assert y_crash[0, 0].item() == 0.05  # the worst feasible throughput, never NaN
 
-    rows = [
-        {"metric_name": m, "arm_name": arm, "Y_true": y[i, 0].item()}
-        for arm, y in (("0_0", y_best), ("1_0", y_crash))
-        for i, m in enumerate((OBJECTIVE_NAME, CONSTRAINT_NAME))
-    ]
-    observed = problem.noise.add_noise(
-        df=pd.DataFrame(rows),
-        trial=None,
-        outcome_names=[OBJECTIVE_NAME, CONSTRAINT_NAME],
-        arm_weights=None,
+
+def test_what_a_crash_reports_under_each_representation() -> None:
+    margin = float(_hand_frame().iloc[1]["peak_mem_normalised"])
+    missing = _observed("missing")
+    assert ("1_0", OBJECTIVE_NAME) not in missing.index
+    assert missing[("1_0", CONSTRAINT_NAME)] == margin
+    assert missing[("0_0", OBJECTIVE_NAME)] == 0.30
+    placeholder = _observed("placeholder", noise_std=0.01)
+    assert placeholder[("1_0", OBJECTIVE_NAME)] == 0.05  # exactly: no noise on it
+    assert placeholder[("0_0", OBJECTIVE_NAME)] != 0.30  # a run's value is noisy
+    assert len(placeholder) == 4
+    abandoned = _observed("abandoned")
+    assert math.isnan(abandoned[("1_0", OBJECTIVE_NAME)])
+    assert abandoned[("1_0", CONSTRAINT_NAME)] == margin
+    assert not abandoned.drop(("1_0", OBJECTIVE_NAME)).isna().any()
+
+
+def test_default_representation_is_documented() -> None:
+    assert DEFAULT_CRASH_REPORT in get_args(CrashReport)
+    problem = get_benchmark_problem(table=_hand_frame())
+    assert isinstance(problem.noise, CrashObservation)
+    assert problem.noise.report == DEFAULT_CRASH_REPORT
+    readme = (REPO / "README.md").read_text()
+    assert f'`crash_report="{DEFAULT_CRASH_REPORT}"` (the default)' in readme
+
+
+def test_bad_crash_report_is_named() -> None:
+    with pytest.raises(ValueError, match="report"):
+        get_benchmark_problem(table=_hand_frame(), crash_report="zero")  # type: ignore[arg-type]
+
+
+def test_constraint_data_strategy_counts_completed_trials() -> None:
+    from ax.benchmark.methods.modular_botorch import get_sobol_mbm_generation_strategy
+    from ax.generation_strategy.transition_criterion import TrialBasedCriterion
+
+    strategy = get_sobol_mbm_generation_strategy(
+        model_cls=SingleTaskGP, num_sobol_trials=3
     )
-    seen = set(zip(observed["arm_name"], observed["metric_name"], strict=True))
-    assert seen == {
-        ("0_0", OBJECTIVE_NAME),
-        ("0_0", CONSTRAINT_NAME),
-        ("1_0", CONSTRAINT_NAME),
-    }
-    assert not observed["mean"].isna().any()
+    copy = count_trials_with_constraint_data(strategy)
+
+    def flags(s: object) -> list[bool]:
+        return [
+            c.count_only_trials_with_data
+            for node in s.nodes_by_name.values()  # type: ignore[attr-defined]
+            for c in node.transition_criteria
+            if isinstance(c, TrialBasedCriterion)
+        ]
+
+    assert True in flags(strategy)  # Ax's stock "observed" criterion
+    assert flags(copy)
+    assert True not in flags(copy)
+    assert copy is not strategy
 
 
 def test_step_runtime_is_startup_plus_the_loop_and_a_crash_less() -> None:
@@ -247,82 +303,138 @@ def test_step_runtime_is_startup_plus_the_loop_and_a_crash_less() -> None:
             assert startup <= runtime(params) < startup + times[feasible].min()
 
 
-def test_step_runtime_charges_what_the_harness_charges() -> None:
-    """Ax's run lengths and the harness's GPU-hours follow one cost policy."""
-    from bolt_pco64.bench.run import cost_per_row
-
-    frame = _hand_frame()
-    runtime = get_benchmark_problem(table=frame).step_runtime_function
-    assert runtime is not None
-    problem = PCO64(table=frame)
-    hours = cost_per_row(problem.table)
-    table_frame = problem.table.frame
-    assert not table_frame["ran_successfully"].all()
-    for i in range(len(table_frame)):
-        params = {name: int(table_frame.iloc[i][name]) for name in INPUT_COLUMNS}
-        seconds = float(hours[i]) * 3600 / problem.instance.num_gpus
-        assert runtime(params) == max(1.0, round(seconds))
+# -- replications -------------------------------------------------------------------
 
 
-# -- a replication ---------------------------------------------------------------
+def _tiny_frame() -> pd.DataFrame:
+    """Eight rows, five of them crash: a short Sobol phase meets a crash."""
+    configs = [
+        (1, 0, 0, 0, 0, 6, 0, 0),
+        (1, 1, 0, 0, 0, 8, 3, 0),
+        (2, 0, 1, 0, 0, 6, 0, 1),
+        (2, 1, 1, 0, 1, 8, 3, 1),
+        (3, 2, 0, 0, 1, 6, 0, 0),
+        (3, 0, 2, 0, 0, 8, 0, 2),
+        (1, 2, 2, 0, 2, 8, 3, 2),
+        (2, 2, 2, 0, 2, 6, 0, 2),
+    ]
+    return frame_from(configs, [0.10, None, None, 0.30, None, None, 0.15, None])
 
 
-N_TRIALS = 40
-N_SOBOL = 32
-
-
-@pytest.mark.slow
-@pytest.mark.filterwarnings("ignore")  # Ax's and BoTorch's advisories; logs are checked
-def test_replication_survives_crashes_and_traces_agree_with_table(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    from ax.adapter.registry import Generators
-    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
-    from ax.api.utils.structs import GenerationStrategyDispatchStruct
-
-    problem = get_benchmark_problem(num_trials=N_TRIALS)
-    # Ax's default strategy (center, Sobol, then BoTorch), with a Sobol budget
-    # that keeps the test short; every argument of the replication is Ax's default.
-    strategy = choose_generation_strategy(
-        GenerationStrategyDispatchStruct(initialization_budget=N_SOBOL)
+def _short_sobol(num_sobol_trials: int, max_pending_trials: int = 1) -> BenchmarkMethod:
+    """Ax's own helper: Sobol, then BoTorch (SingleTaskGP + qLogNEI)."""
+    from ax.benchmark.methods.modular_botorch import (
+        get_sobol_botorch_modular_acquisition,
     )
+
+    method = get_sobol_botorch_modular_acquisition(
+        model_cls=SingleTaskGP,
+        acquisition_cls=qLogNoisyExpectedImprovement,
+        num_sobol_trials=num_sobol_trials,
+    )
+    method.max_pending_trials = max_pending_trials
+    return method
+
+
+def _replicate(
+    problem: BenchmarkProblem,
+    method: BenchmarkMethod,
+    seed: int,
+    caplog: pytest.LogCaptureFixture,
+) -> BenchmarkResult:
+    """``benchmark_replication`` at Ax's defaults but WARNING logs; nothing at ERROR."""
     ax_logger = logging.getLogger("ax")  # it does not propagate to caplog's root
     ax_logger.addHandler(caplog.handler)
     try:
-        with caplog.at_level(logging.DEBUG):
+        with caplog.at_level(logging.WARNING):
             result = benchmark_replication(
                 problem=problem,
-                method=BenchmarkMethod(generation_strategy=strategy),
-                seed=0,
+                method=method,
+                seed=seed,
+                orchestrator_logging_level=logging.WARNING,
             )
     finally:
         ax_logger.removeHandler(caplog.handler)
-
-    assert any(r.name.startswith("ax.") for r in caplog.records)  # Ax was heard
     bad = [
         r
         for r in caplog.records
         if r.levelno >= logging.ERROR or r.exc_info or "Traceback" in r.getMessage()
     ]
     assert bad == []
+    assert result.experiment is not None
+    return result
 
+
+def _nodes(result: BenchmarkResult) -> list[str]:
+    experiment = result.experiment
+    assert experiment is not None
+    return [
+        experiment.trials[i].generator_runs[0]._generation_node_name
+        for i in sorted(experiment.trials)
+    ]
+
+
+@pytest.mark.filterwarnings("ignore")  # Ax's and BoTorch's advisories; logs are checked
+def test_short_sobol_phase_survives_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+    """Ax's helper with 3 Sobol trials, one of them a crash, reaches BoTorch."""
+    problem = get_benchmark_problem(table=_tiny_frame(), num_trials=4)
+    result = _replicate(problem, _short_sobol(3), seed=0, caplog=caplog)
+    assert result.experiment is not None
+    statuses = [t.status.name for t in result.experiment.trials.values()]
+    assert statuses == ["COMPLETED"] * 4
+    nodes = _nodes(result)
+    assert ["Sobol" in n for n in nodes] == [True, True, True, False]
+    assert "BoTorch" in nodes[-1]
+    assert not all(result.is_feasible_trace[:3])  # a Sobol trial crashed
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_a_missing_objective_needs_the_adapters_criterion(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Ax 1.3's stock "observed" transition waits for a crash's objective; the
+    adapter's :func:`count_trials_with_constraint_data` lets it through."""
+    from ax.orchestration.orchestrator import OrchestratorInternalError
+
+    problem = get_benchmark_problem(
+        table=_tiny_frame(), num_trials=4, crash_report="missing"
+    )
+    with pytest.raises(OrchestratorInternalError, match="requires more data"):
+        benchmark_replication(
+            problem=problem,
+            method=_short_sobol(3),
+            seed=0,
+            orchestrator_logging_level=logging.WARNING,
+        )
+    strategy = count_trials_with_constraint_data(_short_sobol(3).generation_strategy)
+    result = _replicate(
+        problem, BenchmarkMethod(generation_strategy=strategy), seed=0, caplog=caplog
+    )
+    assert len(_nodes(result)) == 4
+    assert "BoTorch" in _nodes(result)[-1]
+    assert not all(result.is_feasible_trace[:3])
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_the_reported_abort_case_completes_and_agrees_with_the_table(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 16's case (pco64 stand-in, 5 Sobol trials, seed 1): it completes,
+    and the traces, the model's data and the simulated time follow the table."""
+    n_trials = 7
+    problem = get_benchmark_problem(num_trials=n_trials)
+    result = _replicate(problem, _short_sobol(5), seed=1, caplog=caplog)
     experiment = result.experiment
     assert experiment is not None
     trials = [experiment.trials[i] for i in sorted(experiment.trials)]
-    assert len(trials) == N_TRIALS
-    assert {t.status.name for t in trials} == {"COMPLETED"}
-    nodes = [t.generator_runs[0]._generation_node_name for t in trials]
-    assert nodes[-1] == "MBM"
+    assert [t.status.name for t in trials] == ["COMPLETED"] * n_trials
+    assert "BoTorch" in _nodes(result)[-1]
 
     snapped = _snapped_rows([t.arms[0].parameters for t in trials])
     ran = snapped["ran_successfully"].astype(bool).tolist()
-    assert 0 < ran.count(False) < N_TRIALS  # crashes among the trials
-
-    data = experiment.lookup_data().df
-    observed = set(zip(data["trial_index"], data["metric_name"], strict=True))
-    for t, ok in zip(trials, ran, strict=True):
-        assert (t.index, CONSTRAINT_NAME) in observed
-        assert ((t.index, OBJECTIVE_NAME) in observed) == ok
+    assert not all(ran[:5])  # a Sobol trial crashed: the case that aborted
 
     # Best feasible throughput so far, from the table alone.
     best, expected = problem.worst_feasible_value, []
@@ -332,6 +444,15 @@ def test_replication_survives_crashes_and_traces_agree_with_table(
         expected.append(best)
     assert result.oracle_trace == pytest.approx(expected, rel=1e-12)
     assert result.is_feasible_trace == ran
+
+    # What the model saw: the constraint of every trial; a run's throughput, and
+    # for a crash the placeholder (the worst feasible throughput).
+    data = experiment.lookup_data().df.set_index(["trial_index", "metric_name"])
+    for t, ok, row in zip(trials, ran, snapped.itertuples(), strict=True):
+        assert data.loc[(t.index, CONSTRAINT_NAME), "mean"] == row.peak_mem_normalised
+        seen = data.loc[(t.index, OBJECTIVE_NAME), "mean"]
+        assert seen == (row.throughput_mean if ok else problem.worst_feasible_value)
+
     f = PCO64(table=STANDIN)
     rows = f.lookup(
         torch.from_numpy(encode_inputs(snapped[list(INPUT_COLUMNS)]))
@@ -341,16 +462,57 @@ def test_replication_survives_crashes_and_traces_agree_with_table(
         np.cumsum(np.maximum(1.0, np.round(seconds))).tolist()
     )
 
-    # The model's data: the constraint from every trial, throughput from runs only.
-    adapter = Generators.BOTORCH_MODULAR(
-        experiment=experiment, data=experiment.lookup_data()
-    )
-    sizes = {
-        name: len(ds.X)
-        for ds in adapter.generator.surrogate.training_data
-        for name in ds.outcome_names
-    }
-    assert sizes == {OBJECTIVE_NAME: ran.count(True), CONSTRAINT_NAME: N_TRIALS}
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore")
+def test_four_concurrent_trials_take_their_step_runtimes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Ax's simulated backend, four trials at once: every trial runs its step
+    runtime, at most four overlap, and the cost trace is the completion times."""
+    problem = get_benchmark_problem("pco32", num_trials=8)
+    result = _replicate(problem, _short_sobol(4, max_pending_trials=4), 0, caplog)
+    experiment = result.experiment
+    assert experiment is not None
+    runtime = problem.step_runtime_function
+    assert runtime is not None
+    spans = []
+    for trial in experiment.trials.values():
+        assert trial.status.name == "COMPLETED"
+        assert trial.time_run_started is not None
+        assert trial.time_completed is not None
+        start = trial.time_run_started.timestamp()
+        end = trial.time_completed.timestamp()
+        assert end - start == runtime(trial.arms[0].parameters)
+        spans.append((start, end))
+    assert len(spans) == 8
+    assert result.cost_trace == sorted({end for _, end in spans})
+    overlap = [sum(s <= t < e for s, e in spans) for t, _ in spans]
+    assert max(overlap) == 4  # the Sobol trials run at once
+    assert result.cost_trace[-1] < sum(e - s for s, e in spans)  # time was saved
+
+
+@pytest.mark.slow
+def test_example_prints_a_table_and_keeps_stderr_short(tmp_path: Path) -> None:
+    """examples/ax_benchmark.py: Ax's INFO logs do not reach stderr."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "ax_benchmark.py"),
+         "--trials", "5", "--init", "3"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(proc.stderr.splitlines()) <= 5, proc.stderr[:2000]
+    out = proc.stdout
+    assert out.startswith("problem ")
+    trials = re.findall(r"^\s+(\d+)\s+\S+\s+(yes|no)\s", out, flags=re.M)
+    assert [int(i) for i, _ in trials] == list(range(5))
+    summary = re.search(r"^5 trials, (\d+) ran out of memory", out, flags=re.M)
+    assert summary is not None
+    assert int(summary.group(1)) == sum(ran == "no" for _, ran in trials)
+    assert re.search(r"^Ax recommends \S+: true throughput ", out, flags=re.M)
+    assert "inference" not in out  # Ax's after-the-fact trace is not shown
 
 
 def _snapped_rows(params: list[Mapping[str, object]]) -> pd.DataFrame:

@@ -25,10 +25,7 @@ def test_every_cited_section_of_the_architecture_document_exists() -> None:
 
 
 def test_no_module_cites_a_document_the_package_does_not_ship() -> None:
-    # bolt_pco64/ax.py is left to its owner's rewrite (issue 22, point 3).
     offenders = [
-        path.name
-        for path in _sources()
-        if "design section" in path.read_text() and path.name != "ax.py"
+        path.name for path in _sources() if "design section" in path.read_text()
     ]
     assert not offenders

@@ -128,15 +128,3 @@ def test_compare_acquisitions(tmp_path: Path) -> None:
     assert "| qlognei | 1 |" in out
     assert f"regret plot: {tmp_path / 'cmp' / 'regret.png'}" in out
     assert (tmp_path / "cmp" / "regret.png").stat().st_size > 0
-
-
-@pytest.mark.slow
-def test_ax_benchmark(tmp_path: Path) -> None:
-    pytest.importorskip("ax")
-    out = _run("ax_benchmark.py", "--trials", "6", cwd=tmp_path)
-    assert out.startswith("problem ")
-    trials = re.findall(r"^\s+(\d+)\s+\S+\s+(True|False)\s", out, flags=re.M)
-    assert [int(i) for i, _ in trials] == list(range(6))
-    summary = re.search(r"^6 trials, (\d+) ran out of memory", out, flags=re.M)
-    assert summary is not None
-    assert int(summary.group(1)) == sum(ran == "False" for _, ran in trials)

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     import torch
     from botorch.models import SingleTaskGP
     from torch import Tensor
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "FunctionMethod",
     "Method",
     "MethodFn",
@@ -44,7 +47,11 @@ __all__ = [
     "Proposed",
     "RunContext",
     "as_method",
+    "method_entry_points",
 ]
+
+#: The entry-point group through which other packages add methods.
+ENTRY_POINT_GROUP = "bolt_pco64.methods"
 
 #: What :meth:`Method.propose` returns: rows (a long tensor or ints) or points.
 Proposed: TypeAlias = "Tensor | Sequence[int]"
@@ -221,3 +228,14 @@ def as_method(obj: object, n_init: int | None = None) -> Method:
     raise TypeError(
         f"Expected a Method, a Method subclass or a callable, got {type(obj).__name__}."
     )
+
+
+def method_entry_points() -> dict[str, EntryPoint]:
+    """The :data:`ENTRY_POINT_GROUP` entry points by name (the first of a
+    repeated name), none of them loaded."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found

@@ -83,17 +83,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
 from bolt_pco64.bench.contract import (
+    ENTRY_POINT_GROUP,
     FunctionMethod,
     Method,
     MethodFn,
     ObjectiveModel,
     RunContext,
     as_method,
+    method_entry_points,
 )
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from torch import Tensor
 
     from bolt_pco64.bo import ConstrainedModels, CrashAwareState
@@ -119,8 +119,6 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-#: The entry-point group through which other packages add methods.
-ENTRY_POINT_GROUP = "bolt_pco64.methods"
 #: The registry of methods by name (entry-point methods join it when loaded).
 METHODS: dict[str, Method] = {}
 
@@ -184,21 +182,13 @@ def _check_n_init(name: str, n_init: object) -> None:
         )
 
 
-def _entry_points() -> dict[str, EntryPoint]:
-    """The group's entry points by name (the first of a repeated name)."""
-    from importlib.metadata import entry_points
-
-    found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep)
-    return found
-
-
 def method_names() -> list[str]:
     """Every method a comparison may name: the registered ones in registration
     order, then the entry points' (sorted), without importing them."""
     names = list(METHODS)
-    extra = sorted(n for n in _entry_points() if n not in METHODS and _NAME.match(n))
+    extra = sorted(
+        n for n in method_entry_points() if n not in METHODS and _NAME.match(n)
+    )
     return [*names, *extra]
 
 
@@ -211,7 +201,7 @@ def get_method(name: str) -> Method:
     """
     if name in METHODS:
         return METHODS[name]
-    ep = _entry_points().get(name) if isinstance(name, str) else None
+    ep = method_entry_points().get(name) if isinstance(name, str) else None
     if ep is None or not _NAME.match(name):
         raise ValueError(f"Expected a method in {method_names()}, got {name!r}.")
     try:

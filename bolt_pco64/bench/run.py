@@ -273,12 +273,13 @@ def initial_design_size(method: Method, config: BenchConfig, name: str = "") -> 
 
     Raises:
         ValueError: If the method's ``n_init`` is not an integer in
-            ``1..config.budget``.
+            ``1..config.budget`` (``>= 1`` on a GPU-hour budget).
     """
     n = method.n_init
     if n is None:
         return config.n_init
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= config.budget:
+    top = config.budget if config.budget is not None else n
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
         raise ValueError(
             f"Expected method {name!r} to have n_init in 1..{config.budget} "
             f"(the budget), got {n!r}."

@@ -16,11 +16,20 @@ Modules, in the order data flows:
   four-rule grid of 780 configurations);
 * :mod:`~bolt_pco64.simulate.memory` -- reported and hidden memory per GPU;
 * :mod:`~bolt_pco64.simulate.steptime` -- step time by term and throughput;
-* :mod:`~bolt_pco64.simulate.calibrate` -- the four fitted constants;
-* :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata.
+* :mod:`~bolt_pco64.simulate.variants` -- the readings each shipped variant
+  models (:data:`~bolt_pco64.simulate.variants.VARIANTS`);
+* :mod:`~bolt_pco64.simulate.calibrate` -- the four fitted constants and the
+  recorded step times;
+* :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata;
+* :mod:`~bolt_pco64.simulate.registry` -- registering a regenerated file's
+  content fingerprint.
 
-The stack modelled
-------------------
+The recorded columns are the runner's (``docs/architecture.md`` §6): per-step times
+with a warm-up step first, ``throughput_mean``/``throughput_std`` by
+:mod:`bolt_pco64.estimators`, ``overall_time`` without start-up.
+
+The stack modelled (the default variant)
+----------------------------------------
 Rule 4 of the grid (ZeRO-2/3 only without pipeline parallelism) is
 DeepSpeed's, so the memory and gradient-reduction semantics are DeepSpeed's
 bf16 ones: gradients are bf16 and are reduced in bf16 (DeepSpeed's default
@@ -48,8 +57,12 @@ recomputation, fp32 or bf16 accumulation in pipelines, vocabulary 32000 to
 transient in the whole-run peak) finds none that meets 560 runs, a 74.2 GB
 best and a 79.3 GB largest feasible peak with an overhead under 25 GB; the
 only near fit keeps an unsharded fp32 gradient buffer under ZeRO-2, which
-DeepSpeed's bf16 ZeRO-2 does not. The stand-in meets the figures with the
-large overhead, and the README says so with the scan's figures.
+DeepSpeed's bf16 ZeRO-2 does not. The default variant (``mbs1``) meets the
+figures with the large overhead, and the README says so with the scan's
+figures. Other readings meet them too (:mod:`~bolt_pco64.simulate.variants`):
+``perrank`` -- the runner's per-rank batches in few micro-batches, a ZeRO-1
+optimizer for stage 0 -- with 2.7 GB of overhead, and a crash boundary
+elsewhere (docs/standins.md).
 
 The throughput unit of each table is inferred
 (:data:`~bolt_pco64.simulate.spec.ThroughputUnit`): samples per second per
@@ -95,6 +108,7 @@ from bolt_pco64.simulate.spec import (
     assumptions_for,
 )
 from bolt_pco64.simulate.steptime import StepBreakdown, step_breakdown, throughput
+from bolt_pco64.simulate.variants import VARIANTS, Variant, variant_for
 
 __all__ = [
     "ASSUMPTIONS",
@@ -102,6 +116,7 @@ __all__ = [
     "GENERATOR_VERSION",
     "N_RECORDED_STEPS",
     "OOM_PAD",
+    "VARIANTS",
     "Assumptions",
     "Calibration",
     "CalibrationError",
@@ -110,6 +125,7 @@ __all__ = [
     "ModelConstants",
     "StandinModel",
     "StepBreakdown",
+    "Variant",
     "assumptions_for",
     "build_model",
     "calibrate",
@@ -120,5 +136,6 @@ __all__ = [
     "stage_memory",
     "step_breakdown",
     "throughput",
+    "variant_for",
     "write_simulated_table",
 ]

@@ -4,8 +4,8 @@ One generation calibrates once (:func:`bolt_pco64.simulate.calibrate.
 build_model`) and writes every row from that model; the table and its
 metadata come from the same calibration.
 
-The columns are what the public runner of this problem records (design
-section 6; ``apivich-h/oppa``, ``src/oppa/runners/out_data.py``):
+The columns are what the public runner of this problem records
+(``docs/architecture.md`` §6; ``apivich-h/oppa``, ``src/oppa/runners/out_data.py``):
 
 * ``all_time_steps``: the :data:`~bolt_pco64.simulate.calibrate.
   N_RECORDED_STEPS` recorded step times in seconds, the warm-up step first

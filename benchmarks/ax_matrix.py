@@ -1,0 +1,408 @@
+"""Replication matrix of Ax's own benchmark methods on the pco problems.
+
+Runs ``ax.benchmark.benchmark.benchmark_replication`` on
+:func:`bolt_pco64.integrations.ax.get_benchmark_problem` for every
+representation of a crash (``--representations``), instance, method and seed,
+and writes one CSV row per replication (``--out``, default
+``docs/results/ax/matrix.csv``) plus a per-cell summary (``*_summary.csv``).
+
+Methods (Ax's own helpers, ``SingleTaskGP`` + ``qLogNoisyExpectedImprovement``):
+
+- ``modular``: ``get_sobol_botorch_modular_acquisition`` with
+  ``num_sobol_trials`` in ``--sobol`` (default 3, 5, 8, 10);
+- ``mbm``: ``BenchmarkMethod(generation_strategy=get_sobol_mbm_generation_strategy(...))``
+  at its default ``num_sobol_trials`` (5);
+- ``default``: Ax's default strategy (``choose_generation_strategy``), with an
+  initialization budget of ``--default-init`` trials;
+- ``concurrent``: ``modular`` with 5 Sobol trials and ``max_pending_trials=4``
+  (Ax's simulated backend runs four trials at once with the problem's step
+  runtime); the row's ``cost_ok`` says whether every trial ran exactly its step
+  runtime, at most four at a time, and ``cost_trace`` is the sorted
+  completion times.
+
+Representations (how a crashed trial reports its objective):
+
+- ``missing``: completed, constraint observed, objective absent;
+- ``missing+criterion``: the same with the adapter's
+  :func:`~bolt_pco64.integrations.ax.count_trials_with_constraint_data`
+  applied to the strategy (its "observed" transition counts a trial that reported
+  its constraint);
+- ``placeholder``: completed, objective reported as the table's worst feasible
+  throughput;
+- ``abandoned``: objective NaN, so Ax abandons the trial (its failed-trial
+  path, default ``tolerated_trial_failure_rate`` 0.5);
+- ``abandoned+tolerant``: the same with ``tolerated_trial_failure_rate=0.99``.
+
+Columns: ``status`` (``ok`` or the exception's class), ``trials`` (trials
+created), ``completed``, ``abandoned``, ``oom_share`` (crashed trials /
+trials), ``repeats`` (trials whose configuration snaps to a row an earlier
+trial already ran), ``regret`` (optimal value minus the best feasible
+throughput found, as a fraction of the optimal value), ``error_logs`` (records
+at ERROR or above from Ax's loggers), ``sim_time`` (the last entry of Ax's
+``cost_trace``), ``wall_s``.
+
+Usage::
+
+    python benchmarks/ax_matrix.py                   # the full matrix (hours on 2 cores)
+    python benchmarks/ax_matrix.py --trials 20 --jobs 2
+    python benchmarks/ax_matrix.py --quick           # one cell per method, minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import logging
+import math
+import multiprocessing
+import os
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+INSTANCES = ("pco16", "pco32", "pco64")
+REPRESENTATIONS = (
+    "missing",
+    "missing+criterion",
+    "placeholder",
+    "abandoned",
+    "abandoned+tolerant",
+)
+TOLERANT_FAILURE_RATE = 0.99
+
+
+@dataclass(frozen=True)
+class Case:
+    """One replication to run."""
+
+    representation: str
+    instance: str
+    method: str
+    num_sobol: int
+    seed: int
+    max_concurrency: int
+    trials: int
+
+
+@dataclass
+class Row:
+    """What one replication gave (see the module docstring)."""
+
+    representation: str
+    instance: str
+    method: str
+    num_sobol: int
+    seed: int
+    max_concurrency: int
+    trials_requested: int
+    status: str = ""
+    error: str = ""
+    trials: int = 0
+    completed: int = 0
+    abandoned: int = 0
+    oom_share: float = math.nan
+    repeats: int = 0
+    regret: float = math.nan
+    error_logs: int = 0
+    sim_time: float = math.nan
+    cost_ok: str = ""
+    wall_s: float = math.nan
+
+
+class _Count(logging.Handler):
+    """Counts the records at ERROR or above."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
+def _strategy(case: Case):
+    from ax.api.utils.generation_strategy_dispatch import choose_generation_strategy
+    from ax.api.utils.structs import GenerationStrategyDispatchStruct
+    from ax.benchmark.benchmark_method import BenchmarkMethod
+    from ax.benchmark.methods.modular_botorch import (
+        get_sobol_botorch_modular_acquisition,
+        get_sobol_mbm_generation_strategy,
+    )
+    from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+    from botorch.models import SingleTaskGP
+
+    from bolt_pco64.integrations.ax import count_trials_with_constraint_data
+
+    if case.method in ("modular", "concurrent"):
+        method = get_sobol_botorch_modular_acquisition(
+            model_cls=SingleTaskGP,
+            acquisition_cls=qLogNoisyExpectedImprovement,
+            num_sobol_trials=case.num_sobol,
+        )
+        strategy = method.generation_strategy
+    elif case.method == "mbm":
+        strategy = get_sobol_mbm_generation_strategy(
+            model_cls=SingleTaskGP, acquisition_cls=qLogNoisyExpectedImprovement
+        )
+    elif case.method == "default":
+        strategy = choose_generation_strategy(
+            GenerationStrategyDispatchStruct(initialization_budget=case.num_sobol)
+        )
+    else:
+        raise ValueError(f"Expected a known method, got {case.method!r}.")
+    if case.representation == "missing+criterion":
+        strategy = count_trials_with_constraint_data(strategy)
+    return BenchmarkMethod(
+        generation_strategy=strategy, max_pending_trials=case.max_concurrency
+    )
+
+
+def _sim_check(experiment, runtime, max_concurrency: int, cost_trace) -> str:
+    """``"yes"`` if every trial ran its step runtime, at most ``max_concurrency``
+    at once, and ``cost_trace`` is the sorted distinct completion times."""
+    intervals = []
+    for trial in experiment.trials.values():
+        start = trial.time_run_started.timestamp()
+        end = trial.time_completed.timestamp()
+        if end - start != runtime(trial.arms[0].parameters):
+            return "no: a trial did not run its step runtime"
+        intervals.append((start, end))
+    ends = sorted({e for _, e in intervals})
+    if [float(c) for c in cost_trace] != ends:
+        return "no: cost_trace is not the completion times"
+    events = sorted([(s, 1) for s, _ in intervals] + [(e, -1) for _, e in intervals])
+    running, most = 0, 0
+    for _, step in events:  # an end sorts before a start at the same time
+        running += step
+        most = max(most, running)
+    if most > max_concurrency:
+        return f"no: {most} trials ran at once"
+    return f"yes (at most {most} at once)"
+
+
+def run_case(case: Case) -> Row:
+    """One replication, never raising: failures are the row's ``status``."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    from ax.benchmark.benchmark import benchmark_replication
+
+    from bolt_pco64 import problem_class
+    from bolt_pco64.integrations.common import ParameterRows
+
+    representation = case.representation.split("+")[0]
+    problem = __import__(
+        "bolt_pco64.integrations.ax", fromlist=["get_benchmark_problem"]
+    ).get_benchmark_problem(
+        case.instance, num_trials=case.trials, crash_report=representation
+    )
+    table_problem = problem_class(case.instance)()
+    rows = ParameterRows(table_problem)
+    feasible = table_problem.table.feasible
+    row = Row(**{f.name: getattr(case, f.name) for f in fields(Case) if f.name != "trials"},
+              trials_requested=case.trials)  # fmt: skip
+    counter = _Count()
+    ax_logger = logging.getLogger("ax")
+    ax_logger.addHandler(counter)
+    start = time.perf_counter()
+    try:
+        tolerated = (
+            TOLERANT_FAILURE_RATE if case.representation.endswith("+tolerant") else 0.5
+        )
+        result = benchmark_replication(
+            problem=problem,
+            method=_strategy(case),
+            seed=case.seed,
+            orchestrator_logging_level=logging.WARNING,
+            tolerated_trial_failure_rate=tolerated,
+        )
+        row.status = "ok"
+    except Exception as exc:
+        row.status = type(exc).__name__
+        row.error = " ".join(str(exc).split())[:160]
+        result = None
+        if not type(exc).__module__.startswith("ax."):
+            traceback.print_exc(file=sys.stderr)
+    finally:
+        ax_logger.removeHandler(counter)
+    row.wall_s = round(time.perf_counter() - start, 1)
+    row.error_logs = counter.count
+    if result is None or result.experiment is None:
+        return row
+    experiment = result.experiment
+    trials = [experiment.trials[i] for i in sorted(experiment.trials)]
+    snapped = [rows(t.arms[0].parameters) for t in trials]
+    row.trials = len(trials)
+    row.completed = sum(t.status.name == "COMPLETED" for t in trials)
+    row.abandoned = sum(t.status.name in ("ABANDONED", "FAILED") for t in trials)
+    row.oom_share = round(sum(not bool(feasible[r]) for r in snapped) / len(trials), 3)
+    row.repeats = len(snapped) - len(set(snapped))
+    ran = [float(table_problem.table.frame["throughput_mean"].iloc[r])
+           for r in snapped if bool(feasible[r])]  # fmt: skip
+    optimal = float(problem.optimal_value)
+    row.regret = round((optimal - max(ran)) / optimal, 4) if ran else 1.0
+    row.sim_time = float(result.cost_trace[-1])
+    row.cost_ok = _sim_check(
+        experiment,
+        problem.step_runtime_function,
+        case.max_concurrency,
+        result.cost_trace,
+    )
+    return row
+
+
+def _key(r: Case | Row) -> tuple[object, ...]:
+    """What identifies a replication."""
+    trials = r.trials if isinstance(r, Case) else r.trials_requested
+    return (r.representation, r.instance, r.method, r.num_sobol, r.seed,
+            r.max_concurrency, trials)  # fmt: skip
+
+
+def _row(raw: dict[str, str]) -> Row:
+    """A :class:`Row` read back from the CSV."""
+    types = {f.name: f.type for f in fields(Row)}
+    cast = {"int": int, "float": float, "str": str}
+    return Row(**{k: cast[types[k]](v) for k, v in raw.items()})
+
+
+def cases(args: argparse.Namespace) -> Iterator[Case]:
+    seeds = range(args.seeds)
+    for rep, instance in itertools.product(args.representations, args.instances):
+        for n_sobol, seed in itertools.product(args.sobol, seeds):
+            trials = (
+                args.trials if args.after_sobol is None else n_sobol + args.after_sobol
+            )
+            yield Case(rep, instance, "modular", n_sobol, seed, 1, trials)
+        for seed in range(min(args.seeds, args.other_seeds)):
+            yield Case(rep, instance, "mbm", 5, seed, 1, args.trials)
+            yield Case(
+                rep, instance, "default", args.default_init, seed, 1, args.trials
+            )
+            yield Case(rep, instance, "concurrent", 5, seed, 4, args.trials)
+
+
+CELL = ("representation", "instance", "method", "num_sobol")
+
+
+def summarize(rows: Sequence[Row], by: Sequence[str] = CELL) -> list[dict[str, object]]:
+    """Per group of ``by`` fields: counts, and means over the completed replications."""
+    out: list[dict[str, object]] = []
+
+    def key(r: Row) -> tuple[object, ...]:
+        return tuple(getattr(r, name) for name in by)
+
+    for k, group in itertools.groupby(sorted(rows, key=key), key=key):
+        g = list(group)
+        ok = [r for r in g if r.status == "ok"]
+
+        def mean(values: list[float]) -> float:
+            return round(sum(values) / len(values), 3) if values else math.nan
+
+        out.append(
+            {
+                **dict(zip(by, k, strict=True)),
+                "replications": len(g),
+                "aborted": len(g) - len(ok),
+                "errors": ";".join(sorted({r.status for r in g if r.status != "ok"})),
+                "error_logs": sum(r.error_logs for r in g),
+                "trials": mean([r.trials for r in ok]),
+                "completed": mean([r.completed for r in ok]),
+                "oom_share": mean([r.oom_share for r in ok]),
+                "repeats": mean([r.repeats for r in ok]),
+                "regret": mean([r.regret for r in ok]),
+                "cost_ok": all(r.cost_ok.startswith("yes") for r in ok) if ok else "",
+            }
+        )
+    return out
+
+
+def _write(path: Path, rows: Sequence[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--other-seeds", type=int, default=2,
+                        help="seeds of the mbm/default/concurrent cells")  # fmt: skip
+    parser.add_argument("--after-sobol", type=int, default=None,
+                        help="modular cells run num_sobol + this many trials "
+                        "(default: --trials)")  # fmt: skip
+    parser.add_argument("--sobol", type=int, nargs="+", default=[3, 5, 8, 10])
+    parser.add_argument("--default-init", type=int, default=10)
+    parser.add_argument("--instances", nargs="+", default=list(INSTANCES))
+    parser.add_argument("--representations", nargs="+", default=list(REPRESENTATIONS),
+                        choices=REPRESENTATIONS)  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--quick", action="store_true",
+                        help="pco64, seed 0, num_sobol 5, 12 trials")  # fmt: skip
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows of --out and run only the missing cases")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=REPO / "docs/results/ax/matrix.csv")
+    parser.add_argument("--summarize", type=Path, nargs="+", default=None,
+                        help="run nothing: print the summary of these CSVs")  # fmt: skip
+    parser.add_argument("--by", nargs="+", default=list(CELL),
+                        help="fields that group the --summarize table")  # fmt: skip
+    args = parser.parse_args()
+    if args.summarize:
+        rows = []
+        for path in args.summarize:
+            with path.open(newline="") as fh:
+                rows += [_row(r) for r in csv.DictReader(fh)]
+        print(markdown(summarize(rows, args.by)))
+        return
+    if args.quick:
+        args.instances, args.seeds, args.other_seeds = ["pco64"], 1, 1
+        args.sobol, args.trials = [5], 12
+    todo = list(cases(args))
+    done: list[Row] = []
+    if args.resume and args.out.is_file():
+        with args.out.open(newline="") as fh:
+            done = [_row(r) for r in csv.DictReader(fh)]
+        seen = {_key(r) for r in done}
+        todo = [c for c in todo if _key(c) not in seen]
+    print(f"{len(todo)} replications, {args.trials} trials each, {args.jobs} jobs",
+          flush=True)  # fmt: skip
+    results: list[Row] = list(done)
+    with multiprocessing.get_context("spawn").Pool(
+        args.jobs, maxtasksperchild=4
+    ) as pool:
+        for row in pool.imap(run_case, todo):
+            results.append(row)
+            print(f"{row.representation:<19} {row.instance} {row.method:<10} "
+                  f"sobol={row.num_sobol:<2} seed={row.seed} {row.status:<28} "
+                  f"trials={row.trials:<2} oom={row.oom_share} rep={row.repeats} "
+                  f"regret={row.regret} err={row.error_logs} {row.wall_s}s",
+                  flush=True)  # fmt: skip
+            _write(args.out, [asdict(r) for r in results])
+    summary = summarize(results)
+    _write(args.out.with_name(args.out.stem + "_summary.csv"), summary)
+    print(markdown(summary))
+
+
+def markdown(summary: Sequence[dict[str, object]]) -> str:
+    """The summary as a Markdown table."""
+    names = list(summary[0])
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    lines += ["| " + " | ".join(str(r[n]) for n in names) + " |" for r in summary]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""One comparison on every stand-in variant, and whether its conclusions agree.
+
+The stand-ins ship in variants (:data:`bolt_pco64.standins.STANDIN_VARIANTS`):
+readings of the job that meet every published figure and put the crash
+boundary in different places (docs/standins.md). :func:`run_variants` runs
+the same comparison on each variant of one problem into ``OUT/<variant>/``
+(each a complete, resumable :func:`~bolt_pco64.bench.run_benchmark`
+directory; every variant is checked before anything is created) and writes
+``OUT/robustness.md`` and ``OUT/robustness.csv``:
+
+* per pair of methods, the paired comparison of their final simple regret
+  on each variant (:func:`~bolt_pco64.bench.stats.paired_comparisons` over
+  the seeds both completed; the direction is :func:`~bolt_pco64.bench.stats.
+  verdict`'s: better or worse only when significant) and whether it
+  **holds on every variant** (the same direction, significant everywhere) or
+  **depends on the reading**;
+* per pair of variants, Kendall's tau between the methods' rankings by
+  median final regret (1: the same order).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.stats as sps
+
+from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
+from bolt_pco64.bench.stats import STATS_DEFAULTS, paired_comparisons
+from bolt_pco64.bench.store import check_output_dir
+from bolt_pco64.instances import get_instance
+from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
+
+__all__ = ["VariantsResult", "agreement", "rank_agreement", "run_variants"]
+
+
+@dataclass
+class VariantsResult:
+    """What :func:`run_variants` produced.
+
+    Attributes:
+        out: The output directory.
+        results: Each variant's :class:`~bolt_pco64.bench.BenchResult`.
+        pairs: Per pair of methods and variant the paired comparison, and per
+            pair whether it holds on every variant (:func:`agreement`).
+        taus: Kendall's tau per pair of variants (:func:`rank_agreement`).
+        markdown: ``robustness.md``'s text.
+    """
+
+    out: Path
+    results: dict[str, BenchResult]
+    pairs: pd.DataFrame
+    taus: pd.DataFrame
+    markdown: str
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """``"variant/method/seed" -> error`` for the failed runs."""
+        return {
+            f"{v}/{k}": e for v, r in self.results.items() for k, e in r.errors.items()
+        }
+
+
+def run_variants(
+    problem: str = DEFAULTS.problem,
+    variants: Sequence[str] | None = None,
+    methods: Sequence[str] = DEFAULTS.methods,
+    seeds: int | Sequence[int] = DEFAULTS.seeds,
+    budget: int = DEFAULTS.budget,
+    n_init: int = DEFAULTS.n_init,
+    q: int = DEFAULTS.q,
+    out: str | os.PathLike[str] = DEFAULTS.out,
+    noise: float | str | None = None,
+    jobs: int = DEFAULTS.jobs,
+    dask_scheduler: str | None = None,
+    progress: bool = True,
+    arguments: dict[str, Any] | None = None,
+    reference: str = DEFAULTS.reference,
+    workers: int = DEFAULTS.workers,
+    early_stop: str = DEFAULTS.early_stop,
+) -> VariantsResult:
+    """Run (or resume) one comparison on each stand-in variant of ``problem``.
+
+    ``variants`` defaults to all of the problem's; the other arguments are
+    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every variant.
+
+    Raises:
+        OutputDirError, BackendError, ValueError: As
+            :func:`~bolt_pco64.bench.run_benchmark`, for any variant, or on an
+            unknown variant; before anything is created or written.
+    """
+    inst = get_instance(problem)
+    names = list(STANDIN_VARIANTS.get(inst.name, ()) if variants is None else variants)
+    if not names:
+        raise ValueError(f"Expected stand-in variants of {inst.name}, got none.")
+    names = list(dict.fromkeys(check_variant(inst, v) for v in names))
+    root = check_output_dir(out)
+    base = dict(arguments or {"problem": inst.name, "out": str(root)})
+    config = BenchConfig(
+        budget=budget,
+        n_init=n_init,
+        q=q,
+        noise=noise,
+        workers=workers,
+        early_stop=early_stop,
+    )
+    plans = {
+        v: make_plan(
+            {inst.name: STANDIN_PREFIX + v},
+            {inst.name: root / v},
+            {inst.name: {**base, "standin": v, "out": str(root / v)}},
+            methods,
+            seeds,
+            config,
+            reference,
+            jobs,
+            dask_scheduler,
+            progress,
+        )
+        for v in names
+    }
+    results = {v: execute_plan(plan)[inst.name] for v, plan in plans.items()}
+    pairs = agreement(
+        {v: _final_regret(r, budget) for v, r in results.items()}, list(methods)
+    )
+    taus = rank_agreement({v: _final_regret(r, budget) for v, r in results.items()})
+    markdown = robustness_markdown(inst.name, pairs, taus, budget)
+    atomic_write_text(root / "robustness.md", markdown)
+    atomic_write_text(root / "robustness.csv", pairs.to_csv(index=False))
+    return VariantsResult(root, results, pairs, taus, markdown)
+
+
+def _final_regret(result: BenchResult, budget: int) -> pd.DataFrame:
+    """Complete runs' records, regret filled as in the report, with ``fill``."""
+    records = result.records
+    failed = {tuple(k.rsplit("/", 1)) for k in result.errors}
+    keep = [
+        (m, str(s)) not in failed
+        for m, s in zip(records["method"], records["seed"], strict=True)
+    ]
+    table = result.table
+    fill = math.nan
+    if table is not None:
+        tm = table.frame["throughput_mean"].to_numpy(dtype=float)
+        fill = float(tm[table.best_row] - tm[table.worst_feasible_row])
+    return records[keep].assign(_fill=fill, _budget=budget)
+
+
+def _direction(better: float, worse: float, p: float, pairs: int, alpha: float) -> int:
+    """+1 (first method better), -1 (worse) or 0 (cannot be told apart), as
+    :func:`~bolt_pco64.bench.stats.verdict` decides."""
+    if pairs == 0 or math.isnan(p) or p >= alpha:
+        return 0
+    n_better, n_worse = round(better * pairs), round(worse * pairs)
+    return int(np.sign(n_better - n_worse))
+
+
+def agreement(
+    records: dict[str, pd.DataFrame],
+    methods: Sequence[str],
+    alpha: float = STATS_DEFAULTS.alpha,
+) -> pd.DataFrame:
+    """Per pair of methods, the paired comparison on each variant and overall.
+
+    Args:
+        records: Per variant, records of complete runs with ``_fill`` and
+            ``_budget`` columns (the regret given to a run without a feasible
+            point, and the budget).
+        methods: The methods, in order; each pair ``(a, b)`` with ``a``
+            before ``b``.
+        alpha: Significance level.
+
+    Returns:
+        One row per pair and variant: ``method, other, variant, pairs,
+        better, worse, p_value, direction`` (+1: ``method`` has significantly
+        lower final regret, -1 higher, 0 neither), and ``holds`` -- the same
+        for every variant of the pair: ``"yes"`` when the direction is the
+        same non-zero one on every variant, ``"no"`` otherwise.
+    """
+    rows = []
+    for a, b in itertools.combinations(methods, 2):
+        for variant, rec in records.items():
+            sub = rec[rec["method"].isin([a, b])]
+            if sub.empty or b not in set(sub["method"]) or a not in set(sub["method"]):
+                continue
+            budget = int(sub["_budget"].iloc[0])
+            cmp = paired_comparisons(
+                sub, b, budget, float(sub["_fill"].iloc[0]), [budget], "regret", [a]
+            )
+            r = cmp.iloc[0]
+            rows.append(
+                {
+                    "method": a,
+                    "other": b,
+                    "variant": variant,
+                    "pairs": int(r["pairs"]),
+                    "better": float(r["better"]),
+                    "worse": float(r["worse"]),
+                    "p_value": float(r["p_value"]),
+                    "direction": _direction(
+                        r["better"], r["worse"], r["p_value"], int(r["pairs"]), alpha
+                    ),
+                }
+            )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "method",
+            "other",
+            "variant",
+            "pairs",
+            "better",
+            "worse",
+            "p_value",
+            "direction",
+        ],
+    )
+    if out.empty:
+        return out.assign(holds=pd.Series(dtype=str))
+    holds = {}
+    for key, group in out.groupby(["method", "other"], sort=False):
+        d = set(group["direction"])
+        same = len(group) == len(records) and len(d) == 1 and 0 not in d
+        holds[key] = "yes" if same else "no"
+    out["holds"] = [
+        holds[(m, o)] for m, o in zip(out["method"], out["other"], strict=True)
+    ]
+    return out
+
+
+def rank_agreement(records: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Kendall's tau between the variants' method rankings (median final regret).
+
+    Returns:
+        One row per pair of variants: ``variant, other, methods, tau``
+        (NaN with fewer than two shared methods).
+    """
+    medians = {}
+    for variant, rec in records.items():
+        budget = int(rec["_budget"].iloc[0]) if len(rec) else 0
+        final = rec[rec["iteration"] == budget]
+        medians[variant] = final.groupby("method")["regret"].median()
+    rows = []
+    for v, w in itertools.combinations(medians, 2):
+        shared = sorted(set(medians[v].index) & set(medians[w].index))
+        tau = math.nan
+        if len(shared) >= 2:
+            tau = float(
+                sps.kendalltau(medians[v][shared], medians[w][shared]).statistic
+            )
+        rows.append({"variant": v, "other": w, "methods": len(shared), "tau": tau})
+    return pd.DataFrame(rows, columns=["variant", "other", "methods", "tau"])
+
+
+def robustness_markdown(
+    problem: str, pairs: pd.DataFrame, taus: pd.DataFrame, budget: int
+) -> str:
+    """``robustness.md``: which conclusions hold on every variant."""
+    lines = [
+        f"# {problem}: do the conclusions depend on the stand-in's reading?",
+        "",
+        "SIMULATED stand-in variants (docs/standins.md). Final simple regret "
+        f"after {budget} evaluations, paired by seed; a direction counts only "
+        f"when significant (signed-rank p < {STATS_DEFAULTS.alpha}).",
+        "",
+        "| method | other | "
+        + " | ".join(dict.fromkeys(pairs["variant"]))
+        + " | holds on every variant |",
+        "|---|---|" + "---|" * (pairs["variant"].nunique() + 1),
+    ]
+    words = {1: "better", -1: "worse", 0: "–"}
+    for (a, b), group in pairs.groupby(["method", "other"], sort=False):
+        cells = [
+            f"{words[int(r['direction'])]} (p = {r['p_value']:.2g})"
+            for r in group.to_dict("records")
+        ]
+        lines.append(
+            f"| {a} | {b} | " + " | ".join(cells) + f" | {group['holds'].iloc[0]} |"
+        )
+    held = pairs.drop_duplicates(["method", "other"])
+    lines += [
+        "",
+        f"{int((held['holds'] == 'yes').sum())} of {len(held)} pairwise conclusions "
+        "hold on every variant; the others depend on the reading (or are not "
+        "significant on some variant).",
+        "",
+        "Rank agreement (Kendall's tau of the methods' median final regret):",
+        "",
+        "| variant | other | methods | tau |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['variant']} | {r['other']} | {r['methods']} | {r['tau']:.2f} |"
+        for r in taus.to_dict("records")
+    ]
+    return "\n".join(lines) + "\n"

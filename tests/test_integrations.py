@@ -1,0 +1,229 @@
+"""The framework-neutral pieces of the adapters (bolt_pco64.integrations.common).
+
+Nothing here imports Ax or Optuna.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bolt_pco64 import PCO16, PCO64
+from bolt_pco64.costs import TimeModel
+from bolt_pco64.integrations.common import (
+    ParameterRows,
+    TableRuns,
+    expected_best_of_random_draws,
+    knob_levels,
+    random_baseline,
+    run_seconds,
+)
+from bolt_pco64.table import INPUT_COLUMNS
+from tests._tables import frame_from, small_frame
+
+pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
+
+REPO = Path(__file__).resolve().parent.parent
+FRAMEWORKS = ("ax", "optuna")
+
+
+def _hand_frame() -> pd.DataFrame:
+    """Bucket levels 6/8 (a gap), ZeRO 0/3 only, cp constant; rows 1 and 4 crash."""
+    configs = [
+        (1, 0, 0, 0, 0, 6, 0, 0),
+        (1, 1, 0, 0, 0, 8, 3, 0),
+        (2, 0, 1, 0, 0, 6, 0, 1),
+        (2, 1, 1, 0, 1, 8, 3, 1),
+        (3, 2, 0, 0, 1, 6, 0, 0),
+        (3, 0, 2, 0, 0, 8, 0, 2),
+        (1, 2, 2, 0, 2, 8, 3, 2),
+    ]
+    throughput = [0.10, None, 0.20, 0.30, None, 0.05, 0.15]
+    times = [10.0, 0.0, 30.0, 40.0, 0.0, 60.0, 70.0]
+    return frame_from(configs, throughput, overall_time=times)
+
+
+def _assignments(frame: pd.DataFrame) -> list[dict[str, int]]:
+    return [
+        {c: int(frame.iloc[i][c]) for c in INPUT_COLUMNS} for i in range(len(frame))
+    ]
+
+
+# -- no framework ---------------------------------------------------------------
+
+
+def test_common_modules_import_no_framework() -> None:
+    package = REPO / "bolt_pco64" / "integrations"
+    for path in (package / "__init__.py", package / "common.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            roots = {n.split(".")[0] for n in names}
+            assert not roots & set(FRAMEWORKS), (path, names)
+
+
+@pytest.mark.slow
+def test_importing_common_loads_no_framework() -> None:
+    code = (
+        "import sys, bolt_pco64.integrations.common\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# -- levels and rows ---------------------------------------------------------------
+
+
+def test_knob_levels_are_the_raw_levels_the_table_holds() -> None:
+    levels = knob_levels(PCO64(table=_hand_frame()))
+    assert list(levels) == list(INPUT_COLUMNS)
+    assert levels["log2_dp_size"] == (1, 2, 3)
+    assert levels["log2_dp_bucket_size_mb"] == (6, 8)  # a gap stays a gap
+    assert levels["zero_stage"] == (0, 3)  # raw stages, not ordinal codes
+    assert levels["log2_cp_size"] == (0,)
+
+
+def test_knob_levels_of_another_instance_follow_its_inputs() -> None:
+    frame = small_frame(seed=1, n=12, instance="pco16")
+    problem = PCO16(table=frame)
+    levels = knob_levels(problem)
+    assert list(levels) == list(problem.instance.input_columns)
+    for name, values in levels.items():
+        assert values == tuple(sorted({int(v) for v in frame[name]}))
+
+
+def test_every_row_is_found_from_its_own_assignment() -> None:
+    frame = small_frame(seed=3, n=30)  # shuffled: not in canonical order
+    problem = PCO64(table=frame)
+    rows = ParameterRows(problem)
+    canonical = problem.table.frame
+    for params in _assignments(frame):
+        row = rows(params)
+        assert {c: int(canonical.iloc[row][c]) for c in INPUT_COLUMNS} == params
+    # Values may arrive as floats or numpy integers; extra keys are ignored.
+    first = _assignments(frame)[0]
+    loose = {
+        k: np.int64(v) if k.startswith("log2") else float(v) for k, v in first.items()
+    }
+    assert rows({**loose, "note": "x"}) == rows(first)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"log2_dp_size": None}, "every knob.*log2_dp_size"),
+        ({"log2_tp_size": 1.5}, "integer value for knob 'log2_tp_size'"),
+        ({"log2_tp_size": True}, "integer value for knob 'log2_tp_size'"),
+        ({"log2_tp_size": "1"}, "integer value for knob 'log2_tp_size'"),
+        ({"zero_stage": 1}, r"\[0, 2, 3\] for knob 'zero_stage', got 1"),
+    ],
+)
+def test_bad_assignments_are_named(change: dict[str, object], match: str) -> None:
+    rows = ParameterRows(PCO64(table=_hand_frame()))
+    params: dict[str, object] = dict(_assignments(_hand_frame())[0])
+    for key, value in change.items():
+        if value is None:
+            del params[key]
+        else:
+            params[key] = value
+    with pytest.raises(ValueError, match=match):
+        rows(params)
+
+
+# -- run lengths and outcomes -------------------------------------------------------
+
+
+def test_run_outcomes_and_seconds_follow_the_time_model() -> None:
+    frame = _hand_frame()
+    problem = PCO64(table=frame)
+    startup = 100.0
+    runs = TableRuns(problem, startup_seconds=startup)
+    model = TimeModel(problem.table, startup)
+    for i, params in enumerate(_assignments(frame)):
+        outcome = runs(params)
+        assert outcome.ran == (i not in (1, 4))
+        assert outcome.seconds == float(model.run_seconds[outcome.row])
+        if outcome.ran:
+            # A run: the start-up plus its training loop (the table's overall_time).
+            assert outcome.seconds == startup + frame.iloc[i]["overall_time"]
+            assert outcome.throughput == frame.iloc[i]["throughput_mean"]
+            assert outcome.margin < 0
+        else:
+            # A crash: the start-up plus the step in which memory ran out.
+            assert outcome.seconds > startup
+            assert math.isnan(outcome.throughput)
+            assert outcome.margin > 0
+    loops = run_seconds(problem, 0.0)[problem.table.feasible]
+    assert sorted(loops.tolist()) == sorted(
+        frame.loc[frame["ran_successfully"], "overall_time"].tolist()
+    )
+
+
+def test_run_seconds_refuses_a_bad_startup() -> None:
+    with pytest.raises(ValueError, match="startup"):
+        run_seconds(PCO64(table=_hand_frame()), -1.0)
+
+
+# -- baseline -------------------------------------------------------------------------
+
+
+def _brute_best(values: list[float], feasible: list[bool], k: int) -> float:
+    worst = min(v for v, f in zip(values, feasible, strict=True) if f)
+    draws = list(itertools.combinations(range(len(values)), k))
+    return float(
+        np.mean([max([values[i] for i in d if feasible[i]] or [worst]) for d in draws])
+    )
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 7, 9])
+def test_expected_best_is_the_mean_over_all_draws(k: int) -> None:
+    values = [0.3, math.nan, 0.1, 0.2, math.nan, 0.05, 0.15]
+    feasible = [not math.isnan(v) for v in values]
+    expected = _brute_best(values, feasible, min(k, len(values)))
+    assert expected_best_of_random_draws(values, feasible, k) == pytest.approx(expected)
+
+
+def test_expected_best_with_few_feasible_rows() -> None:
+    # Two draws out of two feasible and five crashes: none feasible in 10 of 21.
+    only_crashes = expected_best_of_random_draws(
+        [1.0, 2.0, *[math.nan] * 5], [True, True, *[False] * 5], draws=2
+    )
+    assert only_crashes == pytest.approx((10 * 1.0 + 5 * 1.0 + 6 * 2.0) / 21)
+
+
+def test_random_baseline_of_a_table() -> None:
+    frame = _hand_frame()
+    values = [0.10, math.nan, 0.20, 0.30, math.nan, 0.05, 0.15]
+    feasible = [not math.isnan(v) for v in values]
+    assert random_baseline(PCO64(table=frame), 3) == pytest.approx(
+        _brute_best(values, feasible, 3)
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (([1.0], [True], 0), "draws"),
+        (([1.0], [True], 1.5), "draws"),
+        (([1.0, 2.0], [True], 1), "as many feasibility flags"),
+        (([1.0], [False], 1), "at least one feasible"),
+    ],
+)
+def test_expected_best_refuses_bad_input(args: tuple, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        expected_best_of_random_draws(*args)
