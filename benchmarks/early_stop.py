@@ -68,7 +68,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     table = load_table(instance=a.problem)
     optimum = float(table.frame["throughput_mean"].max())
-    records, seconds = {}, {}
+    records, seconds, ran = {}, {}, {}
     for setting in a.settings:
         t0 = time.perf_counter()
         result = run_benchmark(
@@ -82,6 +82,7 @@ def main() -> None:
             progress=False,
         )
         seconds[setting] = time.perf_counter() - t0
+        ran[setting] = len(result.ran)
         if result.errors:
             raise SystemExit(f"{setting}: failed runs {sorted(result.errors)}")
         records[setting] = result.records
@@ -169,8 +170,9 @@ def main() -> None:
         )
     lines += [
         "",
-        "Wall time per setting (this machine, under load): "
-        + ", ".join(f"{s} {v:.0f} s" for s, v in seconds.items())
+        "Wall time per setting (this machine, under load; runs resumed from "
+        "`--out` are not rerun): "
+        + ", ".join(f"{s} {v:.0f} s ({ran[s]} runs run)" for s, v in seconds.items())
         + ".",
         "",
     ]
