@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from bolt_pco64.bench.config import DEFAULTS, QUICK, QUICK_FAMILY
+from bolt_pco64.bench.config import DEFAULTS, EARLY_STOP_CHOICES, QUICK, QUICK_FAMILY
 from bolt_pco64.instances import INSTANCES, Instance, get_instance
 
 __all__ = ["QUIET_WARNINGS", "CLIError", "main"]
@@ -502,6 +502,15 @@ def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     "cluster; the method sees the others as pending.",
 )
 @click.option(
+    "--early-stop",
+    type=click.Choice(EARLY_STOP_CHOICES),
+    default=DEFAULTS.early_stop,
+    show_default=True,
+    help="Stop a run after a step when its estimate so far shows it will not "
+    "beat the best: the runner's posterior rule, or Ax's percentile rule; a "
+    "stopped run is charged the steps it ran.",
+)
+@click.option(
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
@@ -572,6 +581,7 @@ def bench(
     budget: int | None,
     budget_hours: float | None,
     workers: int,
+    early_stop: str,
     n_init: int | None,
     q: int,
     out: Path | None,
@@ -633,6 +643,7 @@ def bench(
         "budget": budget,
         "budget_hours": budget_hours,
         "workers": workers,
+        "early_stop": early_stop,
         "n_init": n_init,
         "q": q,
         "out": str(out_dir),
@@ -825,6 +836,7 @@ def _harness_arguments(
     from ``bench``'s resolved ``args`` (recorded as ``arguments``)."""
     return {
         "workers": args["workers"],
+        "early_stop": args["early_stop"],
         "methods": args["methods"],
         "seeds": args["seeds"],
         "budget": args["budget"],

@@ -45,6 +45,7 @@ def run_benchmark(
     problem: str | Instance | None = None,
     budget_hours: float | None = None,
     workers: int = DEFAULTS.workers,
+    early_stop: str = DEFAULTS.early_stop,
 ) -> BenchResult:
     """Run (or resume) a comparison and write all its files into ``out``.
 
@@ -80,6 +81,8 @@ def run_benchmark(
             simulated clock (:mod:`bolt_pco64.bench.clock`).
         workers: Runs in flight at once on the simulated clock, each on a
             cluster of the instance's size.
+        early_stop: Early termination of every run: ``"none"``,
+            ``"posterior"`` or ``"percentile"`` (:mod:`bolt_pco64.bench.early`).
 
     Returns:
         A :class:`BenchResult`.
@@ -105,6 +108,7 @@ def run_benchmark(
         noise=noise,
         budget_hours=budget_hours,
         workers=workers,
+        early_stop=early_stop,
     )
     plan = make_plan(
         {name: table},

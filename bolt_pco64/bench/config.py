@@ -16,12 +16,18 @@ from numbers import Real
 from bolt_pco64.bench.clock import ClockBudget
 from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
 
+#: The early-termination policies (``--early-stop``), by name: the keys of
+#: :data:`bolt_pco64.bo.early_stop.EARLY_STOP_POLICIES` (not imported here: it
+#: loads the BO stack).
+EARLY_STOP_CHOICES: tuple[str, ...] = ("none", "posterior", "percentile")
+
 #: GPU-hour budgets: a finite number > 0.
 POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
 
 __all__ = [
     "DEFAULTS",
     "DEFAULT_METHODS",
+    "EARLY_STOP_CHOICES",
     "POSITIVE_REAL",
     "QUICK",
     "QUICK_FAMILY",
@@ -44,6 +50,9 @@ class BenchDefaults:
         q: Batch size of each proposal.
         workers: Runs in flight at once on the simulated clock, each on its
             own cluster of the instance's size (:mod:`bolt_pco64.bench.clock`).
+        early_stop: The early-termination policy of every run
+            (:data:`EARLY_STOP_CHOICES`; its settings are
+            :data:`bolt_pco64.bo.early_stop.EARLY_STOP_DEFAULTS`).
         jobs: Local worker processes (1 = in the calling process).
         out: Output directory.
         reference: The method every other one is compared with, seed by seed,
@@ -68,6 +77,7 @@ class BenchDefaults:
     n_init: int = 10
     q: int = 1
     workers: int = 1
+    early_stop: str = "none"
     jobs: int = 1
     out: str = "bench-results/full"
     reference: str = "random"
@@ -125,6 +135,8 @@ class BenchConfig:
         budget_hours: GPU-hours per run (of the instance's cluster), or
             ``None`` with ``budget``.
         workers: Runs in flight at once on the simulated clock.
+        early_stop: The early-termination policy (:data:`EARLY_STOP_CHOICES`,
+            :mod:`bolt_pco64.bench.early`).
     """
 
     budget: int | None = DEFAULTS.budget
@@ -133,6 +145,7 @@ class BenchConfig:
     noise: float | str | None = None
     budget_hours: float | None = None
     workers: int = DEFAULTS.workers
+    early_stop: str = DEFAULTS.early_stop
 
     def max_evaluations(self, n_rows: int) -> int:
         """The most evaluations a run may make on a table of ``n_rows`` rows:
@@ -178,6 +191,11 @@ class BenchConfig:
         if n_rows is not None and self.budget is not None and self.budget > n_rows:
             raise ValueError(
                 f"Expected budget <= the table's {n_rows} rows, got {self.budget}."
+            )
+        if self.early_stop not in EARLY_STOP_CHOICES:
+            raise ValueError(
+                f"Expected early_stop one of {list(EARLY_STOP_CHOICES)}, got "
+                f"{self.early_stop!r}."
             )
         if not is_noise_std(self.noise):
             raise ValueError(

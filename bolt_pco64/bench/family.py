@@ -77,6 +77,7 @@ def run_problems(
     arguments: dict[str, Any] | None = None,
     reference: str | None = None,
     workers: int = DEFAULTS.workers,
+    early_stop: str = DEFAULTS.early_stop,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.
 
@@ -103,7 +104,14 @@ def run_problems(
         {p: {**args, "problem": p, "out": str(root / p)} for p in chosen},
         methods,
         seeds,
-        BenchConfig(budget=budget, n_init=n_init, q=q, noise=noise, workers=workers),
+        BenchConfig(
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            noise=noise,
+            workers=workers,
+            early_stop=early_stop,
+        ),
         reference,
         jobs,
         dask_scheduler,

@@ -61,6 +61,11 @@ the order the results came in**:
   ran the evaluation and its simulated start and end, in seconds since the
   run's start (``sim_end_s`` is the simulated wall clock at which the result
   came in);
+- ``steps_run`` and ``stopped``: the recorded steps the run ran (0 for a
+  crash) and whether early termination (``config.early_stop``,
+  :mod:`bolt_pco64.bench.early`) stopped it; a stopped run's ``throughput``
+  is its partial estimate, its ``run_gpu_hours`` the steps it ran, and it
+  does not count as found in ``best_feasible`` and ``regret``;
 - ``fit_seconds`` and ``acq_seconds``: the wall time of the proposal step that
   chose this evaluation (model fitting, and the rest of the proposal). A batch
   of ``q`` evaluations carries the time on its first row and 0 on the others;
@@ -99,6 +104,7 @@ from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.clock import Completion, SimulatedClock
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext, as_method
+from bolt_pco64.bench.early import EarlyStopper, model_prior
 from bolt_pco64.bench.methods import get_method
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.costs import TimeModel
@@ -138,6 +144,8 @@ _TRAILING = (
     "worker",
     "sim_start_s",
     "sim_end_s",
+    "steps_run",
+    "stopped",
     "fit_seconds",
     "acq_seconds",
 )
@@ -289,6 +297,7 @@ class _Queued:
     repeat: bool
     fit: float
     acq: float
+    prior: tuple[float, float] | None = None
 
 
 class _Run:
@@ -320,6 +329,7 @@ class _Run:
         times = TimeModel(table)
         self.run_seconds = times.run_seconds.tolist()
         self.run_hours = times.gpu_hours.tolist()
+        self.early = EarlyStopper(config.early_stop, table, times)
         self.init_gen = torch.Generator().manual_seed(seed)
         self.noise_gen = torch.Generator().manual_seed(seed + 7_919)
         self.method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
@@ -332,6 +342,8 @@ class _Run:
         self.points: list[Tensor] = []
         self.repeats: list[bool] = []
         self.clock_rows: list[tuple[float, float, int, float, float]] = []
+        self.steps_run: list[int] = []
+        self.stopped: list[bool] = []
         self.first_obs: dict[int, float] = {}
         # Rows whose result came in, and rows proposed (in flight included).
         self.tried = torch.zeros(n_rows, dtype=torch.bool)
@@ -341,10 +353,16 @@ class _Run:
         self.state: dict[str, Any] = {}
 
     def enqueue(
-        self, new: list[int], fit: float, acq: float, points: Tensor | None = None
+        self,
+        new: list[int],
+        fit: float,
+        acq: float,
+        points: Tensor | None = None,
+        priors: Sequence[tuple[float, float] | None] = (),
     ) -> None:
         """Queue rows ``new`` (proposed as ``points``, default: the rows) for
-        the next free workers; their observations are drawn now."""
+        the next free workers; their observations are drawn now. ``priors``:
+        the method's prediction at each (early termination's prior)."""
         z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
         if points is None:
             points = self.cand[torch.tensor(new, dtype=torch.long)]
@@ -363,16 +381,20 @@ class _Run:
                     repeat,
                     fit if k == 0 else 0.0,
                     acq if k == 0 else 0.0,
+                    priors[k] if k < len(priors) else None,
                 )
             )
 
     def complete(self, done: Completion[_Queued]) -> None:
         """Record the result of one evaluation that came in."""
         job, item = done.job, done.job.item
+        ended = self.early.result(job, item.obs, float(self.true_y[item.row]))
+        self.steps_run.append(ended.steps_run)
+        self.stopped.append(ended.stopped)
         self.repeats.append(item.repeat)
         self.points.append(item.point)
         self.rows.append(item.row)
-        self.ys.append(item.obs)
+        self.ys.append(ended.obs)
         self.fit_s.append(item.fit)
         self.acq_s.append(item.acq)
         self.clock_rows.append(
@@ -446,8 +468,17 @@ class _Run:
         new = resolve_proposal(
             proposed, self.problem, self.cand, self.proposed, q, self.method
         )
+        priors = (
+            model_prior(self.objective, self.cand[torch.tensor(new.rows)])
+            if self.early.active and self.early.needs_prior
+            else ()
+        )
         self.enqueue(
-            new.rows, ctx.fit_seconds, max(total - ctx.fit_seconds, 0.0), new.points
+            new.rows,
+            ctx.fit_seconds,
+            max(total - ctx.fit_seconds, 0.0),
+            new.points,
+            priors,
         )
         return True
 
@@ -473,6 +504,7 @@ class _Run:
                     clock.start(
                         item, self.run_seconds[item.row], self.run_hours[item.row]
                     )
+                self.early.plan(clock, self.true_y)
                 done = clock.advance()
                 if not done:
                     break
@@ -495,6 +527,8 @@ class _Run:
             torch.stack(self.points) if self.points else None,
             self.repeats,
             self.clock_rows,
+            self.steps_run,
+            self.stopped,
         )
         records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
         records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
@@ -515,16 +549,19 @@ def _records(
     points: Tensor | None = None,
     repeats: Sequence[bool] = (),
     clock_rows: Sequence[tuple[float, float, int, float, float]] = (),
+    steps_run: Sequence[int] = (),
+    stopped: Sequence[bool] = (),
 ) -> pd.DataFrame:
     idx = torch.tensor(list(rows), dtype=torch.long)
     n = len(rows)
     inputs = instance.input_columns
     true = true_y[idx].numpy() if n else np.zeros(0)
     feas = ~np.isnan(true)
+    halted = _padded(stopped, n, False).astype(bool)
     best = np.full(n, np.nan)
     running = -np.inf
     for i in range(n):
-        if feas[i] and true[i] > running:
+        if feas[i] and not halted[i] and true[i] > running:
             running = float(true[i])
         best[i] = running if math.isfinite(running) else np.nan
     data: dict[str, Any] = {
@@ -556,6 +593,8 @@ def _records(
     data["worker"] = clock[:, 2].astype(np.int64)
     data["sim_start_s"] = clock[:, 3]
     data["sim_end_s"] = clock[:, 4]
+    data["steps_run"] = _padded(steps_run, n, 0).astype(np.int64)
+    data["stopped"] = halted
     data["fit_seconds"] = np.zeros(n)
     data["acq_seconds"] = np.zeros(n)
     return pd.DataFrame(data, columns=list(record_columns(instance)))

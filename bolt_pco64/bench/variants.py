@@ -86,6 +86,7 @@ def run_variants(
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
     reference: str | None = None,
+    early_stop: str = DEFAULTS.early_stop,
 ) -> VariantsResult:
     """Run (or resume) one comparison on each stand-in variant of ``problem``.
 
@@ -105,7 +106,12 @@ def run_variants(
     root = check_output_dir(out)
     base = dict(arguments or {"problem": inst.name, "out": str(root)})
     config = BenchConfig(
-        budget=budget, n_init=n_init, q=q, noise=noise, workers=workers
+        budget=budget,
+        n_init=n_init,
+        q=q,
+        noise=noise,
+        workers=workers,
+        early_stop=early_stop,
     )
     plans = {
         v: make_plan(

@@ -1,0 +1,233 @@
+"""Early termination on the harness's simulated clock (``--early-stop``).
+
+A run's steps end at known times on the clock (its start plus
+:meth:`~bolt_pco64.costs.TimeModel.seconds_after_steps`), and after each step
+the policy (:mod:`bolt_pco64.bo.early_stop`) judges the run from its partial
+estimate (:class:`~bolt_pco64.partial.PartialRuns`) and from what the
+experiment knows then: the incumbent (best observed throughput), the runs
+whose result came in, and the model's prediction at the configuration.
+
+**Exactly after each step.** What a decision sees changes only when a result
+comes in. :meth:`EarlyStopper.plan`, called whenever the clock is about to
+move, finds each running job's first step (ending after now) at which the
+policy stops it with what is known now, and shortens
+(:meth:`~bolt_pco64.bench.clock.SimulatedClock.shorten`) only those whose stop
+comes no later than the next result: until then nothing changes, so the
+decision is the one a check after every step would make. The others are
+judged again after that result. A check at a step that ends at time ``t``
+sees the results that came in before ``t``.
+
+**What a stopped run costs and reports.** It is charged start-up plus the
+steps it ran and ends early on the clock (its worker frees then). Its result
+is the partial estimate at its last step (plus the harness's noise draw for
+the row, when ``noise`` is set, as for a complete run); the method sees it in
+``ctx.y`` like any other observation. *Why the estimate, not a censored
+"below x":* after the steps a decision needs, the estimate's standard error is
+a fraction of a percent of the throughput (the stand-in: median 0.4 % after 6
+steps), far below the objective's spread, so it tells the model nearly all a
+complete run would; a censored observation would discard the level (how far
+below the incumbent the run is), which is what keeps the model from proposing
+its neighbours, and no built-in objective GP has a censored likelihood (only
+the crash models do). The standard error is not passed on: the built-in GPs
+infer one homoskedastic noise and use no run's standard error.
+
+**Who finds what.** A stopped run does not count as *found* in the
+records' ``best_feasible`` and ``regret``: its configuration was abandoned
+as worse than the incumbent, so a near-optimal configuration stopped by
+mistake does not reach the target (the cost metrics charge such mistakes).
+
+**The prior** of ``posterior`` is the method's objective model
+(:meth:`~bolt_pco64.bench.contract.Method.objective_model`) when it proposed
+the configuration: its posterior mean and variance (of the latent function)
+there. Methods without a model, and the initial design, have a flat prior:
+the rule reads the steps alone (``bolt_pco64.bo.early_stop``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from bolt_pco64.bo.early_stop import (
+    EarlyStopPolicy,
+    Evidence,
+    StepEstimates,
+    get_policy,
+)
+from bolt_pco64.partial import PartialRuns
+
+if TYPE_CHECKING:
+    from bolt_pco64.bench.clock import Job, SimulatedClock
+    from bolt_pco64.bench.contract import ObjectiveModel
+    from bolt_pco64.costs import TimeModel
+    from bolt_pco64.table import Table
+
+__all__ = ["EarlyStopper", "StepResult", "model_prior"]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How an evaluation ended.
+
+    Attributes:
+        obs: What it reports (the partial estimate of a stopped run).
+        steps_run: Recorded steps it ran (0 for a crash).
+        stopped: Whether it was stopped early.
+    """
+
+    obs: float
+    steps_run: int
+    stopped: bool
+
+
+def model_prior(
+    model: ObjectiveModel | None, X: torch.Tensor
+) -> list[tuple[float, float] | None]:
+    """The model's posterior mean and latent variance at each of ``X``'s
+    ``q`` points (``q x d``-dim tensor); ``None`` each without a model."""
+    if model is None:
+        return [None] * X.shape[0]
+    with torch.no_grad():
+        post = model.posterior(X.to(torch.double))
+        mean = post.mean.reshape(-1).tolist()
+        var = post.variance.reshape(-1).clamp_min(1e-300).tolist()
+    return list(zip(mean, var, strict=True))
+
+
+class EarlyStopper:
+    """One run's early termination on its clock (see the module docstring).
+
+    Args:
+        policy: A policy or its name (:data:`~bolt_pco64.bo.early_stop.EARLY_STOP_POLICIES`).
+        table: The run's table.
+        time_model: The run's time model (default: the table's).
+    """
+
+    def __init__(
+        self,
+        policy: str | EarlyStopPolicy,
+        table: Table,
+        time_model: TimeModel | None = None,
+    ) -> None:
+        self.policy = get_policy(policy)
+        self.partial = PartialRuns(table, time_model)
+        n = self.partial.n_steps
+        width = int(n.max(initial=0)) + 1
+        rows = np.arange(len(n))[:, None]
+        est = self.partial.estimate(rows, np.arange(width)[None, :])
+        beyond = np.arange(width)[None, :] > n[:, None]
+        self._thr = np.where(beyond, np.nan, est.throughput)
+        self._se = est.stderr
+        self._inl = est.n_inliers
+        self._seconds = est.seconds
+        self._hours = est.gpu_hours
+        self._width = width
+        self._stops: dict[int, int] = {}  # job id -> steps it stops after
+        self._peers: list[NDArray[np.float64]] = []
+        self._completed = 0
+        self._best = -np.inf
+
+    @property
+    def active(self) -> bool:
+        """Whether the policy can stop anything."""
+        return self.policy.name != "none"
+
+    @property
+    def needs_prior(self) -> bool:
+        """Whether the policy reads the model's prediction."""
+        return self.policy.needs_prior
+
+    def plan(self, clock: SimulatedClock[Any], true_y: torch.Tensor) -> None:
+        """Shorten the running jobs that the policy stops before the next result.
+
+        Args:
+            clock: The run's clock, about to advance.
+            true_y: ``N``-dim tensor of the rows' true throughput (to recover
+                each job's noise draw from its observation).
+        """
+        if not self.active:
+            return
+        running = clock.running
+        if not running:
+            return
+        next_end = min(j.end for j in running)
+        stops = []
+        for job in running:
+            if job.id in self._stops:
+                continue
+            found = self._first_stop(job, clock.now, float(true_y[job.item.row]))
+            if found is not None:
+                stops.append(found)
+        if not stops:
+            return
+        soonest = min(next_end, min(t for t, _, _ in stops))
+        for t, job, k in stops:
+            if t <= soonest:
+                r = job.item.row
+                clock.shorten(job, float(self._seconds[r, k]), float(self._hours[r, k]))
+                self._stops[job.id] = k
+
+    def _first_stop(
+        self, job: Job[Any], now: float, true: float
+    ) -> tuple[float, Job[Any], int] | None:
+        r = job.item.row
+        n = int(self.partial.n_steps[r])
+        if not self.partial.feasible[r] or n < 2:
+            return None
+        ks = np.arange(1, n)
+        ends = job.start + self._seconds[r, ks]
+        offset = job.item.obs - true
+        prior = getattr(job.item, "prior", None)
+        evidence = Evidence(
+            incumbent=float(self._best) if np.isfinite(self._best) else None,
+            prior_mean=None if prior is None else prior[0],
+            prior_var=None if prior is None else prior[1],
+            peers=self._peer_matrix()[:, ks],
+            completed=self._completed,
+        )
+        run = StepEstimates(
+            steps=ks,
+            throughput=self._thr[r, ks] + offset,
+            stderr=self._se[r, ks],
+            n_inliers=self._inl[r, ks],
+        )
+        mask = self.policy.stops(run, evidence) & (ends > now)
+        if not mask.any():
+            return None
+        i = int(np.argmax(mask))
+        return float(job.start + self._seconds[r, ks[i]]), job, int(ks[i])
+
+    def _peer_matrix(self) -> NDArray[np.float64]:
+        if not self._peers:
+            return np.full((0, self._width), np.nan)
+        return np.stack(self._peers)
+
+    def result(self, job: Job[Any], obs: float, true: float) -> StepResult:
+        """What ``job`` reports now that it ended; records it as evidence.
+
+        Args:
+            job: The job that ended.
+            obs: The observation drawn for its row (a complete run's).
+            true: The row's true throughput (NaN for a crash).
+        """
+        r = job.item.row
+        n = int(self.partial.n_steps[r])
+        k = self._stops.pop(job.id, None)
+        if k is None:
+            out = StepResult(obs, n if self.partial.feasible[r] else 0, False)
+            if self.partial.feasible[r]:
+                self._completed += 1
+        else:
+            out = StepResult(float(self._thr[r, k] + (obs - true)), k, True)
+        if self.partial.feasible[r]:
+            offset = obs - true
+            curve = self._thr[r] + offset
+            curve[out.steps_run + 1 :] = np.nan
+            self._peers.append(curve)
+        if np.isfinite(out.obs):
+            self._best = max(self._best, out.obs)
+        return out
