@@ -446,3 +446,13 @@ def test_bad_method_arguments_are_refused() -> None:
         OptunaMethod("cmaes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="Expected `crash`"):
         OptunaMethod("tpe", crash="nan")  # type: ignore[arg-type]
+
+
+def test_ask_and_tell_creates_its_study_quietly(capfd: pytest.CaptureFixture[str]):
+    """A harness run creates a study per run: Optuna's INFO line about it is
+    held back, and Optuna's own log level is left as it was."""
+    logger = logging.getLogger("optuna")
+    before = logger.level
+    AskTell(PCOProblem(table=_hand_frame()), optuna.samplers.RandomSampler(seed=0))
+    assert "A new study created" not in capfd.readouterr().err
+    assert logger.level == before

@@ -68,6 +68,7 @@ after ``pip install 'bolt_pco64[optuna]'``.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -314,7 +315,17 @@ class AskTell:
 
     def __init__(self, problem: PCOProblem, sampler: BaseSampler) -> None:
         self.problem = problem
-        self.study = optuna.create_study(directions=problem.directions, sampler=sampler)
+        # Optuna logs every study it creates at INFO; a harness run creates one
+        # per run, so that line alone is held back (the user's levels stay).
+        created = logging.getLogger("optuna")
+        level = created.level
+        created.setLevel(max(level, logging.WARNING))
+        try:
+            self.study = optuna.create_study(
+                directions=problem.directions, sampler=sampler
+            )
+        finally:
+            created.setLevel(level)
         self._pending: deque[tuple[optuna.Trial, int]] = deque()
 
     @property
