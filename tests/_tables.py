@@ -111,3 +111,24 @@ def small_frame(
     return frame_from(
         configs, tps, peak_mem=list(rng.uniform(20, 80, size=n)), instance=instance
     )
+
+
+#: Seven raw configurations for the adapters' tests: bucket levels 6/8 (a gap),
+#: ZeRO 0/3 only, cp constant. Canonical order A, B, G, C, D, F, E: the best
+#: (0.30) is row 4, the worst feasible (0.05) row 5; B and E run out of memory.
+HAND_CONFIGS: tuple[Config, ...] = (
+    (1, 0, 0, 0, 0, 6, 0, 0),  # A: row 0
+    (1, 1, 0, 0, 0, 8, 3, 0),  # B: row 1, OOM
+    (2, 0, 1, 0, 0, 6, 0, 1),  # C: row 3
+    (2, 1, 1, 0, 1, 8, 3, 1),  # D: row 4, the best
+    (3, 2, 0, 0, 1, 6, 0, 0),  # E: row 6, OOM
+    (3, 0, 2, 0, 0, 8, 0, 2),  # F: row 5, the worst feasible
+    (1, 2, 2, 0, 2, 8, 3, 2),  # G: row 2
+)
+#: Their throughput, ``None`` where the run OOMs.
+HAND_THROUGHPUT: tuple[float | None, ...] = (0.10, None, 0.20, 0.30, None, 0.05, 0.15)
+
+
+def hand_frame(**kwargs: object) -> pd.DataFrame:
+    """:data:`HAND_CONFIGS` as a raw-export frame (``kwargs``: :func:`frame_from`'s)."""
+    return frame_from(HAND_CONFIGS, HAND_THROUGHPUT, **kwargs)  # type: ignore[arg-type]

@@ -45,7 +45,7 @@ from bolt_pco64.ax import (
 from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
-from tests._tables import frame_from
+from tests._tables import frame_from, hand_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
@@ -55,17 +55,7 @@ STANDIN = REPO / "data" / "pco64_simulated.parquet"
 
 def _hand_frame() -> pd.DataFrame:
     """Bucket levels 6/8 (a gap), ZeRO 0/3 only, cp constant; row 3 is the best."""
-    configs = [
-        (1, 0, 0, 0, 0, 6, 0, 0),
-        (1, 1, 0, 0, 0, 8, 3, 0),
-        (2, 0, 1, 0, 0, 6, 0, 1),
-        (2, 1, 1, 0, 1, 8, 3, 1),
-        (3, 2, 0, 0, 1, 6, 0, 0),
-        (3, 0, 2, 0, 0, 8, 0, 2),
-        (1, 2, 2, 0, 2, 8, 3, 2),
-    ]
-    throughput = [0.10, None, 0.20, 0.30, None, 0.05, 0.15]
-    return frame_from(configs, throughput)
+    return hand_frame()
 
 
 # -- import hygiene --------------------------------------------------------------

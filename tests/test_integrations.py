@@ -27,7 +27,7 @@ from bolt_pco64.integrations.common import (
     run_seconds,
 )
 from bolt_pco64.table import INPUT_COLUMNS
-from tests._tables import frame_from, small_frame
+from tests._tables import hand_frame, small_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
@@ -37,18 +37,7 @@ FRAMEWORKS = ("ax", "optuna")
 
 def _hand_frame() -> pd.DataFrame:
     """Bucket levels 6/8 (a gap), ZeRO 0/3 only, cp constant; rows 1 and 4 crash."""
-    configs = [
-        (1, 0, 0, 0, 0, 6, 0, 0),
-        (1, 1, 0, 0, 0, 8, 3, 0),
-        (2, 0, 1, 0, 0, 6, 0, 1),
-        (2, 1, 1, 0, 1, 8, 3, 1),
-        (3, 2, 0, 0, 1, 6, 0, 0),
-        (3, 0, 2, 0, 0, 8, 0, 2),
-        (1, 2, 2, 0, 2, 8, 3, 2),
-    ]
-    throughput = [0.10, None, 0.20, 0.30, None, 0.05, 0.15]
-    times = [10.0, 0.0, 30.0, 40.0, 0.0, 60.0, 70.0]
-    return frame_from(configs, throughput, overall_time=times)
+    return hand_frame(overall_time=[10.0, 0.0, 30.0, 40.0, 0.0, 60.0, 70.0])
 
 
 def _assignments(frame: pd.DataFrame) -> list[dict[str, int]]:

@@ -41,7 +41,7 @@ from bolt_pco64.optuna import (
 )
 from tests import _fixtures
 from tests._synth import make_table
-from tests._tables import CAPACITY, PAD, frame_from
+from tests._tables import CAPACITY, PAD, hand_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
@@ -61,16 +61,7 @@ def _hand_frame() -> pd.DataFrame:
     Canonical order A, B, G, C, D, F, E: the best (0.30) is row 4, the worst
     feasible (0.05) row 5; rows 1 (B) and 6 (E) ran out of memory.
     """
-    configs = [
-        (1, 0, 0, 0, 0, 6, 0, 0),  # A: row 0, peak 40 GB
-        (1, 1, 0, 0, 0, 8, 3, 0),  # B: row 1, OOM
-        (2, 0, 1, 0, 0, 6, 0, 1),  # C: row 3
-        (2, 1, 1, 0, 1, 8, 3, 1),  # D: row 4, the best
-        (3, 2, 0, 0, 1, 6, 0, 0),  # E: row 6, OOM
-        (3, 0, 2, 0, 0, 8, 0, 2),  # F: row 5, the worst feasible
-        (1, 2, 2, 0, 2, 8, 3, 2),  # G: row 2
-    ]
-    return frame_from(configs, [0.10, None, 0.20, 0.30, None, 0.05, 0.15])
+    return hand_frame()
 
 
 def _params(*encoded: int) -> dict[str, int]:
