@@ -13,12 +13,11 @@ from bolt_pco64.bench.costmetrics import (
     compare_costs,
     cost_curves,
     cost_grid,
-    ert_markdown,
     ert_table,
-    plot_cost,
     regret_on_grid,
     time_to_target,
 )
+from bolt_pco64.bench.costreport import ert_markdown, plot_cost
 
 OPT = 1.0
 

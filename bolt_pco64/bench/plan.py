@@ -195,7 +195,7 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         BackendError: If the Dask scheduler cannot be reached (nothing is
             created then).
     """
-    from bolt_pco64.bench.costmetrics import write_cost_report
+    from bolt_pco64.bench.costreport import write_cost_report
     from bolt_pco64.bench.report import cost_label, write_summary
 
     results: dict[str, BenchResult] = {}

@@ -1,0 +1,236 @@
+"""The cost report of a comparison: the ERT table, the cost plot and the files.
+
+:func:`write_cost_report` writes ``cost_summary.md``, ``cost_ert.csv``,
+``cost_comparisons.csv`` and ``cost.png`` into a comparison's directory from
+the metrics of :mod:`bolt_pco64.bench.costmetrics` (time to target, ERT,
+paired comparisons on cost, regret against the cost axes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64.bench.costmetrics import (
+    COST_AXES,
+    _complete,
+    _methods,
+    compare_costs,
+    cost_curves,
+    cost_grid,
+    ert_table,
+    within_budget,
+)
+from bolt_pco64.bench.stats import STATS_DEFAULTS
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.table import Table
+
+__all__ = ["COST_REPORT_FILES", "ert_markdown", "plot_cost", "write_cost_report"]
+
+
+def _num(v: float) -> str:
+    if math.isnan(v):
+        return "—"
+    if math.isinf(v):
+        return "∞"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def ert_markdown(ert: pd.DataFrame, unit: str) -> str:
+    """A Markdown table of :func:`ert_table`'s result (one row per method and target)."""
+    lines = [
+        f"| method | target | reached | ERT ({unit}) [95% CI] | median cost ({unit}) |",
+        "|---|---|---|---|---|",
+    ]
+    for r in ert.itertuples(index=False):
+        lines.append(
+            f"| {r.method} | {r.target:.0%} | {r.reached}/{r.runs} "
+            f"[{r.rate_low:.0%}, {r.rate_high:.0%}] | {_num(r.ert)} "
+            f"[{_num(r.ert_low)}, {_num(r.ert_high)}] | {_num(r.median_cost)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _draw(
+    ax: Axes,
+    records: pd.DataFrame,
+    axis: str,
+    fill: float,
+    methods: Sequence[str],
+    upto: float | None,
+) -> None:
+    curves = cost_curves(
+        records, axis, fill, methods, cost_grid(records, axis, upto=upto)
+    )
+    for m in methods:
+        c = curves[curves["method"] == m]
+        if c.empty:
+            continue
+        (line,) = ax.plot(c["x"], c["median"], label=m)
+        ax.fill_between(c["x"], c["low"], c["high"], alpha=0.15, color=line.get_color())
+    ax.set_xlabel(COST_AXES[axis].label)
+    ax.set_ylabel("simple regret (optimal - best feasible evaluated)")
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_ylim(bottom=0.0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def plot_cost(
+    records: pd.DataFrame,
+    path: str | os.PathLike[str],
+    optimal_value: float,
+    worst_feasible_value: float,
+    methods: Sequence[str] | None = None,
+    title: str = "",
+    budget_hours: float | None = None,
+    cost: str = "GPU-hours",
+) -> None:
+    """Write a PNG: median regret with bootstrap bands against GPU-hours and wall-clock.
+
+    Two plots: simple regret against cumulative GPU-hours (up to
+    ``budget_hours`` when given, else where the first run stops) and against
+    simulated wall-clock hours (where the first run stops); lines and bands
+    as :func:`cost_curves`. Drawn on a :class:`matplotlib.figure.Figure` of
+    its own (pyplot's state and the backend are left alone).
+
+    Args:
+        cost: The GPU-hour axis's label (``"simulated GPU-hours"`` on the
+            stand-in).
+    """
+    from matplotlib.figure import Figure
+
+    names = _methods(records, methods)
+    fill = float(optimal_value - worst_feasible_value)
+    fig = Figure(figsize=(12, 4.8))
+    axes = fig.subplots(1, 2)
+    _draw(axes[0], records, "gpu_hours", fill, names, budget_hours)
+    axes[0].set_xlabel(f"{cost} (cumulative)")
+    _draw(axes[1], records, "wall_hours", fill, names, None)
+    if title:
+        fig.suptitle(title)
+    fig.text(
+        0.01,
+        0.005,
+        "Line: median over seeds on one cost grid (each run forward-filled). "
+        "Band: pointwise 95% percentile-bootstrap interval of the median.",
+        fontsize="small",
+        va="bottom",
+    )
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
+
+
+#: The files :func:`write_cost_report` writes into a comparison's directory.
+COST_REPORT_FILES = (
+    "cost_summary.md",
+    "cost_ert.csv",
+    "cost_comparisons.csv",
+    "cost.png",
+)
+
+
+def write_cost_report(
+    out: str | os.PathLike[str],
+    records: pd.DataFrame,
+    table: Table,
+    optimal_value: float,
+    worst_feasible_value: float,
+    methods: Sequence[str],
+    config: BenchConfig,
+    failed: set[tuple[str, int]] | None = None,
+    reference: str | None = None,
+    cost: str = "GPU-hours",
+) -> str:
+    """Write the cost report of a comparison: :data:`COST_REPORT_FILES`.
+
+    ``cost_ert.csv``: :func:`ert_table` on both axes (column ``axis``);
+    ``cost_comparisons.csv``: :func:`compare_costs` against ``reference``
+    on both axes (empty without complete runs of it); ``cost_summary.md``
+    the two as Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
+    left out. On a GPU-hour budget only the results that came in within it
+    count (:func:`within_budget`), on either axis.
+
+    Returns:
+        ``cost_summary.md``'s text.
+    """
+    from pathlib import Path
+
+    from bolt_pco64.costs import TimeModel
+
+    path = Path(out)
+    done = within_budget(_complete(records, failed), config.budget_hours)
+    done = done[done["method"].isin(list(methods))]
+    names = [m for m in methods if (done["method"] == m).any()]
+    lines = [
+        f"# {table.instance.name} cost report",
+        "",
+        f"{len(names)} methods, {config.describe_budget()} per run, "
+        f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
+        f"{cost} by the time model (bolt_pco64.costs): "
+        f"{TimeModel(table).describe()}.",
+        "",
+        "Time to target: the first result whose best feasible throughput is "
+        "within the target of the optimum. ERT = the cost spent by all seeds "
+        "(a seed that never got there: its whole run, capped at the budget) / "
+        "the seeds that got there; ∞ when none did. Intervals: 95% percentile "
+        f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
+        "",
+    ]
+    erts, cmps = [], []
+    axes = {"gpu_hours": cost, "wall_hours": "simulated wall-clock hours"}
+    for axis, unit in axes.items():
+        cap = config.budget_hours if axis == "gpu_hours" else None
+        ert = ert_table(done, optimal_value, axis=axis, budget=cap, methods=names)
+        erts.append(ert.assign(axis=axis))
+        lines += [f"## Time to target in {unit}", "", ert_markdown(ert, unit)]
+        if reference is not None and (done["method"] == reference).any():
+            cmp = compare_costs(
+                done, reference, optimal_value, axis=axis, budget=cap, methods=names
+            )
+            cmps.append(cmp.assign(axis=axis))
+            lines += [
+                f"Against {reference}, seed by seed (cost to the target; a seed "
+                "that never got there costs ∞): ERT ratio [95% paired bootstrap "
+                "CI], cheaper / tied / dearer seeds, sign-test p.",
+                "",
+                "| method | target | ERT ratio | cheaper / tied / dearer | p |",
+                "|---|---|---|---|---|",
+            ]
+            for r in cmp.itertuples(index=False):
+                n = r.pairs
+                lines.append(
+                    f"| {r.method} | {r.target:.0%} | {_num(r.ert_ratio)} "
+                    f"[{_num(r.ratio_low)}, {_num(r.ratio_high)}] | "
+                    f"{round(r.better * n)} / {round(r.tied * n)} / "
+                    f"{round(r.worse * n)} | {r.p_value:.2g} |"
+                )
+            lines.append("")
+    atomic_write_text(
+        path / "cost_ert.csv", pd.concat(erts, ignore_index=True).to_csv(index=False)
+    )
+    cmp_frame = pd.concat(cmps, ignore_index=True) if cmps else pd.DataFrame()
+    atomic_write_text(path / "cost_comparisons.csv", cmp_frame.to_csv(index=False))
+    md = "\n".join(lines)
+    atomic_write_text(path / "cost_summary.md", md)
+    if names:
+        plot_cost(
+            done,
+            path / "cost.png",
+            optimal_value,
+            worst_feasible_value,
+            names,
+            title=f"{table.instance.name}: regret against cost",
+            budget_hours=config.budget_hours,
+            cost=cost,
+        )
+    return md
