@@ -405,8 +405,16 @@ def test_ctrl_c_finalises_files_as_interrupted(
     # 6 seeds (12 runs): the interrupt lands after 3 runs with many to go, also
     # when a loaded machine lets the child run far ahead of this loop.
     cmd, env = _bench_subprocess("random,ts", 6, table_path, out)
+    # A suite started in the background (`cmd &` in a script) inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: the child gets
+    # SIGINT's default back, as a terminal's foreground job has it.
     proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
