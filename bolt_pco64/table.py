@@ -261,7 +261,9 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
             # The pandas metadata (index, dtypes) is not needed, and a corrupt
             # one would fail inside pyarrow's conversion with arbitrary errors.
             return table.to_pandas(ignore_metadata=True), meta
-        return pd.read_csv(path), {}
+        # "round_trip": a float written by to_csv reads back bit for bit on
+        # every supported pandas (1.5's default parser can be 1 ulp off).
+        return pd.read_csv(path, float_precision="round_trip"), {}
     except (
         pa.ArrowException,
         pd.errors.ParserError,
