@@ -66,6 +66,15 @@ from bolt_pco64.validation import (
 # MAX_LOG2 stays importable from here (bolt_pco64.snap names it).
 from bolt_pco64.validation import MAX_LOG2 as MAX_LOG2
 
+#: Options for ``pd.read_csv`` so that a float written by ``to_csv`` reads back
+#: bit for bit: pandas < 3's default parser can be 1 ulp off, so it is asked for
+#: "round_trip"; pandas 3 parses round-trip by default and deprecates the option.
+_CSV_READ_OPTIONS: dict[str, str] = (
+    {"float_precision": "round_trip"}
+    if int(pd.__version__.split(".", 1)[0]) < 3
+    else {}
+)
+
 __all__ = [
     "LIST_COLUMNS",
     "OUTPUT_COLUMNS",
@@ -261,9 +270,7 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
             # The pandas metadata (index, dtypes) is not needed, and a corrupt
             # one would fail inside pyarrow's conversion with arbitrary errors.
             return table.to_pandas(ignore_metadata=True), meta
-        # "round_trip": a float written by to_csv reads back bit for bit on
-        # every supported pandas (1.5's default parser can be 1 ulp off).
-        return pd.read_csv(path, float_precision="round_trip"), {}
+        return pd.read_csv(path, **_CSV_READ_OPTIONS), {}
     except (
         pa.ArrowException,
         pd.errors.ParserError,
