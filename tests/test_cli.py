@@ -214,7 +214,7 @@ def test_problem_option_refuses_unknown_instances_and_table_with_all() -> None:
 def test_quiet_filters_hide_only_the_listed_warnings() -> None:
     from linear_operator.utils.warnings import NumericalWarning
 
-    from bolt_pco64.cli import QUIET_WARNINGS, _quiet_third_party
+    from bolt_pco64.cli._core import QUIET_WARNINGS, _quiet_third_party
 
     before = list(sys.warnoptions)
     with _quiet_third_party(), warnings.catch_warnings(record=True) as seen:
