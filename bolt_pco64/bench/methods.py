@@ -429,7 +429,13 @@ class CostAwareMethod(_ConstrainedModelsMethod):
     on the results in that ran; their costs are the run times a scheduler
     reports (:class:`~bolt_pco64.costs.TimeModel`'s seconds of the evaluated
     rows), and a crash is expected to cost what the crashes seen so far
-    cost (:func:`~bolt_pco64.bo.cost.crash_cost_estimate`). ``ei_cool``
+    cost (:func:`~bolt_pco64.bo.cost.crash_cost_estimate`). A run stopped
+    early (``--early-stop``) is labelled with its full run's seconds, not the
+    seconds it was charged: the cost model predicts what running a
+    configuration to the end costs, which the steps it ran tell (their time
+    per step) and which is what an unstopped run of it would be charged; so
+    early stopping lowers what the runs cost, not what the model expects them
+    to cost. ``ei_cool``
     takes the budget share spent at its first proposal as the initial
     design's (``ctx.spent_fraction``).
 
