@@ -239,6 +239,35 @@ def test_margin_is_capped_softly_at_the_pad() -> None:
 # -- fitting and proposing -------------------------------------------------------
 
 
+def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
+    problem: PCO64,
+) -> None:
+    """A prior mean that explains the data drives the output scale towards 0;
+    there GPyTorch's softplus underflows to exactly 0 and the log-normal prior
+    on the output scale raised (a harness run failed so). The bound keeps it
+    positive and the marginal likelihood finite."""
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    rows = torch.arange(0, problem.candidates().shape[0], 5)[:12]
+    X, y, margin = observed(problem, rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0)
+    for gp in (models.objective, models.constraint):
+        kernel = gp.covar_module
+        with torch.no_grad():
+            kernel.raw_outputscale.fill_(-1e4)
+        # the bound is stored in single precision
+        assert kernel.outputscale.item() == pytest.approx(
+            PRIOR_DEFAULTS.min_outputscale
+        )
+        gp.train()
+        mll = ExactMarginalLogLikelihood(gp.likelihood, gp)
+        inputs = gp.train_inputs[0]
+        value = mll(gp(inputs), gp.train_targets)
+        assert torch.isfinite(value)
+
+
 @pytest.mark.parametrize("n", [3, 12])
 def test_fit_runs_and_keeps_the_parameters_positive(problem: PCO64, n: int) -> None:
     rows = torch.arange(0, problem.candidates().shape[0], 5)[:n]

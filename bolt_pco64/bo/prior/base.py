@@ -89,6 +89,11 @@ class PriorDefaults:
             and the table's OOM pad.
         log_range: Each parameter stays within a factor ``exp(log_range)``
             (about 3000) of its initial value.
+        min_outputscale: Lower bound of the kernel's output scale (on the
+            standardised scale). When the prior mean explains the data, the
+            fit drives the output scale towards 0, where GPyTorch's
+            softplus underflows to exactly 0 and the log-normal prior on it
+            raises; the bound keeps it positive.
     """
 
     flop_rate: float = 4e14
@@ -109,6 +114,7 @@ class PriorDefaults:
     overhead_log_sd: float = 1.0
     pad_sharpness: float = 20.0
     log_range: float = 8.0
+    min_outputscale: float = 1e-4
 
 
 #: The defaults every function of :mod:`bolt_pco64.bo.prior` uses.

@@ -36,6 +36,7 @@ from botorch.models.transforms.input import Normalize
 from botorch.models.transforms.outcome import Standardize
 from botorch.models.utils.gpytorch_modules import get_covar_module_with_dim_scaled_prior
 from botorch.utils.sampling import manual_seed
+from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import ScaleKernel
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import LogNormalPrior
@@ -84,13 +85,15 @@ class PriorState:
     fit_seconds: float = 0.0
 
 
-def _scaled_kernel(d: int) -> ScaleKernel:
+def _scaled_kernel(d: int, min_outputscale: float) -> ScaleKernel:
     """BoTorch's default RBF kernel (dimension-scaled lengthscale prior) with
-    a learnable output scale: the residuals from a prior mean, on the
-    standardised scale, need not have unit variance."""
+    a learnable output scale of at least ``min_outputscale``: the residuals
+    from a prior mean, on the standardised scale, need not have unit variance
+    (:attr:`~bolt_pco64.bo.prior.base.PriorDefaults.min_outputscale`)."""
     return ScaleKernel(
         get_covar_module_with_dim_scaled_prior(ard_num_dims=d),
         outputscale_prior=LogNormalPrior(0.0, 1.5),
+        outputscale_constraint=GreaterThan(min_outputscale),
     )
 
 
@@ -101,6 +104,7 @@ def fit_prior_gp(
     mean: PhysicalMean,
     seed: int,
     warm_start: SingleTaskGP | None = None,
+    min_outputscale: float = PRIOR_DEFAULTS.min_outputscale,
 ) -> SingleTaskGP:
     """Fit a :class:`~botorch.models.SingleTaskGP` with a prior mean.
 
@@ -113,6 +117,7 @@ def fit_prior_gp(
         seed: Seed of the fit (see :func:`~bolt_pco64.bo.gp.fit_gp`).
         warm_start: A previous model of the same kind whose hyperparameters
             and prior parameters start the optimisation.
+        min_outputscale: Lower bound of the kernel's output scale.
 
     Returns:
         The fitted model, in eval mode.
@@ -134,7 +139,7 @@ def fit_prior_gp(
             X,
             Y.unsqueeze(-1),
             mean_module=mean,
-            covar_module=_scaled_kernel(X.shape[-1]),
+            covar_module=_scaled_kernel(X.shape[-1], min_outputscale),
             input_transform=Normalize(d=X.shape[-1], bounds=safe_bounds(bounds)),
             outcome_transform=Standardize(m=1),
         )
@@ -203,13 +208,23 @@ def fit_prior_models(
             instance, norm, X[feasible], y[feasible], defaults
         )
         previous = warm_start.objective if warm_start is not None else None
-        objective = fit_prior_gp(X[feasible], y[feasible], bounds, mean, seed, previous)
+        objective = fit_prior_gp(
+            X[feasible],
+            y[feasible],
+            bounds,
+            mean,
+            seed,
+            previous,
+            defaults.min_outputscale,
+        )
     previous_c = warm_start.constraint if warm_start is not None else None
     if kind == "both":
         pads = margin[~feasible]
         pad = float(pads.max()) if pads.numel() else None
         memory = MemoryPriorMean(instance, norm, pad, defaults)
-        constraint = fit_prior_gp(X, margin, bounds, memory, seed + 1, previous_c)
+        constraint = fit_prior_gp(
+            X, margin, bounds, memory, seed + 1, previous_c, defaults.min_outputscale
+        )
     else:
         constraint = fit_gp(X, margin, bounds, seed + 1, previous_c)
     return ConstrainedModels(objective=objective, constraint=constraint)
