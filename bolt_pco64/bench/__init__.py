@@ -14,15 +14,23 @@ from every seed, written into one output directory. The parts:
   the built-in methods;
 - :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points
   of the box that are snapped to rows; repeats) and :func:`resolve_proposal`;
-- :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`) and its records
-  (:func:`record_columns`: one row per evaluation, regret, cost);
+- :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`), executed by
+  :mod:`~bolt_pco64.bench.loop` on the simulated clock;
+- :mod:`~bolt_pco64.bench.records`: a run's records (:func:`record_columns`:
+  one row per evaluation, regret, cost) and :class:`RunOutcome`;
+- :mod:`~bolt_pco64.bench.problems`: the problem, instance and per-row cost
+  of a table;
 - :mod:`~bolt_pco64.bench.store`: :class:`ResultStore`, the output
   directory (per-run files, resume, failures, ``meta.json``), written
   atomically;
 - :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask
   behind one :class:`Backend` interface, with bit-identical records;
-- :mod:`~bolt_pco64.bench.report`: summary, Markdown tables, paired
-  comparisons and the files written at the end (:func:`write_summary`);
+- :mod:`~bolt_pco64.bench.summary`: the per-method summary
+  (:func:`summarize`) and the paired comparisons with a reference method;
+- :mod:`~bolt_pco64.bench.formatting`: both as Markdown tables and as the
+  terminal's summary (:func:`summary_markdown`);
+- :mod:`~bolt_pco64.bench.report`: the files written at the end
+  (:func:`~bolt_pco64.bench.report.write_summary`);
 - :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`plot_regret`);
 - :mod:`~bolt_pco64.bench.plan`: :class:`BenchPlan`, a comparison checked
   once (methods, settings, tables, output directories, stored runs) before
@@ -122,6 +130,7 @@ if TYPE_CHECKING:
         RunContext,
     )
     from bolt_pco64.bench.family import FamilyResult, run_problems
+    from bolt_pco64.bench.formatting import summary_markdown
     from bolt_pco64.bench.methods import (
         ENTRY_POINT_GROUP,
         METHODS,
@@ -132,18 +141,11 @@ if TYPE_CHECKING:
     from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
     from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
-    from bolt_pco64.bench.report import (
-        checkpoints_for,
-        cost_label,
-        summarize,
-        summary_markdown,
-    )
-    from bolt_pco64.bench.run import (
-        RunOutcome,
-        record_columns,
-        run_one,
-    )
+    from bolt_pco64.bench.records import RunOutcome, record_columns
+    from bolt_pco64.bench.report import cost_label
+    from bolt_pco64.bench.run import run_one
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
+    from bolt_pco64.bench.summary import checkpoints_for, summarize
 
 _WHERE: dict[str, str] = {
     "Backend": "backends",
@@ -177,13 +179,13 @@ _WHERE: dict[str, str] = {
     "make_plan": "plan",
     "Proposal": "proposals",
     "resolve_proposal": "proposals",
-    "checkpoints_for": "report",
+    "checkpoints_for": "summary",
     "cost_label": "report",
     "plot_regret": "plots",
-    "summarize": "report",
-    "summary_markdown": "report",
-    "RunOutcome": "run",
-    "record_columns": "run",
+    "summarize": "summary",
+    "summary_markdown": "formatting",
+    "RunOutcome": "records",
+    "record_columns": "records",
     "run_one": "run",
     "OutputDirError": "store",
     "ResultStore": "store",

@@ -3,7 +3,7 @@
 All three implement :class:`Backend`: a context manager (``open`` acquires
 what it needs and is where an unreachable Dask scheduler is refused, before
 the harness writes anything) whose :meth:`Backend.run` yields each task's
-:class:`~bolt_pco64.bench.run.RunOutcome` as it finishes. Every backend runs
+:class:`~bolt_pco64.bench.records.RunOutcome` as it finishes. Every backend runs
 the same :func:`~bolt_pco64.bench.run.run_task`, so the records are
 bit-identical across them. A worker that crashes (rather than a method that
 raises, which :func:`~bolt_pco64.bench.run.run_one` already catches) becomes a
@@ -31,15 +31,9 @@ from types import TracebackType
 from typing import Any
 
 from bolt_pco64.bench.config import DEFAULTS
-from bolt_pco64.bench.run import (
-    RunOutcome,
-    Task,
-    empty_records,
-    error_line,
-    instance_of,
-    run_one,
-    run_task,
-)
+from bolt_pco64.bench.problems import instance_of
+from bolt_pco64.bench.records import RunOutcome, empty_records, error_line
+from bolt_pco64.bench.run import Task, run_one, run_task
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 __all__ = [

@@ -56,7 +56,7 @@ class BenchDefaults:
         jobs: Local worker processes (1 = in the calling process).
         out: Output directory.
         reference: The method every other one is compared with, seed by seed,
-            in the summary (``bolt_pco64.bench.report.compare_to_reference``).
+            in the summary (``bolt_pco64.bench.summary.compare_to_reference``).
         dask_connect_timeout_s: How long to try to reach a Dask scheduler
             before the run is refused.
     """

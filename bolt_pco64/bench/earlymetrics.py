@@ -1,7 +1,7 @@
 """Metrics of early termination: GPU-hours saved, runs stopped by mistake, ERT paired by seed.
 
 They read the harness's records (``stopped``, ``steps_run``,
-``run_gpu_hours``, ``row``; :mod:`bolt_pco64.bench.run`) and the problem's
+``run_gpu_hours``, ``row``; :mod:`bolt_pco64.bench.records`) and the problem's
 table (each row's full cost under the time model and its true throughput):
 
 - **GPU-hours saved** (:func:`early_stop_summary`): per stopped run, what its

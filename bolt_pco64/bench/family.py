@@ -22,9 +22,10 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.formatting import summary_markdown
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
 from bolt_pco64.bench.plots import plot_panels
-from bolt_pco64.bench.report import cost_label, standin_caveats, summary_markdown
+from bolt_pco64.bench.report import cost_label, standin_caveats
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 

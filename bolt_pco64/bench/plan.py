@@ -27,7 +27,8 @@ import pandas as pd
 from bolt_pco64.bench.backends import Backend, make_backend
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.methods import check_methods, check_reference, get_method
-from bolt_pco64.bench.run import Task, initial_design_size, make_problem
+from bolt_pco64.bench.problems import make_problem
+from bolt_pco64.bench.run import Task, initial_design_size
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.costs import TimeModel
 from bolt_pco64.params import check_seeds

@@ -38,14 +38,9 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.report import checkpoints_for
-from bolt_pco64.bench.run import (
-    RunOutcome,
-    empty_records,
-    instance_of,
-    make_problem,
-    record_columns,
-)
+from bolt_pco64.bench.problems import instance_of, make_problem
+from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
+from bolt_pco64.bench.summary import checkpoints_for
 from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:

@@ -256,7 +256,7 @@ def bench(
         )
     except (ValueError, OSError) as err:
         raise _one_line(err) from err
-    from bolt_pco64.bench.report import terminal_summary
+    from bolt_pco64.bench.formatting import terminal_summary
 
     lines = [
         terminal_summary(result.summary, _shown_budget(args["budget"], result)),
@@ -389,7 +389,7 @@ def _comparison_lines(
     checkpoint (``summary.md`` has every checkpoint), or why there are none."""
     import pandas as pd
 
-    from bolt_pco64.bench.report import no_comparisons_reason
+    from bolt_pco64.bench.formatting import no_comparisons_reason
 
     try:
         comparisons = pd.read_csv(out / "comparisons.csv")
@@ -507,7 +507,7 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
             )
     except (TableError, ValueError, OSError) as err:
         raise _one_line(err) from err
-    from bolt_pco64.bench.report import terminal_summary
+    from bolt_pco64.bench.formatting import terminal_summary
 
     lines = [
         terminal_summary(result.summary, args["budget"], first_column="problem"),

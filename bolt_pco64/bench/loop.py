@@ -1,0 +1,291 @@
+"""The loop of one run on the simulated clock (:class:`RunLoop`).
+
+:func:`~bolt_pco64.bench.run.run_one` creates a :class:`RunLoop` and executes
+it: proposals are queued for the clock's workers, and each result is
+recorded as it comes in. What a run does (budget, workers, the shared
+initial design, determinism) is described in :mod:`bolt_pco64.bench.run`,
+its records in :mod:`bolt_pco64.bench.records`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+import zlib
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from bolt_pco64.bench.clock import Completion, SimulatedClock
+from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
+from bolt_pco64.bench.early import EarlyStopper, model_prior
+from bolt_pco64.bench.problems import instance_of, make_problem
+from bolt_pco64.bench.proposals import resolve_proposal
+from bolt_pco64.bench.records import RunOutcome, build_records, error_line
+from bolt_pco64.costs import TimeModel
+
+if TYPE_CHECKING:
+    from bolt_pco64.table import Table
+
+__all__ = ["RunLoop"]
+
+
+def _method_seed(method: str, seed: int) -> int:
+    """A seed for the method's generator, stable across processes and platforms."""
+    return (int(seed) * 1_000_003 + zlib.crc32(method.encode("utf-8"))) % (2**62)
+
+
+@dataclass
+class _Queued:
+    """A proposed evaluation waiting for a worker (its observation drawn)."""
+
+    row: int
+    point: Tensor
+    obs: float
+    repeat: bool
+    fit: float
+    acq: float
+    prior: tuple[float, float] | None = None
+
+
+class RunLoop:
+    """The state of one run while it executes."""
+
+    def __init__(
+        self,
+        method: str,
+        seed: int,
+        table: Table,
+        config: BenchConfig,
+        on_evaluation: Callable[[int], None] | None,
+    ) -> None:
+        self.method, self.seed, self.table, self.config = method, seed, table, config
+        self.on_evaluation = on_evaluation
+        self.problem = make_problem(table)
+        self.cand = self.problem.candidates().to(torch.double)
+        n_rows = self.cand.shape[0]
+        self.true_y = self.problem.evaluate_true(self.cand).to(torch.double)
+        self.margins = self.problem.outcome_constraint(self.cand).to(torch.double)
+        if config.noise is None:
+            self.noise_sd = torch.zeros(n_rows, dtype=torch.double)
+        elif config.noise == "measured":
+            self.noise_sd = torch.nan_to_num(table.column("throughput_std"), nan=0.0)
+        else:
+            self.noise_sd = torch.full(
+                (n_rows,), float(config.noise), dtype=torch.double
+            )
+        times = TimeModel(table)
+        self.run_seconds = times.run_seconds.tolist()
+        self.run_hours = times.gpu_hours.tolist()
+        self.early = EarlyStopper(config.early_stop, table, times)
+        self.init_gen = torch.Generator().manual_seed(seed)
+        self.noise_gen = torch.Generator().manual_seed(seed + 7_919)
+        self.method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
+        # Per evaluation, in the order the results came in.
+        self.rows: list[int] = []
+        self.ys: list[float] = []
+        self.fit_s: list[float] = []
+        self.acq_s: list[float] = []
+        self.recommended: list[int] = []
+        self.points: list[Tensor] = []
+        self.repeats: list[bool] = []
+        self.clock_rows: list[tuple[float, float, int, float, float]] = []
+        self.steps_run: list[int] = []
+        self.stopped: list[bool] = []
+        self.first_obs: dict[int, float] = {}
+        # Rows whose result came in, and rows proposed (in flight included).
+        self.tried = torch.zeros(n_rows, dtype=torch.bool)
+        self.proposed = torch.zeros(n_rows, dtype=torch.bool)
+        self.queue: deque[_Queued] = deque()
+        self.objective: ObjectiveModel | None = None
+        self.state: dict[str, Any] = {}
+
+    def enqueue(
+        self,
+        new: list[int],
+        fit: float,
+        acq: float,
+        points: Tensor | None = None,
+        priors: Sequence[tuple[float, float] | None] = (),
+    ) -> None:
+        """Queue rows ``new`` (proposed as ``points``, default: the rows) for
+        the next free workers; their observations are drawn now. ``priors``:
+        the method's prediction at each (early termination's prior)."""
+        z = torch.randn(len(new), generator=self.noise_gen, dtype=torch.double)
+        if points is None:
+            points = self.cand[torch.tensor(new, dtype=torch.long)]
+        for k, r in enumerate(new):
+            t = float(self.true_y[r])
+            obs = t + float(self.noise_sd[r]) * float(z[k]) if not math.isnan(t) else t
+            # A repeat returns the row's first observation (see the records' doc).
+            obs = self.first_obs.setdefault(r, obs)
+            repeat = bool(self.proposed[r])
+            self.proposed[r] = True
+            self.queue.append(
+                _Queued(
+                    r,
+                    points[k],
+                    obs,
+                    repeat,
+                    fit if k == 0 else 0.0,
+                    acq if k == 0 else 0.0,
+                    priors[k] if k < len(priors) else None,
+                )
+            )
+
+    def complete(self, done: Completion[_Queued]) -> None:
+        """Record the result of one evaluation that came in."""
+        job, item = done.job, done.job.item
+        ended = self.early.result(job, item.obs, float(self.true_y[item.row]))
+        self.steps_run.append(ended.steps_run)
+        self.stopped.append(ended.stopped)
+        self.repeats.append(item.repeat)
+        self.points.append(item.point)
+        self.rows.append(item.row)
+        self.ys.append(ended.obs)
+        self.fit_s.append(item.fit)
+        self.acq_s.append(item.acq)
+        self.clock_rows.append(
+            (done.consumed_gpu_hours, job.gpu_hours, job.worker, job.start, job.end)
+        )
+        self.tried[item.row] = True
+        self.recommended.append(self.recommend(self.objective))
+        if self.on_evaluation is not None:
+            self.on_evaluation(1)
+
+    def recommend(self, objective: ObjectiveModel | None) -> int:
+        """The recommended row given the evaluations so far (see
+        :mod:`bolt_pco64.bench.records`)."""
+        y = torch.tensor(self.ys, dtype=torch.double)
+        feasible = ~torch.isnan(y)
+        if not feasible.any():
+            return -1
+        if objective is None:
+            best = torch.where(feasible, y, torch.full_like(y, -math.inf))
+            return self.rows[int(torch.argmax(best))]
+        from bolt_pco64.bo import fit_gp, recommend
+
+        X = self.cand[torch.tensor(self.rows, dtype=torch.long)]
+        model = fit_gp(
+            X[feasible],
+            y[feasible],
+            self.problem.bounds.to(X),
+            0,
+            warm_start=objective,
+            optimize=False,
+        )
+        i = recommend(model, X, y)
+        return -1 if i is None else self.rows[i]
+
+    def propose(self, method: Method, clock: SimulatedClock[_Queued], cap: int) -> bool:
+        """Ask ``method`` for the next evaluations and queue them.
+
+        Returns:
+            ``False`` when nothing is left to propose (the budget's
+            evaluations are all started, or no row is left untried).
+        """
+        cfg = self.config
+        left = cap - clock.started
+        remaining = clock.remaining_starts()
+        if remaining is not None:
+            left = min(left, remaining)
+        q = min(cfg.q, left, int((~self.proposed).sum()))
+        if q < 1:
+            return False
+        step_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.method_gen))
+        rows = torch.tensor(self.rows, dtype=torch.long)
+        ctx = RunContext(
+            problem=self.problem,
+            candidates=self.cand,
+            rows=rows,
+            y=torch.tensor(self.ys, dtype=torch.double),
+            margin=self.margins[rows],
+            untried=torch.nonzero(~self.tried).squeeze(-1),
+            q=q,
+            seed=self.seed,
+            step_seed=step_seed,
+            generator=self.method_gen,
+            budget=cap,
+            pending=torch.tensor([j.item.row for j in clock.running], dtype=torch.long),
+            spent_fraction=clock.spent_fraction(),
+            state=self.state,
+        )
+        t0 = time.perf_counter()
+        proposed = method.propose(ctx)
+        total = time.perf_counter() - t0
+        self.objective = method.objective_model(ctx)
+        new = resolve_proposal(
+            proposed, self.problem, self.cand, self.proposed, q, self.method
+        )
+        priors = (
+            model_prior(self.objective, self.cand[torch.tensor(new.rows)])
+            if self.early.active and self.early.needs_prior
+            else ()
+        )
+        self.enqueue(
+            new.rows,
+            ctx.fit_seconds,
+            max(total - ctx.fit_seconds, 0.0),
+            new.points,
+            priors,
+        )
+        return True
+
+    def execute(self, method: Method, n_init: int) -> RunOutcome:
+        """Evaluate the first ``n_init`` rows of the seed's shared design, then
+        ``method``'s proposals, on the simulated clock, until the budget is spent."""
+        cfg = self.config
+        n_rows = self.cand.shape[0]
+        cap = cfg.max_evaluations(n_rows)
+        clock: SimulatedClock[_Queued] = SimulatedClock(cfg.workers, cfg.clock_budget())
+        error = tb = None
+        # The seed's shared design: a permutation of the rows drawn from the
+        # seed alone; every method starts from a prefix of it.
+        init = torch.randperm(n_rows, generator=self.init_gen)[:n_init].tolist()
+        self.enqueue(init, 0.0, 0.0)
+        try:
+            while True:
+                while clock.can_start() and clock.started < cap:
+                    if not self.queue and not self.propose(method, clock, cap):
+                        clock.close()
+                        break
+                    item = self.queue.popleft()
+                    clock.start(
+                        item, self.run_seconds[item.row], self.run_hours[item.row]
+                    )
+                self.early.plan(clock, self.true_y)
+                done = clock.advance()
+                if not done:
+                    break
+                for c in done:
+                    self.complete(c)
+        except Exception as err:  # a failing method ends only its own run
+            error = error_line(err)
+            tb = traceback.format_exc()
+        records = build_records(
+            self.method,
+            self.seed,
+            self.rows,
+            self.ys,
+            self.cand,
+            self.margins,
+            self.true_y,
+            float(self.problem.optimal_value),
+            instance_of(self.table),
+            self.recommended,
+            torch.stack(self.points) if self.points else None,
+            self.repeats,
+            self.clock_rows,
+            self.steps_run,
+            self.stopped,
+        )
+        records["fit_seconds"] = np.asarray(self.fit_s, dtype=np.float64)
+        records["acq_seconds"] = np.asarray(self.acq_s, dtype=np.float64)
+        return RunOutcome(self.method, self.seed, records, error, tb, n_init)
