@@ -187,3 +187,15 @@ def test_reference_comparison_counts_oom_runs_after_the_initial_design() -> None
     tie = cmp[(cmp["measure"] == "regret") & (cmp["checkpoint"] == budget)].iloc[0]
     assert "cannot be told apart" in tie["verdict"]
     assert compare_to_reference(rec, "nope", 1.0, 0.5, budget).empty
+
+
+def test_complete_runs_drops_exactly_the_failed_runs() -> None:
+    from bolt_pco64.bench.stats import complete_runs
+
+    records = pd.DataFrame(
+        {"method": ["a", "a", "b", "b", "a"], "seed": [0, 1, 0, 1, 0], "v": range(5)}
+    )
+    kept = complete_runs(records, {("a", 0), ("b", 7)})
+    assert kept["v"].tolist() == [1, 2, 3]
+    assert complete_runs(records, None) is records
+    assert complete_runs(records, set()) is records

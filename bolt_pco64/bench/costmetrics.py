@@ -57,6 +57,7 @@ from scipy import stats as sps
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     bootstrap_interval,
+    complete_runs,
     keyed_rng,
     median_band,
 )
@@ -151,18 +152,6 @@ def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(records["method"].tolist()))
 
 
-def _complete(
-    records: pd.DataFrame, failed: set[tuple[str, int]] | None
-) -> pd.DataFrame:
-    if not failed or not len(records):
-        return records
-    keep = [
-        (m, int(s)) not in failed
-        for m, s in zip(records["method"], records["seed"], strict=True)
-    ]
-    return records.loc[np.asarray(keep, dtype=bool)]
-
-
 def evaluation_horizon(
     records: pd.DataFrame, failed: set[tuple[str, int]] | None = None
 ) -> int:
@@ -172,7 +161,7 @@ def evaluation_horizon(
     evaluation-axis statistics are read up to this count, where every run
     has data.
     """
-    done = _complete(records, failed)
+    done = complete_runs(records, failed)
     if not len(done):
         return 1
     return max(1, int(done.groupby(["method", "seed"]).size().min()))

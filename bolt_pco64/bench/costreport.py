@@ -18,7 +18,6 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.costmetrics import (
     COST_AXES,
-    _complete,
     _methods,
     compare_costs,
     cost_curves,
@@ -26,7 +25,7 @@ from bolt_pco64.bench.costmetrics import (
     ert_table,
     within_budget,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS
+from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -168,7 +167,7 @@ def write_cost_report(
     from bolt_pco64.costs import TimeModel
 
     path = Path(out)
-    done = within_budget(_complete(records, failed), config.budget_hours)
+    done = within_budget(complete_runs(records, failed), config.budget_hours)
     done = done[done["method"].isin(list(methods))]
     names = [m for m in methods if (done["method"] == m).any()]
     lines = [

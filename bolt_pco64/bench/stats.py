@@ -62,6 +62,7 @@ __all__ = [
     "STATS_DEFAULTS",
     "StatsDefaults",
     "bootstrap_interval",
+    "complete_runs",
     "found_optimum_intervals",
     "keyed_rng",
     "median_band",
@@ -211,6 +212,30 @@ def step_values(
     y = np.where(np.isnan(y), fill, y)
     pos = np.searchsorted(x, grid, side="right") - 1
     return np.where(pos >= 0, y[np.clip(pos, 0, None)], fill)
+
+
+def complete_runs(
+    records: pd.DataFrame, failed: set[tuple[str, int]] | None
+) -> pd.DataFrame:
+    """The records of the runs not in ``failed`` (``(method, seed)`` pairs).
+
+    Args:
+        records: Harness records (``method`` and ``seed`` columns).
+        failed: The failed runs; ``None`` or empty keeps every record.
+
+    Returns:
+        The kept rows of ``records``, in their order.
+    """
+    if not failed or not len(records):
+        return records
+    keep = np.array(
+        [
+            (m, int(s)) not in failed
+            for m, s in zip(records["method"], records["seed"], strict=True)
+        ],
+        dtype=bool,
+    )
+    return records.loc[keep]
 
 
 def outcome_matrix(

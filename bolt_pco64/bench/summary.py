@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64.bench.stats import (
+    complete_runs,
     found_optimum_intervals,
     median_intervals,
     outcome_matrix,
@@ -50,20 +51,6 @@ REGRETS: tuple[tuple[str, str], ...] = (
     ("regret", "regret"),
     ("inference_regret", "inference regret"),
 )
-
-
-def _complete(records: pd.DataFrame, failed: set[tuple[str, int]]) -> pd.DataFrame:
-    """The records of the runs not in ``failed`` (``(method, seed)`` pairs)."""
-    if not len(records):
-        return records
-    keep = np.array(
-        [
-            (m, int(s)) not in failed
-            for m, s in zip(records["method"], records["seed"], strict=True)
-        ],
-        dtype=bool,
-    )
-    return records.loc[keep]
 
 
 def summarize(
@@ -107,7 +94,7 @@ def summarize(
         else list(dict.fromkeys(records["method"].tolist()))
     )
     rows = []
-    complete = _complete(records, failed)
+    complete = complete_runs(records, failed)
     for m in names:
         n_failed = sum(1 for (mm, _) in failed if mm == m)
         ok = complete[complete["method"] == m]
@@ -199,7 +186,7 @@ def compare_to_reference(
     "better" is lower regret or fewer OOM runs). Empty when ``reference`` has
     no complete run.
     """
-    ok = _complete(records, failed or set())
+    ok = complete_runs(records, failed)
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
     fill = regret_fill(optimal_value, worst_feasible_value)
