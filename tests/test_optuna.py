@@ -472,3 +472,19 @@ def test_ask_and_tell_creates_its_study_quietly(capfd: pytest.CaptureFixture[str
     AskTell(PCOProblem(table=_hand_frame()), optuna.samplers.RandomSampler(seed=0))
     assert "A new study created" not in capfd.readouterr().err
     assert logger.level == before
+
+
+@pytest.mark.parametrize(("old", "new"), [("fail", "failed"), ("pruned", "missing")])
+def test_the_former_crash_keyword_and_spellings_still_work(old: str, new: str) -> None:
+    with pytest.warns(DeprecationWarning, match="is deprecated") as caught:
+        problem = PCOProblem(table=_hand_frame(), crash=old)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "`crash` is deprecated" in messages
+    assert f"{old!r} is deprecated" in messages
+    assert problem.crash_report == new
+    with pytest.warns(DeprecationWarning, match="use PCOProblem.crash_report"):
+        assert problem.crash == new
+    with pytest.warns(DeprecationWarning, match="`crash` is deprecated"):
+        assert OptunaTPE(crash=new).crash_report == new
+    with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated"):
+        assert OptunaRandom(old).crash_report == new  # type: ignore[arg-type]
