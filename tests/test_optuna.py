@@ -322,8 +322,8 @@ def test_example_optuna_study(tmp_path: Path) -> None:
     )
     assert [name for name, _, _ in found] == [
         "TPE",
-        "GP, crash=placeholder",
-        "GP, crash=fail",
+        "GP, crash_report=placeholder",
+        "GP, crash_report=failed",
     ]
 
 

@@ -93,7 +93,6 @@ from bolt_pco64.integrations.common import (
     check_crash_report,
     expected_best_of_random_draws,
     get_problem,
-    knob_levels,
     random_baseline,
     run_seconds,
 )
@@ -151,7 +150,7 @@ def search_space_from_problem(problem: PCO) -> SearchSpace:
     otherwise (``zero_stage`` takes its raw stages, e.g. 0/2/3), a
     :class:`~ax.core.parameter.FixedParameter` for a knob with one level.
     """
-    levels = knob_levels(problem)
+    levels = Parameters(problem).levels()
     return SearchSpace(
         parameters=[
             _parameter(spec, levels[spec.name]) for spec in problem.instance.inputs
