@@ -36,7 +36,7 @@ class Proposer(Protocol[T]):
 
     ``T`` is the framework's handle of one trial (an Optuna ``Trial``, a
     Nevergrad candidate, ...). Parameters are on the bridge's scale
-    (:class:`Parameters`).
+    (:class:`~bolt_pco64.integrations.common.problem.Parameters`).
     """
 
     def propose(self) -> tuple[T, Mapping[str, int]]:
@@ -63,7 +63,7 @@ class AskTellBridge(Generic[T]):
     not the row was evaluated before.
 
     Args:
-        runs: The table's runs (its :class:`Parameters` fix the scale).
+        runs: The table's runs (its :class:`~bolt_pco64.integrations.common.problem.Parameters` fix the scale).
         proposer: The framework's side (:class:`Proposer`).
     """
 
