@@ -80,7 +80,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import optuna
 import optunahub
@@ -483,40 +483,37 @@ class OptunaMethod(BridgeMethod):
         )
 
 
-class OptunaTPE(OptunaMethod):
+class _OneSampler(OptunaMethod):
+    """An :class:`OptunaMethod` of one sampler, :attr:`sampler_name`."""
+
+    sampler_name: ClassVar[SamplerName]
+
+    def __init__(
+        self,
+        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
+        *,
+        crash: str | None = None,
+    ) -> None:
+        report = renamed_crash_keyword(crash_report, crash)
+        super().__init__(self.sampler_name, report)
+
+
+class OptunaTPE(_OneSampler):
     """``optuna_tpe``: Optuna's ``TPESampler`` (see :class:`OptunaMethod`)."""
 
-    def __init__(
-        self,
-        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
-        *,
-        crash: str | None = None,
-    ) -> None:
-        super().__init__("tpe", renamed_crash_keyword(crash_report, crash))
+    sampler_name = "tpe"
 
 
-class OptunaGP(OptunaMethod):
+class OptunaGP(_OneSampler):
     """``optuna_gp``: Optuna's ``GPSampler`` (see :class:`OptunaMethod`)."""
 
-    def __init__(
-        self,
-        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
-        *,
-        crash: str | None = None,
-    ) -> None:
-        super().__init__("gp", renamed_crash_keyword(crash_report, crash))
+    sampler_name = "gp"
 
 
-class OptunaRandom(OptunaMethod):
+class OptunaRandom(_OneSampler):
     """``optuna_random``: Optuna's ``RandomSampler`` over the box, snapped."""
 
-    def __init__(
-        self,
-        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
-        *,
-        crash: str | None = None,
-    ) -> None:
-        super().__init__("random", renamed_crash_keyword(crash_report, crash))
+    sampler_name = "random"
 
 
 __getattr__ = deprecated_names(
