@@ -29,9 +29,14 @@ Representations (how a crashed trial reports its objective):
   its constraint);
 - ``placeholder``: completed, objective reported as the table's worst feasible
   throughput;
-- ``abandoned``: objective NaN, so Ax abandons the trial (its failed-trial
+- ``failed``: objective NaN, so Ax abandons the trial (its failed-trial
   path, default ``tolerated_trial_failure_rate`` 0.5);
-- ``abandoned+tolerant``: the same with ``tolerated_trial_failure_rate=0.99``.
+- ``failed+tolerant``: the same with ``tolerated_trial_failure_rate=0.99``.
+
+The names are the adapters' one crash vocabulary
+(:data:`bolt_pco64.integrations.common.CrashReport`); ``failed`` was spelled
+``abandoned`` (and ``abandoned+tolerant``) before, as in the committed CSVs
+under ``docs/results/ax``; the former spellings are still accepted.
 
 Columns: ``status`` (``ok`` or the exception's class), ``trials`` (trials
 created), ``completed``, ``abandoned``, ``oom_share`` (crashed trials /
@@ -72,8 +77,8 @@ REPRESENTATIONS = (
     "missing",
     "missing+criterion",
     "placeholder",
-    "abandoned",
-    "abandoned+tolerant",
+    "failed",
+    "failed+tolerant",
 )
 TOLERANT_FAILURE_RATE = 0.99
 
@@ -196,17 +201,15 @@ def run_case(case: Case) -> Row:
     warnings.simplefilter("ignore")
     from ax.benchmark.benchmark import benchmark_replication
 
-    from bolt_pco64 import problem_class
-    from bolt_pco64.integrations.common import ParameterRows
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+    from bolt_pco64.integrations.common import Parameters, get_problem
 
     representation = case.representation.split("+")[0]
-    problem = __import__(
-        "bolt_pco64.integrations.ax", fromlist=["get_benchmark_problem"]
-    ).get_benchmark_problem(
-        case.instance, num_trials=case.trials, crash_report=representation
+    table_problem = get_problem(case.instance)
+    problem = get_benchmark_problem(
+        table_problem, num_trials=case.trials, crash_report=representation
     )
-    table_problem = problem_class(case.instance)()
-    rows = ParameterRows(table_problem)
+    rows = Parameters(table_problem).row
     feasible = table_problem.table.feasible
     row = Row(**{f.name: getattr(case, f.name) for f in fields(Case) if f.name != "trials"},
               trials_requested=case.trials)  # fmt: skip

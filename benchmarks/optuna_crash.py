@@ -2,10 +2,12 @@
 
 For each sampler (``TPESampler``, ``GPSampler``; ``RandomSampler`` as a
 reference, for which the representation makes no difference) and each crash
-representation of :class:`bolt_pco64.optuna.PCOProblem` (``placeholder``:
-COMPLETE with a placeholder objective and a positive constraint; ``fail``: a
-NaN objective, so a FAIL trial; ``pruned``: a PRUNED trial with its
-constraint), run ``study.optimize(problem, n_trials=--trials)`` from
+representation of :class:`bolt_pco64.optuna.PCOProblem` (its
+``crash_report``, the adapters' one vocabulary: ``placeholder``: COMPLETE with
+a placeholder objective and a positive constraint; ``failed``: a NaN
+objective, so a FAIL trial; ``missing``: a PRUNED trial with its constraint;
+the committed CSVs under ``docs/results/optuna`` spell the last two by their
+former names ``fail`` and ``pruned``, still accepted), run ``study.optimize(problem, n_trials=--trials)`` from
 ``--seeds`` seeds. Every study starts from the harness's initial design for
 its seed (``--n-init`` distinct rows drawn by ``torch.randperm`` from a
 generator seeded by the seed, enqueued with ``study.enqueue_trial``); the
@@ -30,7 +32,7 @@ goes to ``--out`` (default ``docs/results/optuna/crash_representation.csv``),
 the per-run values beside it (``..._runs.csv``).
 
 Run: ``python benchmarks/optuna_crash.py [--seeds 10] [--trials 40]
-[--samplers tpe,gp,random] [--crash placeholder,fail,pruned] [--table PATH]``
+[--samplers tpe,gp,random] [--crash placeholder,failed,missing] [--table PATH]``
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def run(
     regrets += [regrets[-1]] * (trials - len(regrets))
     return {
         "sampler": sampler,
-        "crash": problem.crash,
+        "crash": problem.crash_report,
         "off_table": "reject" if isinstance(problem, RejectOffTable) else "snap",
         "seed": seed,
         "trials": len(study.trials),
@@ -156,7 +158,7 @@ def main() -> None:
         )
         for crash, off_table in itertools.product(crashes, args.off_table.split(",")):
             kind = RejectOffTable if off_table == "reject" else PCOProblem
-            problem = kind(args.instance, table=args.table, crash=crash)
+            problem = kind(args.instance, table=args.table, crash_report=crash)
             for seed in range(args.seeds):
                 rec = run(
                     problem, sampler, seed, args.trials, args.n_init, args.max_trials

@@ -9,3 +9,4 @@ from __future__ import annotations
 
 from bolt_pco64.integrations.optuna import *  # noqa: F403
 from bolt_pco64.integrations.optuna import __all__ as __all__
+from bolt_pco64.integrations.optuna import __getattr__ as __getattr__

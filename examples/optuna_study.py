@@ -7,7 +7,7 @@ of ``study.optimize``. Every trial records the memory constraint
 Then the crash-aware comparison: the GP sampler, whose constraint model
 learns where runs crash, on the same problem with the two crash
 representations: ``placeholder`` (the default: a crash completes with a
-placeholder objective and its positive constraint) and ``fail`` (a NaN
+placeholder objective and its positive constraint) and ``failed`` (a NaN
 objective, so a FAIL trial that no sampler learns from). Each study starts
 from the same enqueued table rows; the script prints what each study spent on
 crashes and repeats, and its best feasible configuration.
@@ -70,8 +70,8 @@ def main() -> None:
     # same table rows (a seeded draw, as the harness's initial design).
     g = torch.Generator().manual_seed(args.seed)
     start = torch.randperm(len(problem.problem.table), generator=g)[: args.n_init]
-    for crash in ("placeholder", "fail"):
-        problem = PCOProblem(args.instance, table=args.table, crash=crash)
+    for crash in ("placeholder", "failed"):
+        problem = PCOProblem(args.instance, table=args.table, crash_report=crash)
         study = optuna.create_study(
             directions=problem.directions,
             sampler=optuna.samplers.GPSampler(seed=args.seed),
@@ -79,7 +79,7 @@ def main() -> None:
         for row in start.tolist():
             study.enqueue_trial(problem.row_params(row))
         study.optimize(problem, n_trials=args.trials)
-        print(f"GP, crash={crash}: {summary(study, problem)}")
+        print(f"GP, crash_report={crash}: {summary(study, problem)}")
 
 
 if __name__ == "__main__":

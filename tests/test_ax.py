@@ -234,10 +234,24 @@ def test_what_a_crash_reports_under_each_representation() -> None:
     assert placeholder[("1_0", OBJECTIVE_NAME)] == 0.05  # exactly: no noise on it
     assert placeholder[("0_0", OBJECTIVE_NAME)] != 0.30  # a run's value is noisy
     assert len(placeholder) == 4
-    abandoned = _observed("abandoned")
-    assert math.isnan(abandoned[("1_0", OBJECTIVE_NAME)])
-    assert abandoned[("1_0", CONSTRAINT_NAME)] == margin
-    assert not abandoned.drop(("1_0", OBJECTIVE_NAME)).isna().any()
+    failed = _observed("failed")
+    assert math.isnan(failed[("1_0", OBJECTIVE_NAME)])
+    assert failed[("1_0", CONSTRAINT_NAME)] == margin
+    assert not failed.drop(("1_0", OBJECTIVE_NAME)).isna().any()
+    # The former spelling reports the same, with a warning.
+    with pytest.warns(DeprecationWarning, match="'abandoned' is deprecated.*'failed'"):
+        abandoned = _observed("abandoned")
+    pd.testing.assert_series_equal(abandoned, failed)
+
+
+def test_the_crash_vocabulary_is_the_one_of_every_adapter() -> None:
+    from bolt_pco64.integrations import common
+
+    assert CrashReport is common.CrashReport
+    assert DEFAULT_CRASH_REPORT == common.DEFAULT_CRASH_REPORT
+    with pytest.warns(DeprecationWarning, match="'abandoned' is deprecated"):
+        problem = get_benchmark_problem(table=_hand_frame(), crash_report="abandoned")  # type: ignore[arg-type]
+    assert problem.noise.report == "failed"
 
 
 def test_default_representation_is_documented() -> None:

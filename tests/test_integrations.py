@@ -17,11 +17,22 @@ import pandas as pd
 import pytest
 
 from bolt_pco64 import PCO16, PCO64
+from bolt_pco64.bench import BenchConfig
+from bolt_pco64.bench.run import run_one
 from bolt_pco64.costs import TimeModel
+from bolt_pco64.integrations import common
 from bolt_pco64.integrations.common import (
-    ParameterRows,
+    CRASH_REPORTS,
+    DEPRECATED_CRASH_REPORTS,
+    AskTellBridge,
+    BridgeMethod,
+    CrashPolicy,
+    Evaluation,
+    Parameters,
     TableRuns,
+    check_crash_report,
     expected_best_of_random_draws,
+    get_problem,
     knob_levels,
     random_baseline,
     run_seconds,
@@ -51,7 +62,9 @@ def _assignments(frame: pd.DataFrame) -> list[dict[str, int]]:
 
 def test_common_modules_import_no_framework() -> None:
     package = REPO / "bolt_pco64" / "integrations"
-    for path in (package / "__init__.py", package / "common.py"):
+    paths = [package / "__init__.py", *sorted((package / "common").glob("*.py"))]
+    assert len(paths) > 2
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -99,7 +112,7 @@ def test_knob_levels_of_another_instance_follow_its_inputs() -> None:
 def test_every_row_is_found_from_its_own_assignment() -> None:
     frame = small_frame(seed=3, n=30)  # shuffled: not in canonical order
     problem = PCO64(table=frame)
-    rows = ParameterRows(problem)
+    rows = Parameters(problem).row
     canonical = problem.table.frame
     for params in _assignments(frame):
         row = rows(params)
@@ -123,7 +136,7 @@ def test_every_row_is_found_from_its_own_assignment() -> None:
     ],
 )
 def test_bad_assignments_are_named(change: dict[str, object], match: str) -> None:
-    rows = ParameterRows(PCO64(table=_hand_frame()))
+    rows = Parameters(PCO64(table=_hand_frame())).row
     params: dict[str, object] = dict(_assignments(_hand_frame())[0])
     for key, value in change.items():
         if value is None:
@@ -216,3 +229,177 @@ def test_random_baseline_of_a_table() -> None:
 def test_expected_best_refuses_bad_input(args: tuple, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         expected_best_of_random_draws(*args)
+
+
+# -- the problem factory and the two scales ---------------------------------------
+
+
+def test_get_problem_builds_once_and_serves_a_problem_as_it_is() -> None:
+    problem = get_problem("pco16", small_frame(seed=1, n=12, instance="pco16"))
+    assert isinstance(problem, PCO16)
+    assert get_problem(problem) is problem
+    with pytest.raises(ValueError, match="Expected no `table` with a problem"):
+        get_problem(problem, _hand_frame())
+    with pytest.raises(ValueError, match="pco8"):
+        get_problem("pco8")
+
+
+@pytest.mark.parametrize("scale", ["raw", "encoded"])
+def test_every_row_is_named_and_found_on_either_scale(scale: str) -> None:
+    frame = _hand_frame()
+    problem = PCO64(table=frame)
+    parameters = Parameters(problem, scale)  # type: ignore[arg-type]
+    raw = Parameters(problem)
+    assert parameters.names == tuple(INPUT_COLUMNS)
+    for row in range(len(frame)):
+        params = parameters.of_row(row)
+        assert parameters.row(params) == row
+        assert parameters.encode(params) == problem.candidates()[row].tolist()
+        # The two scales differ only in the ordinal ZeRO stage.
+        stage = raw.of_row(row)["zero_stage"]
+        expected = stage if scale == "raw" else (0, 2, 3).index(stage)
+        assert params["zero_stage"] == expected
+    zero = parameters.levels()["zero_stage"]
+    assert zero == ((0, 3) if scale == "raw" else (0, 2))
+
+
+def test_the_encoded_scale_refuses_values_outside_the_bounds() -> None:
+    parameters = Parameters(PCO64(table=_hand_frame()), "encoded")
+    params = {**parameters.of_row(0), "zero_stage": 3}  # a raw stage, not an index
+    with pytest.raises(ValueError, match=r"zero_stage to be an integer in \[0, 2\]"):
+        parameters.row(params)
+    with pytest.raises(ValueError, match="Expected `scale`"):
+        Parameters(PCO64(table=_hand_frame()), "log")  # type: ignore[arg-type]
+
+
+# -- one crash vocabulary -------------------------------------------------------------
+
+
+def test_crash_reports_are_one_vocabulary_with_former_spellings_deprecated() -> None:
+    assert CRASH_REPORTS == ("placeholder", "missing", "failed")
+    for report in CRASH_REPORTS:
+        assert check_crash_report(report) == report
+    for old, new in {
+        "abandoned": "failed",
+        "fail": "failed",
+        "pruned": "missing",
+    }.items():
+        with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated.*{new!r}"):
+            assert check_crash_report(old) == new
+    assert set(DEPRECATED_CRASH_REPORTS.values()) <= set(CRASH_REPORTS)
+    with pytest.raises(ValueError, match="Expected `crash_report` to be one of"):
+        check_crash_report("nan")
+
+
+def test_the_crash_policy_says_what_a_crash_reports() -> None:
+    problem = PCO64(table=_hand_frame())
+    crash = Evaluation(row=1, ran=False, throughput=math.nan, margin=0.5, seconds=1.0)
+    run = Evaluation(row=0, ran=True, throughput=0.1, margin=-0.5, seconds=1.0)
+    placeholder = CrashPolicy.for_problem(problem)
+    assert placeholder.placeholder == float(problem.worst_feasible_value)
+    assert placeholder.objective(crash) == placeholder.placeholder
+    assert CrashPolicy.for_problem(problem, "missing").objective(crash) is None
+    assert math.isnan(CrashPolicy.for_problem(problem, "failed").objective(crash))  # type: ignore[arg-type]
+    for report in CRASH_REPORTS:
+        assert CrashPolicy.for_problem(problem, report).objective(run) == 0.1
+    with pytest.raises(ValueError, match="Expected `crash_value` to be a number"):
+        CrashPolicy("placeholder", math.nan)
+    with pytest.warns(DeprecationWarning, match="'pruned' is deprecated"):
+        assert CrashPolicy("pruned", 0.0).report == "missing"  # type: ignore[arg-type]
+
+
+def test_former_names_still_import_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="Evaluation"):
+        assert common.RunOutcome is Evaluation
+    with pytest.warns(DeprecationWarning, match="Parameters"):
+        rows = common.ParameterRows(PCO64(table=_hand_frame()))
+    assert rows(rows.of_row(3)) == 3
+
+
+# -- the ask-and-tell bridge, driven by a hand-written framework ------------------------
+
+
+class _RandomProposer:
+    """A toy framework: uniform random configurations over the raw levels.
+
+    What a new adapter writes (:class:`~bolt_pco64.integrations.common.Proposer`):
+    a trial handle (here its number), a proposal, an adopted configuration,
+    and what it is told (as the crash policy says).
+    """
+
+    def __init__(self, parameters: Parameters, policy: CrashPolicy, seed: int) -> None:
+        self.levels = parameters.levels()
+        self.policy = policy
+        self.rng = np.random.default_rng(seed)
+        self.trials: list[dict[str, int]] = []
+        self.told: dict[int, tuple[float | None, float]] = {}
+
+    def propose(self) -> tuple[int, dict[str, int]]:
+        params = {k: int(self.rng.choice(v)) for k, v in self.levels.items()}
+        return self.adopt(params), params
+
+    def adopt(self, params: dict[str, int]) -> int:
+        self.trials.append(dict(params))
+        return len(self.trials) - 1
+
+    def observe(self, trial: int, outcome: Evaluation) -> None:
+        assert trial not in self.told
+        self.told[trial] = (self.policy.objective(outcome), outcome.margin)
+
+
+def _bridge(
+    seed: int, report: str = "placeholder"
+) -> tuple[AskTellBridge, _RandomProposer]:
+    problem = PCO64(table=_hand_frame())
+    runs = TableRuns(problem)
+    policy = CrashPolicy.for_problem(problem, report)  # type: ignore[arg-type]
+    proposer = _RandomProposer(runs.parameters, policy, seed)
+    return AskTellBridge(runs, proposer), proposer
+
+
+def test_a_hand_written_framework_drives_the_bridge() -> None:
+    bridge, proposer = _bridge(seed=0, report="missing")
+    # An initial design chosen elsewhere: adopted as trials of their own.
+    for row in (0, 1):
+        bridge.tell(bridge.parameters.of_row(row), bridge.runs.of_row(row))
+    assert proposer.trials == [bridge.parameters.of_row(0), bridge.parameters.of_row(1)]
+    margins = bridge.parameters.problem.table.frame["peak_mem_normalised"]
+    assert proposer.told[0] == (0.10, margins.iloc[0])
+    assert proposer.told[1][0] is None  # row 1 crashed: "missing"
+    # Asked configurations complete their own trials when told, oldest first.
+    asked = [bridge.ask() for _ in range(3)]
+    rows = [bridge.parameters.row(p) for p in asked]
+    assert bridge.pending == rows
+    for params in reversed(asked):
+        bridge.tell(params, bridge.runs(params))
+    assert bridge.pending == []
+    assert sorted(proposer.told) == [0, 1, 2, 3, 4]
+    for k, params in enumerate(asked, start=2):
+        outcome = bridge.runs(params)
+        assert proposer.trials[k] == params
+        expected = outcome.throughput if outcome.ran else None
+        assert proposer.told[k][0] == expected
+
+
+class _RandomMethod(BridgeMethod):
+    """The toy framework as a harness method: the whole adapter."""
+
+    def bridge(self, problem: PCO64, seed: int) -> AskTellBridge:
+        runs = TableRuns(problem)
+        policy = CrashPolicy.for_problem(problem, self.crash_report)
+        return AskTellBridge(runs, _RandomProposer(runs.parameters, policy, seed))
+
+
+def test_a_bridge_method_runs_in_the_harness_deterministically() -> None:
+    table = PCO64(table=small_frame(seed=2, n=40)).table
+    config = BenchConfig(budget=12, n_init=4)
+    first, again = (
+        run_one("toy", 0, table, config, fn=_RandomMethod()) for _ in range(2)
+    )
+    design = run_one("random", 0, table, config)
+    assert first.ok, first.error
+    assert len(first.records) == 12
+    assert first.records["row"].tolist()[:4] == design.records["row"].tolist()[:4]
+    assert first.records["row"].tolist() == again.records["row"].tolist()
+    with pytest.raises(ValueError, match="Expected `crash_report`"):
+        _RandomMethod("nan")  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import optuna
@@ -36,6 +37,7 @@ from bolt_pco64.optuna import (
     SECONDS_ATTR,
     AskTell,
     OptunaMethod,
+    OptunaRandom,
     OptunaTPE,
     PCOProblem,
 )
@@ -121,14 +123,14 @@ def test_a_combination_off_the_table_snaps_to_the_nearest_row() -> None:
     ("crash", "state", "value"),
     [
         ("placeholder", TrialState.COMPLETE, 0.05),
-        ("fail", TrialState.FAIL, None),
-        ("pruned", TrialState.PRUNED, None),
+        ("failed", TrialState.FAIL, None),
+        ("missing", TrialState.PRUNED, None),
     ],
 )
 def test_a_crash_is_reported_as_asked_and_its_constraint_recorded(
     crash: str, state: TrialState, value: float | None
 ) -> None:
-    problem = PCOProblem(table=_hand_frame(), crash=crash)  # type: ignore[arg-type]
+    problem = PCOProblem(table=_hand_frame(), crash_report=crash)  # type: ignore[arg-type]
     study = optuna.create_study(directions=problem.directions)
     study.enqueue_trial(A)
     study.enqueue_trial(B)
@@ -152,7 +154,9 @@ def test_a_crash_is_reported_as_asked_and_its_constraint_recorded(
 def test_the_placeholder_can_be_chosen() -> None:
     problem = PCOProblem(table=_hand_frame(), crash_value=-1.0)
     assert problem.evaluate(B) == -1.0
-    assert math.isnan(PCOProblem(table=_hand_frame(), crash="fail").evaluate(B))
+    assert math.isnan(
+        PCOProblem(table=_hand_frame(), crash_report="failed").evaluate(B)
+    )
 
 
 def test_report_serves_ask_and_tell() -> None:
@@ -182,7 +186,7 @@ def test_the_deprecated_constraints_func_still_answers() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"crash": "nan"}, "Expected `crash`"),
+        ({"crash_report": "nan"}, "Expected `crash_report`"),
         ({"crash_value": math.nan}, "Expected `crash_value` to be a number"),
         ({"crash_value": "low"}, "Expected `crash_value` to be a number"),
         ({"instance": "pco8"}, "pco8"),
@@ -196,7 +200,10 @@ def test_bad_arguments_are_refused(kwargs: dict, match: str) -> None:
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({k: v for k, v in A.items() if k != "zero_stage"}, "none for 'zero_stage'"),
+        (
+            {k: v for k, v in A.items() if k != "zero_stage"},
+            r"none for \['zero_stage'\]",
+        ),
         ({**A, "log2_dp_size": 4}, r"log2_dp_size to be an integer in \[1, 3\]"),
         ({**A, "log2_dp_size": 1.5}, "got 1.5"),
         ({**A, "log2_dp_size": True}, "got True"),
@@ -315,8 +322,8 @@ def test_example_optuna_study(tmp_path: Path) -> None:
     )
     assert [name for name, _, _ in found] == [
         "TPE",
-        "GP, crash=placeholder",
-        "GP, crash=fail",
+        "GP, crash_report=placeholder",
+        "GP, crash_report=failed",
     ]
 
 
@@ -327,6 +334,7 @@ def test_example_optuna_study(tmp_path: Path) -> None:
 ENTRY_POINTS = {
     "optuna_tpe": "bolt_pco64.integrations.optuna:OptunaTPE",
     "optuna_gp": "bolt_pco64.integrations.optuna:OptunaGP",
+    "optuna_random": "bolt_pco64.integrations.optuna:OptunaRandom",
 }
 
 
@@ -349,15 +357,32 @@ def test_the_entry_points_load_the_samplers(optuna_plugin: None) -> None:
     assert check_methods(list(ENTRY_POINTS)) == list(ENTRY_POINTS)
     assert isinstance(get_method("optuna_tpe"), OptunaTPE)
     assert get_method("optuna_gp").sampler == "gp"
+    assert isinstance(get_method("optuna_random"), OptunaRandom)
+
+
+def _declared_methods() -> dict[str, str]:
+    """The methods ``pyproject.toml`` declares in :data:`ENTRY_POINT_GROUP`."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return dict(project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {}))
 
 
 def test_pyproject_declares_what_it_loads() -> None:
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    declared = project.get("entry-points", {}).get(ENTRY_POINT_GROUP)
-    if declared is None:
-        pytest.skip("pyproject.toml declares no methods yet")
-    for name, target in ENTRY_POINTS.items():
-        assert declared.get(name) == target
+    assert _declared_methods() == ENTRY_POINTS
+
+
+def test_the_installed_package_declares_the_methods() -> None:
+    """The installed metadata (what ``get_method`` reads) holds the declared
+    entry points: a missing or stale one fails, it is never skipped."""
+    installed = {
+        ep.name: ep.value
+        for ep in metadata.distribution("bolt_pco64").entry_points
+        if ep.group == ENTRY_POINT_GROUP
+    }
+    assert installed == _declared_methods(), (
+        "the installed metadata differs from pyproject.toml: reinstall the "
+        "package (pip install -e .)"
+    )
+    assert check_methods(list(installed)) == list(installed)
 
 
 def test_a_harness_run_starts_from_the_shared_design_and_is_deterministic() -> None:
@@ -381,26 +406,26 @@ def test_a_harness_run_starts_from_the_shared_design_and_is_deterministic() -> N
 
 
 class _KeepsStudy(OptunaTPE):
-    """``optuna_tpe`` that keeps a handle on its run's :class:`AskTell`."""
+    """``optuna_tpe`` that keeps a handle on its run's study."""
 
-    loops: list[AskTell]
+    studies: list[optuna.Study]
 
     def propose(self, ctx: RunContext) -> torch.Tensor:
         points = super().propose(ctx)
-        self.loops.append(ctx.state["optuna"])
+        self.studies.append(ctx.state["optuna"].bridge.proposer.study)
         return points
 
 
 def test_the_study_holds_each_evaluation_once_as_evaluated() -> None:
     table = load_table(make_table(capacity=80.0))
-    method = _KeepsStudy(crash="fail")
-    method.loops = []
+    method = _KeepsStudy(crash_report="failed")
+    method.studies = []
     outcome = run_one(
         "optuna_tpe", 1, table, BenchConfig(budget=14, n_init=5), fn=method
     )
     assert outcome.ok
     records = outcome.records
-    trials = method.loops[-1].study.trials
+    trials = method.studies[-1].trials
     # The last step told the first 13 evaluations and asked the 14th.
     assert [t.user_attrs[ROW_ATTR] for t in trials[:13]] == records["row"].tolist()[:13]
     assert [t.state == TrialState.FAIL for t in trials[:13]] == (
@@ -435,8 +460,8 @@ def test_optuna_methods_get_paired_comparisons(
 def test_bad_method_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="Expected `sampler`"):
         OptunaMethod("cmaes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="Expected `crash`"):
-        OptunaMethod("tpe", crash="nan")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Expected `crash_report`"):
+        OptunaMethod("tpe", crash_report="nan")  # type: ignore[arg-type]
 
 
 def test_ask_and_tell_creates_its_study_quietly(capfd: pytest.CaptureFixture[str]):
@@ -447,3 +472,19 @@ def test_ask_and_tell_creates_its_study_quietly(capfd: pytest.CaptureFixture[str
     AskTell(PCOProblem(table=_hand_frame()), optuna.samplers.RandomSampler(seed=0))
     assert "A new study created" not in capfd.readouterr().err
     assert logger.level == before
+
+
+@pytest.mark.parametrize(("old", "new"), [("fail", "failed"), ("pruned", "missing")])
+def test_the_former_crash_keyword_and_spellings_still_work(old: str, new: str) -> None:
+    with pytest.warns(DeprecationWarning, match="is deprecated") as caught:
+        problem = PCOProblem(table=_hand_frame(), crash=old)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "`crash` is deprecated" in messages
+    assert f"{old!r} is deprecated" in messages
+    assert problem.crash_report == new
+    with pytest.warns(DeprecationWarning, match="use PCOProblem.crash_report"):
+        assert problem.crash == new
+    with pytest.warns(DeprecationWarning, match="`crash` is deprecated"):
+        assert OptunaTPE(crash=new).crash_report == new
+    with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated"):
+        assert OptunaRandom(old).crash_report == new  # type: ignore[arg-type]

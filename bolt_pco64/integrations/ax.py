@@ -11,23 +11,25 @@ card's schema:
   ``zero_stage`` an ordered choice over the raw stages (0/2/3) the table holds.
   The levels are read from the loaded table. Every configuration of this box
   snaps to the nearest table row, as in the BoTorch problem
-  (:class:`~bolt_pco64.integrations.common.ParameterRows`).
+  (:class:`~bolt_pco64.integrations.common.Parameters`, on the raw scale).
 - **Outcomes**: ``throughput_mean`` (the objective, maximised) and
   ``peak_mem_normalised`` with the outcome constraint
   ``peak_mem_normalised <= 0`` (the run fits in memory).
 - **Crashes.** A configuration that ran out of memory has no throughput: the
   card calls it a crash, not a bad value. Every crashed trial reports its
   constraint metric (the table's positive pad: the run told us it did not
-  fit); what it reports as the objective is ``crash_report``
-  (:class:`CrashObservation`): by default (``"placeholder"``) the table's worst
-  feasible throughput, so the trial completes with every metric observed and
-  Ax's stock generation strategies (whose "observed trials" transition needs
-  every metric) run to the end, with any Sobol budget. ``"missing"`` leaves the
-  objective out, which is closest to what a run reports but stalls Ax 1.3's
-  stock transition after a short Sobol phase
+  fit); what it reports as the objective is ``crash_report``, the adapters'
+  one vocabulary (:data:`~bolt_pco64.integrations.common.CrashReport`, applied
+  by :class:`CrashObservation`): by default (``"placeholder"``) the table's
+  worst feasible throughput, so the trial completes with every metric
+  observed and Ax's stock generation strategies (whose "observed trials"
+  transition needs every metric) run to the end, with any Sobol budget.
+  ``"missing"`` leaves the objective out, which is closest to what a run
+  reports but stalls Ax 1.3's stock transition after a short Sobol phase
   (:func:`count_trials_with_constraint_data` makes a strategy that accepts
-  it); ``"abandoned"`` reports NaN, so Ax abandons the trial and models
-  neither metric of it. The README's Ax section has the replication matrix
+  it); ``"failed"`` reports NaN, so Ax abandons the trial and models neither
+  metric of it (the former spelling ``"abandoned"`` is accepted with a
+  ``DeprecationWarning``). The README's Ax section has the replication matrix
   behind the default. Ax's oracle (the noiseless ground truth it scores
   traces with) always sees the constraint and the placeholder; since the
   constraint is violated, Ax's traces never count that number.
@@ -42,8 +44,8 @@ card's schema:
   start-up plus ``overall_time``; a crash start-up plus the step in which
   memory ran out), so Ax's simulated-time benchmarks see real run lengths.
 
-The framework-neutral pieces (row of an assignment, knob levels, baseline, run
-lengths) live in :mod:`bolt_pco64.integrations.common`. The core package never
+The framework-neutral pieces (problem factory, parameters and their rows, crash
+vocabulary and placeholder, knob levels, baseline, run lengths) live in :mod:`bolt_pco64.integrations.common`. The core package never
 imports this module; import it as ``bolt_pco64.integrations.ax`` (or its alias
 ``bolt_pco64.ax``) after ``pip install 'bolt_pco64[ax]'``.
 """
@@ -53,7 +55,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -80,18 +81,22 @@ from ax.generation_strategy.transition_criterion import TrialBasedCriterion
 from torch import Tensor
 
 from bolt_pco64.costs import COST_DEFAULTS
-from bolt_pco64.instances import InputSpec, Instance, get_instance
+from bolt_pco64.instances import InputSpec, Instance
 from bolt_pco64.integrations.common import (
     BASELINE_DRAWS,
     CONSTRAINT_NAME,
+    DEFAULT_CRASH_REPORT,
     OBJECTIVE_NAME,
-    ParameterRows,
+    CrashPolicy,
+    CrashReport,
+    Parameters,
+    check_crash_report,
     expected_best_of_random_draws,
-    knob_levels,
+    get_problem,
     random_baseline,
     run_seconds,
 )
-from bolt_pco64.problem import PCO, TableLike, problem_class
+from bolt_pco64.problem import PCO, TableLike
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -145,7 +150,7 @@ def search_space_from_problem(problem: PCO) -> SearchSpace:
     otherwise (``zero_stage`` takes its raw stages, e.g. 0/2/3), a
     :class:`~ax.core.parameter.FixedParameter` for a knob with one level.
     """
-    levels = knob_levels(problem)
+    levels = Parameters(problem).levels()
     return SearchSpace(
         parameters=[
             _parameter(spec, levels[spec.name]) for spec in problem.instance.inputs
@@ -176,25 +181,19 @@ class PCOTestFunction(BenchmarkTestFunction):
     problem: PCO
     crash_value: float
     outcome_names: Sequence[str] = (OBJECTIVE_NAME, CONSTRAINT_NAME)
-    _rows: ParameterRows = field(init=False, repr=False)
+    _parameters: Parameters = field(init=False, repr=False)
     _values: Tensor = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         table = self.problem.table
         throughput = table.column("throughput_mean")
         throughput[~table.feasible] = self.crash_value
-        self._rows = ParameterRows(self.problem)
+        self._parameters = Parameters(self.problem)
         self._values = torch.stack([throughput, table.column("peak_mem_normalised")])
 
     def evaluate_true(self, params: Mapping[str, TParamValue]) -> Tensor:
         """``2 x 1``-dim tensor: throughput (placeholder on a crash) and margin."""
-        return self._values[:, self._rows(params)].clone().unsqueeze(-1)
-
-
-#: How a crashed trial reports to Ax (see :class:`CrashObservation`).
-CrashReport = Literal["missing", "placeholder", "abandoned"]
-#: The representation :func:`get_benchmark_problem` uses unless told otherwise.
-DEFAULT_CRASH_REPORT: CrashReport = "placeholder"
+        return self._values[:, self._parameters.row(params)].clone().unsqueeze(-1)
 
 
 @dataclass(kw_only=True)
@@ -209,13 +208,19 @@ class CrashObservation(Noise):
       with its constraint observed and its objective missing.
     - ``"placeholder"``: the objective is reported as ``placeholder`` exactly
       (no noise); the trial completes with both metrics observed.
-    - ``"abandoned"``: the objective is reported as NaN, so Ax's
+    - ``"failed"``: the objective is reported as NaN, so Ax's
       ``BenchmarkRunner`` marks the trial ABANDONED (Ax's failed-trial path;
       its data is not modelled).
 
+    What a crash reports is :class:`~bolt_pco64.integrations.common.CrashPolicy`'s
+    :attr:`~bolt_pco64.integrations.common.CrashPolicy.crash_objective` (the
+    Optuna adapter's too).
+
     Args:
         noise: The noise added to the values a run does report.
-        report: How a crash reports its objective (above).
+        report: How a crash reports its objective (above;
+            :data:`~bolt_pco64.integrations.common.CrashReport`, the former
+            ``"abandoned"`` accepted with a ``DeprecationWarning``).
         placeholder: The objective a crash reports under ``"placeholder"``.
         objective_name: The metric a crash does not report.
         constraint_name: The metric whose positive ground truth marks a crash.
@@ -228,14 +233,12 @@ class CrashObservation(Noise):
     constraint_name: str = CONSTRAINT_NAME
 
     def __post_init__(self) -> None:
-        if self.report not in get_args(CrashReport):
-            raise ValueError(
-                f"Expected `report` to be one of {get_args(CrashReport)}, got {self.report!r}."
-            )
+        self.report = check_crash_report(self.report, "`report`", stacklevel=4)
         if self.report == "placeholder" and not math.isfinite(self.placeholder):
             raise ValueError(
                 f"Expected a finite `placeholder` for report 'placeholder', got {self.placeholder!r}."
             )
+        self._policy = CrashPolicy(self.report, self.placeholder)
 
     def _get_noise_and_sem(
         self,
@@ -263,12 +266,11 @@ class CrashObservation(Noise):
         unobserved = (observed["metric_name"] == self.objective_name) & observed[
             "arm_name"
         ].isin(crashed_arms)
-        if self.report == "missing":
+        value = self._policy.crash_objective
+        if value is None:  # "missing"
             return observed.loc[~unobserved].reset_index(drop=True)
         observed["mean"] = observed["mean"].astype(float)
-        observed.loc[unobserved, "mean"] = (
-            self.placeholder if self.report == "placeholder" else math.nan
-        )
+        observed.loc[unobserved, "mean"] = value
         return observed
 
 
@@ -315,18 +317,18 @@ class StepRuntime:
         # Whole seconds, at least one: Ax's simulated backend keeps a trial's
         # data only if (start + runtime) - start == runtime, exact for integers.
         self._seconds = seconds.round().clamp_min(1.0)
-        self._rows = ParameterRows(problem)
+        self._parameters = Parameters(problem)
 
     def __call__(self, params: Mapping[str, TParamValue]) -> float:
         """Seconds one run of ``params`` takes (its one step)."""
-        return float(self._seconds[self._rows(params)])
+        return float(self._seconds[self._parameters.row(params)])
 
 
 # -- the problem --------------------------------------------------------------
 
 
 def get_benchmark_problem(
-    instance: str | Instance = "pco64",
+    instance: str | Instance | PCO = "pco64",
     *,
     table: TableLike = None,
     num_trials: int = DEFAULT_NUM_TRIALS,
@@ -341,7 +343,8 @@ def get_benchmark_problem(
 
     Args:
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
-            :class:`~bolt_pco64.instances.Instance`).
+            :class:`~bolt_pco64.instances.Instance`, or a problem to serve as
+            it is: :func:`~bolt_pco64.integrations.common.get_problem`).
         table: The table to serve, as for the BoTorch problem (a path, a
             DataFrame, a loaded table, or ``None`` for the default sources).
         num_trials: Trials of one replication, ``>= 1``.
@@ -359,7 +362,9 @@ def get_benchmark_problem(
         startup_seconds: The time model's start-up of every run and crash
             (:class:`StepRuntime`).
         crash_report: How a crashed trial reports its objective
-            (:class:`CrashObservation`); under ``"placeholder"`` it reports the
+            (:class:`CrashObservation`; ``"placeholder"``, ``"missing"`` or
+            ``"failed"``, the former ``"abandoned"`` accepted with a
+            ``DeprecationWarning``); under ``"placeholder"`` it reports the
             table's worst feasible throughput.
 
     Returns:
@@ -367,7 +372,7 @@ def get_benchmark_problem(
         ``"pco64_simulated"`` on the shipped stand-in).
 
     Raises:
-        ValueError: For an unknown instance, a
+        ValueError: For an unknown instance or crash report, a
             ``num_trials`` below 1, or a baseline not below the optimum.
     """
     if (
@@ -378,8 +383,9 @@ def get_benchmark_problem(
         raise ValueError(
             f"Expected `num_trials` to be an int >= 1, got {num_trials!r}."
         )
-    spec = get_instance(instance)
-    problem = problem_class(spec)(table=table)
+    crash_report = check_crash_report(crash_report)
+    problem = get_problem(instance, table)
+    spec = problem.instance
     optimal = float(problem.optimal_value)
     worst = float(problem.worst_feasible_value)
     if baseline_value is None:

@@ -25,9 +25,10 @@ objective of ``study.optimize``::
   suggested parameters, constant over each row's cell, and a sampler learns
   from every trial. The trial records what ran in ``trial.user_attrs``
   (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR`, :data:`FEASIBLE_ATTR`, and the
-  run's seconds under the package's time model, :data:`SECONDS_ATTR`). Rows,
-  runs and seconds come from :mod:`bolt_pco64.integrations.common`, shared
-  with the Ax adapter. Why snapping rather than refusing off-table
+  run's seconds under the package's time model, :data:`SECONDS_ATTR`).
+  Parameters (:class:`~bolt_pco64.integrations.common.Parameters` on the
+  ``"encoded"`` scale), rows, runs and seconds come from
+  :mod:`bolt_pco64.integrations.common`, shared with the Ax adapter. Why snapping rather than refusing off-table
   combinations: the README's Optuna section.
 - **Objective and constraint.** The objective is the row's
   ``throughput_mean`` (maximised, :attr:`PCOProblem.directions`); the
@@ -37,7 +38,8 @@ objective of ``study.optimize``::
   (TPE, GP, NSGA-II) read constraints from the trial; passing
   ``constraints_func=problem.constraints_func`` as well is deprecated by
   both Optuna and OptunaHub and records the constraint a second time.
-- **Crashes** (:data:`CrashReport`, the problem's ``crash`` argument). A row
+- **Crashes** (:data:`~bolt_pco64.integrations.common.CrashReport`, the
+  adapters' one vocabulary: the problem's ``crash_report`` argument). A row
   that ran out of memory has no throughput. It is reported as
 
   - ``"placeholder"`` (the default): a COMPLETE trial whose objective is
@@ -46,21 +48,26 @@ objective of ``study.optimize``::
     infeasible trials by constraint violation and never by that value; the
     GP sampler's objective model fits it (its incumbent counts only feasible
     trials), and its constraint model learns where crashes are;
-  - ``"fail"``: the objective is NaN, which Optuna turns into a FAIL trial
+  - ``"failed"``: the objective is NaN, which Optuna turns into a FAIL trial
     (the constraint is still recorded on it); every sampler ignores FAIL
     trials, so nothing learns where crashes are;
-  - ``"pruned"``: a PRUNED trial with its constraint. TPE treats an
+  - ``"missing"``: a PRUNED trial with its constraint and no objective. TPE treats an
     infeasible pruned trial as it treats an infeasible complete one; the GP
     sampler ignores pruned trials.
 
-  The choice was measured (``benchmarks/optuna_crash.py``, the README's
-  Optuna section).
+  The former keyword ``crash`` and spellings ``"fail"`` (now ``"failed"``)
+  and ``"pruned"`` (now ``"missing"``) are accepted with a
+  ``DeprecationWarning``. Whatever the report, a crash costs what the time
+  model charges it (:data:`SECONDS_ATTR`: the start-up plus the step in which
+  memory ran out). The choice was measured (``benchmarks/optuna_crash.py``,
+  the README's Optuna section).
 
 **Harness methods.** :class:`OptunaTPE` (``optuna_tpe``), :class:`OptunaGP`
-(``optuna_gp``) and :class:`OptunaRandom` are Optuna's samplers as methods of
-the benchmark harness (:class:`OptunaMethod`, through :class:`AskTell`); they
-reach ``bolt-pco64 bench`` through the ``bolt_pco64.methods`` entry-point
-group.
+(``optuna_gp``) and :class:`OptunaRandom` (``optuna_random``) are Optuna's
+samplers as methods of the benchmark harness (:class:`OptunaMethod`, a
+:class:`~bolt_pco64.integrations.common.BridgeMethod` whose bridge's proposer
+is a study, :class:`StudyProposer`); the three reach ``bolt-pco64 bench``
+through the ``bolt_pco64.methods`` entry-point group (``pyproject.toml``).
 
 The core package never imports this module; import it as ``bolt_pco64.optuna``
 after ``pip install 'bolt_pco64[optuna]'``.
@@ -70,35 +77,42 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import deque
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from numbers import Integral, Real
-from typing import Any, Literal, get_args
+from numbers import Real
+from typing import Any, ClassVar, Literal
 
 import optuna
 import optunahub
-import torch
 from optuna.distributions import BaseDistribution, IntDistribution
 from optuna.samplers import BaseSampler
 from optuna.study import StudyDirection
 from optuna.trial import BaseTrial, TrialState
 from torch import Tensor
 
-from bolt_pco64.bench.contract import Method, RunContext
-from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64._deprecated import deprecated_names
+from bolt_pco64.instances import Instance
 from bolt_pco64.integrations.common import (
     CONSTRAINT_NAME,
+    CRASH_REPORTS,
+    DEFAULT_CRASH_REPORT,
     OBJECTIVE_NAME,
-    RunOutcome,
+    AskTellBridge,
+    BridgeMethod,
+    CrashPolicy,
+    CrashReport,
+    Evaluation,
     TableRuns,
+    get_problem,
+    renamed_crash_keyword,
 )
-from bolt_pco64.params import POSITIVE_INT, Interval, check_param
-from bolt_pco64.problem import PCO, TableLike, problem_class
+from bolt_pco64.params import Interval, check_param
+from bolt_pco64.problem import PCO, TableLike
 
 __all__ = [
     "CONSTRAINT_NAME",
     "CRASH_REPORTS",
-    "DEFAULT_CRASH",
+    "DEFAULT_CRASH_REPORT",
     "FEASIBLE_ATTR",
     "OBJECTIVE_NAME",
     "ROW_ATTR",
@@ -113,24 +127,18 @@ __all__ = [
     "OptunaTPE",
     "PCOProblem",
     "SamplerName",
+    "StudyProposer",
 ]
 
-#: How a crashed (OOM) row is reported to Optuna (see the module docstring).
-CrashReport = Literal["placeholder", "fail", "pruned"]
-#: Every crash representation.
-CRASH_REPORTS: tuple[CrashReport, ...] = get_args(CrashReport)
-#: The representation used unless ``crash`` says otherwise (measured:
-#: ``benchmarks/optuna_crash.py``).
-DEFAULT_CRASH: CrashReport = "placeholder"
 #: ``trial.user_attrs`` key of the canonical index of the row that ran.
 ROW_ATTR = "row"
 #: ``trial.user_attrs`` key of the row's encoded inputs (what ran, by name).
 ROW_PARAMS_ATTR = "row_params"
 #: ``trial.user_attrs`` key of whether the row ran (the card's ``ran_successfully``).
 FEASIBLE_ATTR = "ran_successfully"
-#: ``trial.user_attrs`` key of the run's wall-clock seconds (the time model of
-#: :func:`bolt_pco64.integrations.common.run_seconds`: a crash is charged a
-#: fraction of the median feasible run).
+#: ``trial.user_attrs`` key of the run's wall-clock seconds under the time
+#: model (:func:`bolt_pco64.integrations.common.run_seconds`: the start-up plus
+#: ``overall_time``; a crash the start-up plus the step in which memory ran out).
 SECONDS_ATTR = "run_seconds"
 
 
@@ -141,43 +149,65 @@ class PCOProblem(
 
     Args:
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
-            :class:`~bolt_pco64.instances.Instance`).
+            :class:`~bolt_pco64.instances.Instance`, or a problem to serve as
+            it is: :func:`~bolt_pco64.integrations.common.get_problem`).
         table: The table to serve, as for the BoTorch problem (a path, a
             DataFrame, a loaded table, or ``None`` for the default sources).
-        crash: How a crashed row is reported: ``"placeholder"``, ``"fail"`` or
-            ``"pruned"``.
+        crash_report: How a crashed row is reported: ``"placeholder"``,
+            ``"missing"`` or ``"failed"``
+            (:data:`~bolt_pco64.integrations.common.CrashReport`).
         crash_value: The placeholder objective of a crash (``"placeholder"``
-            only); default the table's worst feasible throughput.
+            only); default the table's worst feasible throughput
+            (:class:`~bolt_pco64.integrations.common.CrashPolicy`).
+        crash: Deprecated spelling of ``crash_report``.
 
     Raises:
-        ValueError: For an unknown instance or crash representation, or a
+        ValueError: For an unknown instance or crash report, or a
             ``crash_value`` that is not a finite number.
     """
 
     def __init__(
         self,
-        instance: str | Instance = "pco64",
+        instance: str | Instance | PCO = "pco64",
         *,
         table: TableLike = None,
-        crash: CrashReport = DEFAULT_CRASH,
+        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
         crash_value: float | None = None,
+        crash: str | None = None,
     ) -> None:
-        if crash not in CRASH_REPORTS:
-            raise ValueError(f"Expected `crash` in {CRASH_REPORTS}, got {crash!r}.")
-        self.problem: PCO = problem_class(get_instance(instance))(table=table)
+        report = renamed_crash_keyword(crash_report, crash)
+        self.problem: PCO = get_problem(instance, table)
         if crash_value is None:
             crash_value = float(self.problem.worst_feasible_value)
         check_param("`crash_value`", crash_value, Interval(Real))
-        self.crash: CrashReport = crash
-        self.crash_value = float(crash_value)
-        specs = self.problem.instance.inputs
-        bounds = self.problem.bounds.to(torch.int64).tolist()
+        self.policy = CrashPolicy(report, float(crash_value))
+        self.runs = TableRuns(self.problem, scale="encoded")
+        self.parameters = self.runs.parameters
         self._space: dict[str, BaseDistribution] = {
-            spec.name: IntDistribution(bounds[0][j], bounds[1][j])
-            for j, spec in enumerate(specs)
+            name: IntDistribution(low, high)
+            for name, (low, high) in self.parameters.bounds.items()
         }
-        self.runs = TableRuns(self.problem)
-        self._candidates = self.problem.candidates().to(torch.int64).tolist()
+
+    @property
+    def crash_report(self) -> CrashReport:
+        """How a crashed row is reported (:attr:`policy`'s report)."""
+        return self.policy.report
+
+    @property
+    def crash_value(self) -> float:
+        """The placeholder objective of a crash (:attr:`policy`'s placeholder)."""
+        return self.policy.placeholder
+
+    @property
+    def crash(self) -> CrashReport:
+        """Deprecated: :attr:`crash_report`."""
+        warnings.warn(
+            "PCOProblem.crash is deprecated and will be removed in a future 0.x "
+            "release; use PCOProblem.crash_report.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.crash_report
 
     @property
     def instance(self) -> Instance:
@@ -194,46 +224,31 @@ class PCOProblem(
         """``[MAXIMIZE]``: throughput is maximised."""
         return [StudyDirection.MAXIMIZE]
 
-    def run(self, params: Mapping[str, Any]) -> RunOutcome:
+    def run(self, params: Mapping[str, Any]) -> Evaluation:
         """What running ``params`` reports: the snapped row and its outcome.
 
         ``params`` maps every knob to its encoded value (the search space's);
-        the ZeRO index is decoded to its raw stage and the assignment is run by
-        :class:`~bolt_pco64.integrations.common.TableRuns` (nearest row, as in
-        the BoTorch problem).
+        it is run by :class:`~bolt_pco64.integrations.common.TableRuns`
+        (nearest row, as in the BoTorch problem).
 
         Raises:
             ValueError: If a knob is missing, or a value is not an integer of
                 its distribution's range.
         """
-        raw: dict[str, int] = {}
-        for spec in self.instance.inputs:
-            if spec.name not in params:
-                raise ValueError(
-                    f"Expected a value for every knob, got none for {spec.name!r} "
-                    f"in {dict(params)}."
-                )
-            value = params[spec.name]
-            dist = self._space[spec.name]
-            levels = Interval(Integral, dist.low, dist.high)  # type: ignore[attr-defined]
-            check_param(spec.name, value, levels)
-            raw[spec.name] = spec.decode(int(value))
-        return self.runs(raw)
+        return self.runs(params)
 
     def row(self, params: Mapping[str, Any]) -> int:
         """The canonical index of the row ``params`` snaps to (see :meth:`run`)."""
-        return self.run(params).row
+        return self.parameters.row(params)
 
     def row_params(self, row: int) -> dict[str, int]:
         """The encoded inputs of table row ``row``, by name."""
-        return dict(zip(self._space, self._candidates[row], strict=True))
+        return self.parameters.of_row(row)
 
     def evaluate(self, params: dict[str, Any]) -> float:
         """The snapped row's throughput; a crash: the placeholder, or NaN."""
-        outcome = self.run(params)
-        if not outcome.ran and self.crash == "placeholder":
-            return self.crash_value
-        return outcome.throughput
+        objective = self.policy.objective(self.run(params))
+        return math.nan if objective is None else objective
 
     def evaluate_constraints(self, params: dict[str, Any]) -> dict[str, float]:
         """``{CONSTRAINT_NAME: peak_mem_normalised}`` of the snapped row (``<= 0`` iff it ran)."""
@@ -243,10 +258,10 @@ class PCOProblem(
         """The objective of ``study.optimize``: suggest, snap, record, report.
 
         Sets the constraint and the row's attributes on ``trial``, then returns
-        the objective (NaN, hence a FAIL trial, for a crash under ``"fail"``).
+        the objective (NaN, hence a FAIL trial, for a crash under ``"failed"``).
 
         Raises:
-            optuna.TrialPruned: For a crash under ``"pruned"``.
+            optuna.TrialPruned: For a crash under ``"missing"``.
         """
         params = {
             name: trial.suggest_int(name, dist.low, dist.high)  # type: ignore[attr-defined]
@@ -276,7 +291,8 @@ class PCOProblem(
 
         Returns:
             ``(state, value)``: COMPLETE with the objective (the placeholder for
-            a crash under ``"placeholder"``), or FAIL / PRUNED with ``None``.
+            a crash under ``"placeholder"``), or FAIL (``"failed"``) / PRUNED
+            (``"missing"``) with ``None``.
         """
         crashed = math.isnan(observed)
         trial.set_constraint(CONSTRAINT_NAME, float(margin))
@@ -286,30 +302,30 @@ class PCOProblem(
         trial.set_user_attr(SECONDS_ATTR, float(self.runs.seconds[row]))
         if not crashed:
             return TrialState.COMPLETE, float(observed)
-        if self.crash == "placeholder":
-            return TrialState.COMPLETE, self.crash_value
-        return (TrialState.FAIL if self.crash == "fail" else TrialState.PRUNED), None
+        value = self.policy.crash_objective
+        if value is None:
+            return TrialState.PRUNED, None
+        if math.isnan(value):
+            return TrialState.FAIL, None
+        return TrialState.COMPLETE, value
 
     def __repr__(self) -> str:
-        return f"PCOProblem({self.instance.name!r}, crash={self.crash!r})"
+        return f"PCOProblem({self.instance.name!r}, crash_report={self.crash_report!r})"
 
 
-class AskTell:
-    """An Optuna sampler choosing pco configurations through ask-and-tell.
+class StudyProposer:
+    """An Optuna study as the ask-and-tell bridge's proposer.
 
-    The loop of a user who evaluates configurations outside Optuna: :meth:`ask`
-    proposes points (a trial's suggested parameters, in ``X`` order; the
-    evaluator snaps them to rows), :meth:`tell` reports the evaluations. A
-    reported row that no pending trial ran (an initial design chosen
-    elsewhere) becomes a trial of its own first, enqueued with
-    ``study.enqueue_trial`` so the sampler sees the same parameters; a row that
-    a pending trial ran completes the oldest such trial, whether or not the
-    row was evaluated before. Crashes are reported as the problem's ``crash``
+    Implements :class:`~bolt_pco64.integrations.common.Proposer` for
+    :class:`~bolt_pco64.integrations.common.AskTellBridge`: a proposal is a
+    trial asked over the problem's search space; an adopted configuration is
+    enqueued (``study.enqueue_trial``) and asked, so the sampler sees the same
+    parameters; an outcome is recorded and told as the problem's crash policy
     says (:meth:`PCOProblem.report`).
 
     Args:
         problem: The Optuna problem (its search space, snapping and crash
-            representation).
+            report).
         sampler: The Optuna sampler, seeded by the caller.
     """
 
@@ -326,12 +342,59 @@ class AskTell:
             )
         finally:
             created.setLevel(level)
-        self._pending: deque[tuple[optuna.Trial, int]] = deque()
+
+    def propose(self) -> tuple[optuna.Trial, Mapping[str, int]]:
+        """A new trial over the search space and its parameters."""
+        trial = self.study.ask(self.problem.search_space)
+        return trial, trial.params
+
+    def adopt(self, params: Mapping[str, int]) -> optuna.Trial:
+        """A new trial of ``params``, enqueued so the sampler sees them."""
+        self.study.enqueue_trial(dict(params))
+        return self.study.ask(self.problem.search_space)
+
+    def observe(self, trial: optuna.Trial, outcome: Evaluation) -> None:
+        """Record ``outcome`` on ``trial`` and tell the study."""
+        state, value = self.problem.report(
+            trial, outcome.row, outcome.throughput, outcome.margin
+        )
+        self.study.tell(trial, value, state=state)
+
+
+class AskTell:
+    """An Optuna sampler choosing pco configurations through ask-and-tell.
+
+    The loop of a user who evaluates configurations outside Optuna, in the
+    harness's terms (points and rows): the
+    :class:`~bolt_pco64.integrations.common.AskTellBridge` over a
+    :class:`StudyProposer`. :meth:`ask` proposes points (a trial's suggested
+    parameters, in ``X`` order; the evaluator snaps them to rows), :meth:`tell`
+    reports the evaluations; a reported row that no pending trial ran becomes
+    an enqueued trial of its own first, a row that a pending trial ran
+    completes the oldest such trial.
+
+    Args:
+        problem: The Optuna problem (its search space, snapping and crash
+            report).
+        sampler: The Optuna sampler, seeded by the caller.
+    """
+
+    def __init__(self, problem: PCOProblem, sampler: BaseSampler) -> None:
+        self.problem = problem
+        self.proposer = StudyProposer(problem, sampler)
+        self.bridge: AskTellBridge[optuna.Trial] = AskTellBridge(
+            problem.runs, self.proposer
+        )
+
+    @property
+    def study(self) -> optuna.Study:
+        """The study the trials belong to."""
+        return self.proposer.study
 
     @property
     def pending(self) -> list[int]:
         """The rows of the trials asked and not told yet, oldest first."""
-        return [row for _, row in self._pending]
+        return self.bridge.pending
 
     def ask(self, q: int = 1) -> Tensor:
         """``q`` new trials' suggestions as a ``q x d``-dim float64 tensor.
@@ -339,14 +402,7 @@ class AskTell:
         Raises:
             ValueError: If ``q < 1``.
         """
-        check_param("`q`", q, POSITIVE_INT)
-        space = self.problem.search_space
-        points = []
-        for _ in range(q):
-            trial = self.study.ask(space)
-            self._pending.append((trial, self.problem.row(trial.params)))
-            points.append([float(trial.params[name]) for name in space])
-        return torch.tensor(points, dtype=torch.float64)
+        return self.bridge.ask_points(q)
 
     def tell(
         self, rows: Sequence[int], y: Sequence[float], margin: Sequence[float]
@@ -361,25 +417,7 @@ class AskTell:
         Raises:
             ValueError: If the lengths differ.
         """
-        rows, y, margin = list(rows), list(y), list(margin)
-        if not len(rows) == len(y) == len(margin):
-            raise ValueError(
-                "Expected as many observations and margins as rows, got "
-                f"{len(rows)} rows, {len(y)} observations and {len(margin)} margins."
-            )
-        for row, value, m in zip(rows, y, margin, strict=True):
-            trial = self._take(int(row))
-            state, told = self.problem.report(trial, int(row), float(value), float(m))
-            self.study.tell(trial, told, state=state)
-
-    def _take(self, row: int) -> optuna.Trial:
-        """The oldest pending trial that ran ``row``, or a new enqueued one."""
-        for k, (trial, r) in enumerate(self._pending):
-            if r == row:
-                del self._pending[k]
-                return trial
-        self.study.enqueue_trial(self.problem.row_params(row))
-        return self.study.ask(self.problem.search_space)
+        self.bridge.tell_rows(rows, y, margin)
 
 
 SamplerName = Literal["tpe", "gp", "random"]
@@ -392,80 +430,98 @@ SAMPLERS: dict[str, Callable[[int], BaseSampler]] = {
 }
 
 
-class OptunaMethod(Method):
-    """An Optuna sampler as a harness method, through ask-and-tell (:class:`AskTell`).
+class OptunaMethod(BridgeMethod):
+    """An Optuna sampler as a harness method, through ask-and-tell.
 
-    Each run keeps one Optuna study in ``ctx.state``. At every step the
-    evaluations the study has not seen are told: the run's initial design
-    (shared by every method of the seed) as enqueued trials with the rows'
-    parameters, afterwards the rows this method's trials ran. It then asks
-    ``ctx.q`` trials and returns their parameters as points, which the harness
-    snaps to rows; a point that snaps to a row already evaluated is a repeat
-    under the harness's repeat policy (:mod:`bolt_pco64.bench.proposals`), and
-    the trial is told that row's observation. The sampler is seeded by the
-    first step's ``ctx.step_seed`` (so from the run's generator), which makes
-    a run deterministic for its seed. Optuna's proposal time (model fit and
+    A :class:`~bolt_pco64.integrations.common.BridgeMethod` whose bridge's
+    proposer is one Optuna study per run (:class:`StudyProposer`, kept in
+    ``ctx.state`` under ``"optuna"``): the run's initial design is told as
+    enqueued trials with the rows' parameters, afterwards the rows this
+    method's trials ran; a point that snaps to a row already evaluated is a
+    repeat under the harness's repeat policy (:mod:`bolt_pco64.bench.proposals`),
+    and the trial is told that row's observation. The sampler is seeded by the
+    first step's ``ctx.step_seed``. Optuna's proposal time (model fit and
     acquisition together) is recorded as acquisition time; the harness
     recommends the best observed configuration (Optuna's GP is not a BoTorch
     model it could re-condition).
 
     Args:
         sampler: ``"tpe"``, ``"gp"`` or ``"random"`` (:data:`SAMPLERS`).
-        crash: How a crash is told to the sampler (:data:`CrashReport`).
+        crash_report: How a crash is told to the sampler
+            (:data:`~bolt_pco64.integrations.common.CrashReport`).
+        crash: Deprecated spelling of ``crash_report``.
 
     Raises:
-        ValueError: For an unknown sampler or crash representation.
+        ValueError: For an unknown sampler or crash report.
     """
 
+    state_key = "optuna"
+
     def __init__(
-        self, sampler: SamplerName = "tpe", crash: CrashReport = DEFAULT_CRASH
+        self,
+        sampler: SamplerName = "tpe",
+        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
+        *,
+        crash: str | None = None,
     ) -> None:
         if sampler not in SAMPLERS:
             raise ValueError(
                 f"Expected `sampler` in {sorted(SAMPLERS)}, got {sampler!r}."
             )
-        if crash not in CRASH_REPORTS:
-            raise ValueError(f"Expected `crash` in {CRASH_REPORTS}, got {crash!r}.")
+        super().__init__(renamed_crash_keyword(crash_report, crash))
         self.sampler: SamplerName = sampler
-        self.crash: CrashReport = crash
 
-    def propose(self, ctx: RunContext) -> Tensor:
-        """``ctx.q x d``-dim tensor of the sampler's next suggestions."""
-        loop = ctx.state.get("optuna")
-        if loop is None:
-            problem = PCOProblem(
-                ctx.problem.instance, table=ctx.problem.table, crash=self.crash
-            )
-            loop = AskTell(problem, SAMPLERS[self.sampler](ctx.step_seed))
-            ctx.state["optuna"] = loop
-            ctx.state["optuna_told"] = 0
-        told = ctx.state["optuna_told"]
-        loop.tell(
-            ctx.rows[told:].tolist(), ctx.y[told:].tolist(), ctx.margin[told:].tolist()
-        )
-        ctx.state["optuna_told"] = ctx.rows.numel()
-        return loop.ask(ctx.q)
+    def bridge(self, problem: PCO, seed: int) -> AskTellBridge[optuna.Trial]:
+        """The bridge of one run: a study of ``problem`` with the seeded sampler."""
+        optuna_problem = PCOProblem(problem, crash_report=self.crash_report)
+        return AskTell(optuna_problem, SAMPLERS[self.sampler](seed)).bridge
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(sampler={self.sampler!r}, crash={self.crash!r})"
+        return (
+            f"{type(self).__name__}(sampler={self.sampler!r}, "
+            f"crash_report={self.crash_report!r})"
+        )
 
 
-class OptunaTPE(OptunaMethod):
+class _OneSampler(OptunaMethod):
+    """An :class:`OptunaMethod` of one sampler, :attr:`sampler_name`."""
+
+    sampler_name: ClassVar[SamplerName]
+
+    def __init__(
+        self,
+        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
+        *,
+        crash: str | None = None,
+    ) -> None:
+        report = renamed_crash_keyword(crash_report, crash)
+        super().__init__(self.sampler_name, report)
+
+
+class OptunaTPE(_OneSampler):
     """``optuna_tpe``: Optuna's ``TPESampler`` (see :class:`OptunaMethod`)."""
 
-    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
-        super().__init__("tpe", crash)
+    sampler_name = "tpe"
 
 
-class OptunaGP(OptunaMethod):
+class OptunaGP(_OneSampler):
     """``optuna_gp``: Optuna's ``GPSampler`` (see :class:`OptunaMethod`)."""
 
-    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
-        super().__init__("gp", crash)
+    sampler_name = "gp"
 
 
-class OptunaRandom(OptunaMethod):
+class OptunaRandom(_OneSampler):
     """``optuna_random``: Optuna's ``RandomSampler`` over the box, snapped."""
 
-    def __init__(self, crash: CrashReport = DEFAULT_CRASH) -> None:
-        super().__init__("random", crash)
+    sampler_name = "random"
+
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "DEFAULT_CRASH": (
+            lambda: DEFAULT_CRASH_REPORT,
+            "bolt_pco64.integrations.common.DEFAULT_CRASH_REPORT",
+        ),
+    },
+)

@@ -1,0 +1,96 @@
+"""Framework-neutral pieces of the optimisation-framework adapters (a package).
+
+Everything an adapter (Ax, Optuna, or a new one such as Nevergrad or SMAC)
+needs from a pco problem, without importing any framework:
+
+- :func:`get_problem`: the one problem factory (an instance and a table, or a
+  problem as it is);
+- :class:`Parameters`: how a configuration is named as framework parameters
+  (one integer parameter per knob, by its column name, valued on the
+  ``"raw"`` or ``"encoded"`` scale) and the table row it snaps to;
+- :func:`knob_levels`: the raw levels of each knob that the loaded table holds;
+- :func:`run_seconds`: the time model's entry point, a run's wall-clock seconds
+  per row (:class:`bolt_pco64.costs.TimeModel`: start-up plus the training
+  loop; a crash start-up plus the step in which memory ran out);
+- :class:`Evaluation` and :class:`TableRuns`: one evaluation of a
+  configuration (row, ran, throughput, memory margin, seconds);
+- :data:`CrashReport` and :class:`CrashPolicy`: the one vocabulary of how a
+  crashed run reports to a framework (``"placeholder"``, ``"missing"``,
+  ``"failed"``) and the placeholder it reports;
+- :class:`AskTellBridge` (over a framework's :class:`Proposer`) and
+  :class:`BridgeMethod`: a framework's ask-and-tell loop, and that loop as a
+  method of the benchmark harness;
+- :func:`expected_best_of_random_draws` and :func:`random_baseline`: the exact
+  expected best feasible throughput of ``k`` table rows drawn without
+  replacement (the baseline a method must beat).
+"""
+
+from __future__ import annotations
+
+from bolt_pco64._deprecated import deprecated_names
+from bolt_pco64.integrations.common.bridge import AskTellBridge, BridgeMethod, Proposer
+from bolt_pco64.integrations.common.crash import (
+    CRASH_REPORTS,
+    DEFAULT_CRASH_REPORT,
+    DEPRECATED_CRASH_REPORTS,
+    CrashPolicy,
+    CrashReport,
+    check_crash_report,
+    renamed_crash_keyword,
+)
+from bolt_pco64.integrations.common.problem import (
+    CONSTRAINT_NAME,
+    OBJECTIVE_NAME,
+    Parameters,
+    ParameterScale,
+    _ParameterRows,
+    get_problem,
+    knob_levels,
+)
+from bolt_pco64.integrations.common.runs import (
+    BASELINE_DRAWS,
+    Evaluation,
+    TableRuns,
+    expected_best_of_random_draws,
+    random_baseline,
+    run_seconds,
+)
+
+__all__ = [
+    "BASELINE_DRAWS",
+    "CONSTRAINT_NAME",
+    "CRASH_REPORTS",
+    "DEFAULT_CRASH_REPORT",
+    "DEPRECATED_CRASH_REPORTS",
+    "OBJECTIVE_NAME",
+    "AskTellBridge",
+    "BridgeMethod",
+    "CrashPolicy",
+    "CrashReport",
+    "Evaluation",
+    "ParameterScale",
+    "Parameters",
+    "Proposer",
+    "TableRuns",
+    "check_crash_report",
+    "expected_best_of_random_draws",
+    "get_problem",
+    "knob_levels",
+    "random_baseline",
+    "renamed_crash_keyword",
+    "run_seconds",
+]
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "RunOutcome": (
+            lambda: Evaluation,
+            "bolt_pco64.integrations.common.Evaluation (bolt_pco64.bench's "
+            "RunOutcome is a harness run)",
+        ),
+        "ParameterRows": (
+            lambda: _ParameterRows,
+            "bolt_pco64.integrations.common.Parameters(problem).row",
+        ),
+    },
+)
