@@ -5,9 +5,9 @@ time model and its partial runs (:class:`bolt_pco64.partial.PartialRuns`,
 every row's estimate after each step) even with ``early_stop="none"``; after,
 they are built when a run first uses them, once per table
 (:class:`~bolt_pco64.bench.loop.TableParts`). This script runs both versions
-of the package side by side, each in fresh child processes (the "before" code
-is ``git archive REF bolt_pco64``, the "after" code this checkout), alternately,
-and prints for each:
+of the package side by side, each in fresh child processes, alternately (the
+"before" code is ``git archive REF bolt_pco64``, by default 5731138, the last
+commit before the change; the "after" code is this checkout), and prints:
 
 (a) the set-up of one run (constructing its ``RunLoop`` and what its first
     evaluation reads), with ``early_stop="none"``: the first run on a table
@@ -19,12 +19,13 @@ and prints for each:
     (SHA-256 of the records without ``fit_seconds`` and ``acq_seconds``).
 
 The table is the shipped stand-in ``data/pco64_simulated.parquet`` (or
-``--table PATH``), the same file for both versions. Times are wall clock on one torch thread, as the harness runs.
+``--table PATH``), the same file for both versions. Times are wall clock on
+one torch thread, as the harness runs.
 
 Usage::
 
     python benchmarks/run_overhead.py                  # qlognei x 2 seeds x 40
-    python benchmarks/run_overhead.py --before main --seeds 3 --repeats 5
+    python benchmarks/run_overhead.py --before 5731138 --seeds 3 --rounds 2
     python benchmarks/run_overhead.py --quick          # smoke run, a minute
 """
 
@@ -46,6 +47,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "data" / "pco64_simulated.parquet"
 TIMING = ("fit_seconds", "acq_seconds")
+#: The last commit before the table's parts were built once (issue 30.7).
+BEFORE = "5731138"
 
 
 def _touch(run: Any) -> None:
@@ -137,7 +140,7 @@ def _forward(args: argparse.Namespace) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", default="main", help="git ref of the old code")
+    parser.add_argument("--before", default=BEFORE, help="git ref of the old code")
     parser.add_argument("--method", default="qlognei")
     parser.add_argument("--budget", type=int, default=40)
     parser.add_argument("--seeds", type=int, default=2)
