@@ -32,12 +32,15 @@ no estimate, and every ``k`` of a crash (an out-of-memory run reports no
 throughput; its cost is the time model's crash cost for any ``k >= 1``).
 
 Everything is precomputed once per table (``N x (n + 1)`` arrays, ``n`` the
-most steps any row recorded), so reading an estimate is an index.
+most steps any row recorded), so reading an estimate is an index;
+:attr:`PartialRuns.every_step` holds every row's estimate and cost after each
+of its ``0..n`` steps, built on first use and shared by whoever reads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -200,6 +203,18 @@ class PartialRuns:
             seconds=seconds,
             gpu_hours=hours,
         )
+
+    @cached_property
+    def every_step(self) -> PartialEstimate:
+        """Every row after each of ``0..n`` steps, ``n`` the most steps any
+        row recorded: :meth:`estimate` of ``N x (n + 1)``-dim arrays (row
+        ``i``, column ``k``), built once on first use and read-only (shared
+        by every run on the table)."""
+        width = int(self.n_steps.max(initial=0)) + 1
+        est = self.estimate(np.arange(len(self))[:, None], np.arange(width)[None, :])
+        for field in fields(est):
+            getattr(est, field.name).setflags(write=False)
+        return est
 
     def curve(self, row: int) -> PartialEstimate:
         """Row ``row`` after each of ``0..n`` steps (``n`` its recorded

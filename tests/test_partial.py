@@ -107,6 +107,27 @@ def test_curve_and_bad_input(runs: PartialRuns) -> None:
         runs.estimate(np.array([0]), 1.5)
 
 
+def test_every_step_is_each_rows_estimate_after_each_step(runs: PartialRuns) -> None:
+    grid = runs.every_step
+    # 7 steps at most (row 0): columns k = 0..7.
+    assert grid.throughput.shape == (4, 8)
+    for row in range(4):
+        got = runs.estimate(np.full(8, row), np.arange(8))
+        for name in ("throughput", "stderr", "n_inliers", "seconds", "complete"):
+            np.testing.assert_array_equal(getattr(grid, name)[row], getattr(got, name))
+    assert runs.every_step is grid  # built once
+    with pytest.raises(ValueError, match="read-only"):
+        grid.throughput[0, 0] = 1.0
+
+
+def test_its_steps_are_the_time_models(table: Table) -> None:
+    """A complete run's steps read from the time model (a run without early
+    stop) or from the partial runs (with) are the same."""
+    times = TimeModel(table)
+    np.testing.assert_array_equal(PartialRuns(table, times).n_steps, times.n_steps)
+    assert times.n_steps.tolist() == [7, 5, 0, 0]
+
+
 def test_the_standin_needs_no_calibration() -> None:
     """On the stand-in (generator 2.1) the estimates are the runner's times the
     instance's samples per GPU per step, so the calibration changes nothing."""

@@ -58,13 +58,11 @@ from bolt_pco64.bo.early_stop import (
     StepEstimates,
     get_policy,
 )
-from bolt_pco64.partial import PartialRuns
 
 if TYPE_CHECKING:
     from bolt_pco64.bench.clock import Job, SimulatedClock
     from bolt_pco64.bench.contract import ObjectiveModel
-    from bolt_pco64.costs import TimeModel
-    from bolt_pco64.table import Table
+    from bolt_pco64.partial import PartialRuns
 
 __all__ = ["EarlyStopper", "StepResult", "model_prior"]
 
@@ -103,22 +101,16 @@ class EarlyStopper:
 
     Args:
         policy: A policy or its name (:data:`~bolt_pco64.bo.early_stop.EARLY_STOP_POLICIES`).
-        table: The run's table.
-        time_model: The run's time model (default: the table's).
+        partial: The partial runs of the run's table (shared by every run on
+            it; only read).
     """
 
-    def __init__(
-        self,
-        policy: str | EarlyStopPolicy,
-        table: Table,
-        time_model: TimeModel | None = None,
-    ) -> None:
+    def __init__(self, policy: str | EarlyStopPolicy, partial: PartialRuns) -> None:
         self.policy = get_policy(policy)
-        self.partial = PartialRuns(table, time_model)
-        n = self.partial.n_steps
-        width = int(n.max(initial=0)) + 1
-        rows = np.arange(len(n))[:, None]
-        est = self.partial.estimate(rows, np.arange(width)[None, :])
+        self.partial = partial
+        n = partial.n_steps
+        est = partial.every_step
+        width = est.throughput.shape[1]
         beyond = np.arange(width)[None, :] > n[:, None]
         self._thr = np.where(beyond, np.nan, est.throughput)
         self._se = est.stderr

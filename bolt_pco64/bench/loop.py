@@ -5,6 +5,16 @@ it: proposals are queued for the clock's workers, and each result is
 recorded as it comes in. What a run does (budget, workers, the shared
 initial design, determinism) is described in :mod:`bolt_pco64.bench.run`,
 its records in :mod:`bolt_pco64.bench.records`.
+
+**What the runs on one table share** (:class:`TableParts`, one per table,
+:func:`table_parts`): the time model and, for a run that stops early, the
+partial runs (:class:`~bolt_pco64.partial.PartialRuns`) are built when a run
+first uses them and kept as long as the table lives, so a comparison builds
+each once per table, not once per run, and a run with ``early_stop="none"``
+never builds the partial runs. A run's own state (its problem, generators,
+evaluations, and its :class:`~bolt_pco64.bench.early.EarlyStopper`) is its
+own. A worker process gets its own copy of a task's table, so it builds them
+for that copy.
 """
 
 from __future__ import annotations
@@ -12,10 +22,12 @@ from __future__ import annotations
 import math
 import time
 import traceback
+import weakref
 import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,21 +37,81 @@ from torch import Tensor
 from bolt_pco64.bench.clock import Completion, SimulatedClock
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
-from bolt_pco64.bench.early import EarlyStopper, model_prior
+from bolt_pco64.bench.early import EarlyStopper, StepResult, model_prior
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.records import RunOutcome, build_records, error_line
+from bolt_pco64.bo.early_stop import get_policy
 from bolt_pco64.costs import TimeModel
+from bolt_pco64.partial import PartialRuns
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
 
-__all__ = ["RunLoop"]
+__all__ = ["RunLoop", "TableParts", "table_parts"]
 
 
 def _method_seed(method: str, seed: int) -> int:
     """A seed for the method's generator, stable across processes and platforms."""
     return (int(seed) * 1_000_003 + zlib.crc32(method.encode("utf-8"))) % (2**62)
+
+
+class TableParts:
+    """What every run on one table shares, each piece built on first use.
+
+    Holds the table weakly (it is the key of :func:`table_parts`' cache);
+    the pieces hold no reference to it.
+
+    Args:
+        table: The table.
+    """
+
+    def __init__(self, table: Table) -> None:
+        self._table = weakref.ref(table)
+
+    def _get(self) -> Table:
+        table = self._table()
+        if table is None:  # pragma: no cover - a holder outlives its table only if kept
+            raise RuntimeError("Expected the table of these parts to exist, got None.")
+        return table
+
+    @cached_property
+    def time_model(self) -> TimeModel:
+        """The table's :class:`~bolt_pco64.costs.TimeModel` (its defaults)."""
+        return TimeModel(self._get())
+
+    @cached_property
+    def run_seconds(self) -> list[float]:
+        """Each row's :attr:`~bolt_pco64.costs.TimeModel.run_seconds`."""
+        return self.time_model.run_seconds.tolist()
+
+    @cached_property
+    def run_hours(self) -> list[float]:
+        """Each row's :attr:`~bolt_pco64.costs.TimeModel.gpu_hours`."""
+        return self.time_model.gpu_hours.tolist()
+
+    @cached_property
+    def steps(self) -> list[int]:
+        """Each row's recorded steps, 0 for a crash (what a complete run ran)."""
+        return self.time_model.n_steps.tolist()
+
+    @cached_property
+    def partial(self) -> PartialRuns:
+        """The table's :class:`~bolt_pco64.partial.PartialRuns` on
+        :attr:`time_model` (what early termination reads)."""
+        return PartialRuns(self._get(), self.time_model)
+
+
+_PARTS: weakref.WeakKeyDictionary[Table, TableParts] = weakref.WeakKeyDictionary()
+
+
+def table_parts(table: Table) -> TableParts:
+    """The :class:`TableParts` of ``table``: one per table object, dropped
+    with the table."""
+    parts = _PARTS.get(table)
+    if parts is None:
+        parts = _PARTS.setdefault(table, TableParts(table))
+    return parts
 
 
 @dataclass
@@ -81,10 +153,12 @@ class RunLoop:
             self.noise_sd = torch.full(
                 (n_rows,), float(config.noise), dtype=torch.double
             )
-        times = TimeModel(table)
-        self.run_seconds = times.run_seconds.tolist()
-        self.run_hours = times.gpu_hours.tolist()
-        self.early = EarlyStopper(config.early_stop, table, times)
+        self.parts = table_parts(table)
+        policy = get_policy(config.early_stop)
+        # Early termination only when the policy can stop a run.
+        self.early = (
+            EarlyStopper(policy, self.parts.partial) if policy.name != "none" else None
+        )
         self.init_gen = torch.Generator().manual_seed(seed)
         self.noise_gen = torch.Generator().manual_seed(seed + 7_919)
         self.method_gen = torch.Generator().manual_seed(_method_seed(method, seed))
@@ -143,7 +217,10 @@ class RunLoop:
     def complete(self, done: Completion[_Queued]) -> None:
         """Record the result of one evaluation that came in."""
         job, item = done.job, done.job.item
-        ended = self.early.result(job, item.obs, float(self.true_y[item.row]))
+        if self.early is None:
+            ended = StepResult(item.obs, self.parts.steps[item.row], False)
+        else:
+            ended = self.early.result(job, item.obs, float(self.true_y[item.row]))
         self.steps_run.append(ended.steps_run)
         self.stopped.append(ended.stopped)
         self.repeats.append(item.repeat)
@@ -226,7 +303,7 @@ class RunLoop:
         )
         priors = (
             model_prior(self.objective, self.cand[torch.tensor(new.rows)])
-            if self.early.active and self.early.needs_prior
+            if self.early is not None and self.early.needs_prior
             else ()
         )
         self.enqueue(
@@ -258,9 +335,12 @@ class RunLoop:
                         break
                     item = self.queue.popleft()
                     clock.start(
-                        item, self.run_seconds[item.row], self.run_hours[item.row]
+                        item,
+                        self.parts.run_seconds[item.row],
+                        self.parts.run_hours[item.row],
                     )
-                self.early.plan(clock, self.true_y)
+                if self.early is not None:
+                    self.early.plan(clock, self.true_y)
                 done = clock.advance()
                 if not done:
                     break
