@@ -118,6 +118,14 @@ def run(args: argparse.Namespace) -> Path:
         ran[setting] = len(result.ran)
         if result.errors:
             raise SystemExit(f"{setting}: failed runs {sorted(result.errors)}")
+    # A resumed setting that ran nothing keeps the wall time measured before.
+    before = out / REPORT_MARKER
+    if before.is_file():
+        kept = json.loads(before.read_text())
+        for setting in args.settings:
+            if ran[setting] == 0 and setting in kept.get("wall_seconds", {}):
+                seconds[setting] = kept["wall_seconds"][setting]
+                ran[setting] = kept["runs_run"][setting]
     marker = {
         "script": "early_stop",
         "problem": args.problem,
@@ -321,8 +329,8 @@ def _markdown(
     walls = m["wall_seconds"]
     lines += [
         "",
-        "Wall time per setting (this machine, under load; runs resumed from "
-        "`OUT` are not rerun): "
+        "Wall time per setting when its runs were made (this machine, under "
+        "whatever load it had): "
         + ", ".join(
             f"{s} {v:.0f} s ({m['runs_run'][s]} runs run)" for s, v in walls.items()
         )
