@@ -27,6 +27,11 @@ What it does (issue 18's results, with issue 28's metrics), on one problem
    script's folder (``bolt-pco64 report OUT`` runs ``--report OUT``) with
    the settings and the measured wall times.
 
+``--results DIR`` (the folder to commit, e.g. ``docs/results/early-stop``)
+then receives what a reader needs to check the report and nothing else: the
+marker, the report files and, per setting, ``DIR/<setting>/runs.parquet`` and
+``meta.json`` (not the per-run files ``OUT`` keeps for resuming).
+
 ``--report OUT`` rewrites the report files from the records in
 ``OUT/<setting>/runs.parquet`` and ``OUT/report.json`` without running
 anything (byte for byte on one machine and environment), and prints the
@@ -38,7 +43,8 @@ Run (the full form: 2 methods x 20 seeds x 3 settings; ``--seeds 2`` for a
 first look)::
 
     python benchmarks/early_stop.py --seeds 20 --methods qlognei random \\
-        --budget-hours 800 --jobs 2 --out docs/results/early-stop
+        --budget-hours 800 --jobs 2 --out bench-results/early-stop \\
+        --results docs/results/early-stop
     python benchmarks/early_stop.py --report docs/results/early-stop
 """
 
@@ -54,7 +60,7 @@ from typing import Any
 
 import pandas as pd
 
-from bolt_pco64._io import atomic_write_text
+from bolt_pco64._io import atomic_write_bytes, atomic_write_text
 from bolt_pco64.bench import run_benchmark
 from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
 from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
@@ -139,6 +145,19 @@ def run(args: argparse.Namespace) -> Path:
     }
     atomic_write_text(out / REPORT_MARKER, json.dumps(marker, indent=2) + "\n")
     return out
+
+
+def publish(out: Path, results: Path) -> list[Path]:
+    """Copy ``OUT``'s marker, report files and each setting's records and
+    ``meta.json`` into ``results`` (atomically, file by file)."""
+    marker = json.loads((out / REPORT_MARKER).read_text())
+    names = [REPORT_MARKER, *REPORT_FILES]
+    for setting in marker["settings"]:
+        names += [f"{setting}/runs.parquet", f"{setting}/meta.json"]
+    for name in names:
+        (results / name).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(results / name, (out / name).read_bytes())
+    return [results / name for name in names]
 
 
 def _records(out: Path, setting: str, table: Table) -> pd.DataFrame:
@@ -350,6 +369,11 @@ def main() -> None:
     p.add_argument("--settings", nargs="+", default=list(SETTINGS))
     p.add_argument("--out", default="bench-results/early-stop")
     p.add_argument(
+        "--results",
+        default=None,
+        help="copy the report and the records (not the per-run files) here",
+    )
+    p.add_argument(
         "--report",
         metavar="OUT",
         default=None,
@@ -366,6 +390,8 @@ def main() -> None:
     out = run(a)
     report(out)
     print((out / "early_stop.md").read_text())
+    if a.results is not None:
+        publish(out, Path(a.results))
 
 
 if __name__ == "__main__":
