@@ -18,8 +18,10 @@ table (each row's full cost under the time model and its true throughput):
   near-optimal configuration (``*_open``) delays reaching the target; one
   stopped after (a second near-optimal configuration below the incumbent)
   costs nothing on the way to it.
-- **The optimum, found or stopped, and each setting against the reference
-  paired by seed**: :mod:`bolt_pco64.bench.earlyoutcomes`.
+- **Whether the optimum was found or stopped** (found-optimum and regret-0
+  rates, end-of-budget regret, the optimum started and stopped, each setting
+  against the reference paired by seed): :mod:`bolt_pco64.bench.earlyoutcomes`
+  (a near-optimal target and ERT do not see a stopped optimum).
 - **ERT with and without early termination, paired by seed**
   (:func:`paired_ert`): the comparisons under different ``--early-stop``
   settings are separate result directories of the same methods and seeds
