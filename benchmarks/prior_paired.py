@@ -9,13 +9,16 @@ percentile-bootstrap interval (:func:`bolt_pco64.bench.stats.bootstrap_interval`
 the seeds better / the same / worse, and the two-sided Wilcoxon signed-rank
 p-value (:func:`bolt_pco64.bench.stats.paired_comparisons`, Pratt's zeros).
 
-The references (``--references``, default ``qlognei_init3,qlognei``):
+The references (``--references``, default ``qlognei_init3,qlognei,prior_ei``;
+those without runs in the folder are skipped):
 
 - ``qlognei_init3``, qlognei from the same 3-row initial design as the prior
   methods: the control that separates the prior's effect from the shorter
   design (seeds pair exactly: both start from the seed's first 3 rows);
 - ``qlognei`` from the comparison's 10 rows, as before (at 10 evaluations it
-  has made no model-guided choice yet).
+  has made no model-guided choice yet);
+- ``prior_ei``: what the ablation and the misspecified prior lose against
+  the full prior.
 
 Then one sentence per problem and checkpoint on the deliberately
 misspecified prior (``prior_ei_bad``) against ``qlognei_init3``
@@ -29,7 +32,7 @@ caveat when the table is simulated, and the same rows as CSV beside it
 Run::
 
     python benchmarks/prior_paired.py bench-results/prior \\
-        [--references qlognei_init3,qlognei] [--checkpoints 10,20] \\
+        [--references qlognei_init3,qlognei,prior_ei] [--checkpoints 10,20] \\
         [--out docs/results/prior/paired.md]
 """
 
@@ -55,7 +58,7 @@ from bolt_pco64.bench.stats import (
 from bolt_pco64.bo.prior import STANDIN_CAVEAT
 
 #: The references every method is paired with, in report order.
-REFERENCES = ("qlognei_init3", "qlognei")
+REFERENCES = ("qlognei_init3", "qlognei", "prior_ei")
 #: The misspecified prior and what it is checked against.
 BAD, BAD_AGAINST = "prior_ei_bad", ("qlognei_init3", "prior_ei")
 
