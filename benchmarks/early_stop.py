@@ -29,8 +29,9 @@ What it does (issue 18's results, with issue 28's metrics), on one problem
 
 ``--results DIR`` (the folder to commit, e.g. ``docs/results/early-stop``)
 then receives what a reader needs to check the report and nothing else: the
-marker, the report files and, per setting, ``DIR/<setting>/runs.parquet`` and
-``meta.json`` (not the per-run files ``OUT`` keeps for resuming).
+marker, the report files and, per setting, the comparison's files
+(``runs.parquet``, ``meta.json``, its summaries and plots), not the per-run
+files ``OUT/<setting>/runs/`` keeps for resuming.
 
 ``--report OUT`` rewrites the report files from the records in
 ``OUT/<setting>/runs.parquet`` and ``OUT/report.json`` without running
@@ -148,12 +149,14 @@ def run(args: argparse.Namespace) -> Path:
 
 
 def publish(out: Path, results: Path) -> list[Path]:
-    """Copy ``OUT``'s marker, report files and each setting's records and
-    ``meta.json`` into ``results`` (atomically, file by file)."""
+    """Copy ``OUT``'s marker, report files and each setting's comparison
+    files (records, ``meta.json``, summaries, plots; not the per-run files
+    of ``OUT/<setting>/runs/``) into ``results``, atomically, file by file."""
     marker = json.loads((out / REPORT_MARKER).read_text())
     names = [REPORT_MARKER, *REPORT_FILES]
     for setting in marker["settings"]:
-        names += [f"{setting}/runs.parquet", f"{setting}/meta.json"]
+        files = sorted(f for f in (out / setting).iterdir() if f.is_file())
+        names += [f"{setting}/{f.name}" for f in files]
     for name in names:
         (results / name).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(results / name, (out / name).read_bytes())
