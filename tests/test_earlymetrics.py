@@ -1,4 +1,5 @@
-"""Early-termination metrics (bolt_pco64.bench.earlymetrics) on tiny hand-made records."""
+"""Early-termination metrics (bolt_pco64.bench.earlymetrics, earlyoutcomes) on tiny
+hand-made records; every expected value is worked out by hand in the test."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pandas as pd
 import pytest
 
 from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
+from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
 from bolt_pco64.costs import TimeModel
 from bolt_pco64.table import Table, load_table
 from tests._tables import frame_from
@@ -129,3 +131,145 @@ def test_records_without_early_stop_columns_are_refused(table: Table) -> None:
     recs = _records([0], [False], [1.0]).drop(columns=["stopped"])
     with pytest.raises(ValueError, match="stopped"):
         early_stop_summary(recs, table)
+
+
+# -- the optimum, found or stopped (bolt_pco64.bench.earlyoutcomes) ----------
+#
+# The table above: row 0 is the optimum (1.0), row 1 near it (0.995), row 2
+# at 0.5 (the worst feasible), row 3 crashes. Regret as the records hold it:
+# 1.0 minus the best fully measured (not stopped) feasible row, NaN before one.
+
+
+def _outcome_records(
+    rows: list[int], stopped: list[bool], regret: list[float], seed: int, method="m"
+) -> pd.DataFrame:
+    recs = _records(rows, stopped, [1.0] * len(rows), seed=seed, method=method)
+    return recs.assign(regret=regret)
+
+
+def _four_seeds(method: str = "m") -> pd.DataFrame:
+    nan = float("nan")
+    return pd.concat(
+        [
+            # found the optimum after row 2: regret 0.5 then 0
+            _outcome_records([2, 0], [False, False], [0.5, 0.0], 0, method),
+            # started the optimum and stopped it; ended on row 1
+            _outcome_records(
+                [0, 1, 2], [True, False, False], [nan, 0.005, 0.005], 1, method
+            ),
+            # never proposed the optimum
+            _outcome_records([3, 2], [False, False], [nan, 0.5], 2, method),
+            # only a crash: regret counts as optimum - worst feasible = 0.5
+            _outcome_records([3], [False], [nan], 3, method),
+        ],
+        ignore_index=True,
+    )
+
+
+def test_found_optimum_regret0_and_end_of_budget_regret(table: Table) -> None:
+    got = optimum_outcomes(_four_seeds(), table).iloc[0]
+    assert got["seeds"] == 4
+    assert (got["found"], got["found_rate"]) == (1, 0.25)
+    assert (got["regret0"], got["regret0_rate"]) == (1, 0.25)
+    # Clopper-Pearson for 1 of 4 at 95 %: the lower end is 1 - 0.975 ** (1/4)
+    assert got["found_low"] == pytest.approx(1 - 0.975**0.25)
+    assert got["found_low"] < 0.25 < got["found_high"] < 1.0
+    # end-of-budget regrets 0, 0.005, 0.5, 0.5: median (0.005 + 0.5) / 2
+    assert got["final_regret"] == pytest.approx(0.2525)
+    assert got["final_regret_low"] <= got["final_regret"] <= got["final_regret_high"]
+    assert got["final_regret_low"] >= 0.0
+    assert got["final_regret_high"] <= 0.5
+    # seeds 0 and 1 started the optimum; seed 1 stopped it and never measured it
+    assert got["started_optimum"] == 2
+    assert (got["stopped_optimum"], got["stopped_optimum_rate"]) == (1, 0.5)
+    assert got["optimum_stops"] == 1
+    # 1 of 2: the exact interval's ends are 1 - 0.975 ** (1/2) and 0.975 ** (1/2)
+    assert got["stopped_optimum_low"] == pytest.approx(1 - 0.975**0.5)
+    assert got["stopped_optimum_high"] == pytest.approx(0.975**0.5)
+
+
+def test_an_optimum_stopped_then_measured_fully_counts_as_found(table: Table) -> None:
+    recs = _outcome_records(
+        [0, 2, 0], [True, False, False], [float("nan"), 0.5, 0.0], 0
+    )
+    got = optimum_outcomes(recs, table).iloc[0]
+    assert (got["found"], got["stopped_optimum"], got["optimum_stops"]) == (1, 0, 1)
+    assert got["stopped_optimum_rate"] == 0.0
+
+
+def test_outcomes_leave_out_results_beyond_the_budget(table: Table) -> None:
+    # the optimum comes in after 2 GPU-hours: on a 1.5 GPU-hour budget it
+    # does not count, and the regret is the first result's
+    recs = _outcome_records([2, 0], [False, False], [0.5, 0.0], 0)
+    assert recs["gpu_hours"].tolist() == [1.0, 2.0]
+    got = optimum_outcomes(recs, table, budget_hours=1.5).iloc[0]
+    assert (got["found"], got["regret0"], got["started_optimum"]) == (0, 0, 0)
+    assert got["final_regret"] == pytest.approx(0.5)
+    # no run started the optimum: no rate, no interval
+    assert np.isnan(got["stopped_optimum_rate"])
+    assert np.isnan(got["stopped_optimum_low"])
+
+
+def test_outcomes_per_method_and_refusals(table: Table) -> None:
+    recs = pd.concat([_four_seeds("a"), _four_seeds("b").query("seed == 0")])
+    got = optimum_outcomes(recs, table).set_index("method")
+    assert got.loc["a", "seeds"] == 4
+    assert (got.loc["b", "seeds"], got.loc["b", "found_rate"]) == (1, 1.0)
+    with pytest.raises(ValueError, match="regret"):
+        optimum_outcomes(recs.drop(columns=["regret"]), table)
+    with pytest.raises(ValueError, match="stopped"):
+        optimum_outcomes(recs.drop(columns=["stopped"]), table)
+
+
+def test_settings_paired_by_seed(table: Table) -> None:
+    nan = float("nan")
+    none = pd.concat(
+        [
+            _outcome_records([2, 0], [False, False], [0.5, 0.0], 0),
+            _outcome_records([1, 0], [False, False], [0.005, 0.0], 1),
+            _outcome_records([2, 1], [False, False], [0.5, 0.005], 2),
+        ]
+    )
+    stop = pd.concat(
+        [
+            # the optimum stopped: lost, regret 0.5 instead of 0
+            _outcome_records([2, 0], [False, True], [0.5, 0.5], 0),
+            # the optimum stopped: lost, regret 0.005 instead of 0
+            _outcome_records([1, 0], [False, True], [0.005, 0.005], 1),
+            # cheaper stops let it reach the optimum: gained, 0 instead of 0.005
+            _outcome_records([2, 1, 0], [True, False, False], [nan, 0.005, 0.0], 2),
+        ]
+    )
+    got = paired_outcomes({"none": none, "posterior": stop}, table).iloc[0]
+    assert (got["method"], got["setting"], got["reference"]) == (
+        "m",
+        "posterior",
+        "none",
+    )
+    assert got["pairs"] == 3
+    # differences +0.5, +0.005, -0.005: median +0.005
+    assert got["regret_difference"] == pytest.approx(0.005)
+    assert got["difference_low"] <= got["regret_difference"] <= got["difference_high"]
+    assert (got["better"], got["tied"], got["worse"]) == (1, 0, 2)
+    assert 0.0 < got["p_value"] <= 1.0
+    assert (got["lost"], got["gained"]) == (2, 1)
+    # exact McNemar: 2 of 3 discordant seeds, two-sided binomial p = 1
+    assert got["mcnemar_p"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="reference setting"):
+        paired_outcomes({"posterior": stop}, table)
+
+
+def test_all_discordant_seeds_one_way_give_a_small_mcnemar_p(table: Table) -> None:
+    none = pd.concat(
+        [_outcome_records([0], [False], [0.0], s) for s in range(6)], ignore_index=True
+    )
+    stop = pd.concat(
+        [_outcome_records([0], [True], [float("nan")], s) for s in range(6)],
+        ignore_index=True,
+    )
+    got = paired_outcomes({"none": none, "posterior": stop}, table).iloc[0]
+    assert (got["lost"], got["gained"], got["worse"]) == (6, 0, 6)
+    # two-sided: 2 x 0.5 ** 6
+    assert got["mcnemar_p"] == pytest.approx(2 * 0.5**6)
+    # every stopped run ended with no feasible result: regret 0.5 each
+    assert got["regret_difference"] == pytest.approx(0.5)

@@ -21,7 +21,9 @@ from bolt_pco64.bench.report import standin_caveats
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.gp import safe_bounds
 from bolt_pco64.bo.prior import (
+    BAD_PRIOR_FACTOR,
     PRIOR_DEFAULTS,
+    PRIORS,
     STANDIN_CAVEAT,
     LayoutDecoder,
     MemoryPriorMean,
@@ -29,6 +31,7 @@ from bolt_pco64.bo.prior import (
     PriorState,
     ThroughputPriorMean,
     fit_prior_models,
+    misspecified,
     propose_prior_ei,
 )
 from bolt_pco64.instances import PCO16_INSTANCE, PCO64_INSTANCE, InputSpec
@@ -51,14 +54,71 @@ def _encoded(*rows: tuple[int, ...]) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.double)
 
 
-# -- honesty rule: no path from the prior to the stand-in generator ---------
+# -- honesty rule: no path from the prior to the generator, traces or data ---
+
+#: Modules the prior may not import: the stand-in generator, the published
+#: traces, the landscape reconstructed from them, and the readers of package
+#: data (names matched as substrings of every imported or named module).
+_FORBIDDEN_MODULES = (
+    "simulate",
+    "traces",
+    "reconstruct",
+    "importlib.resources",
+    "pkgutil",
+)
+#: Calls that read a table or a file.
+_FORBIDDEN_CALLS = frozenset(
+    {
+        "open",
+        "read_csv",
+        "read_parquet",
+        "read_json",
+        "read_text",
+        "read_bytes",
+        "load_table",
+        "fetch_table",
+        "files",
+        "get_data",
+        "np.load",
+        "torch.load",
+    }
+)
+#: Suffixes of data files (tables, traces, fingerprints).
+_DATA_SUFFIXES = (".parquet", ".csv", ".json", ".feather", ".arrow", ".npz", ".pkl")
+
+
+def _named(node: ast.AST) -> list[str]:
+    """The modules and call targets an AST node names."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        assert node.level == 0, "relative import"
+        return [node.module or ""] + [a.name for a in node.names]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        # no importlib.import_module("bolt_pco64.simulate...") either
+        return [node.value] if node.value.startswith("bolt_pco64.") else []
+    return []
+
+
+def _called(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        base = f.value.id if isinstance(f.value, ast.Name) else ""
+        dotted = f"{base}.{f.attr}"
+        return dotted if dotted in _FORBIDDEN_CALLS else f.attr
+    return None
 
 
 @pytest.mark.slow  # a fresh interpreter imports BoTorch (a few seconds)
-def test_importing_the_prior_does_not_load_the_generator() -> None:
+def test_importing_the_prior_loads_no_generator_traces_or_reconstruction() -> None:
     code = (
         "import sys, bolt_pco64.bo.prior\n"
-        "bad = [m for m in sys.modules if m.startswith('bolt_pco64.simulate')]\n"
+        f"bad = [m for m in sys.modules if m.startswith('bolt_pco64.') and "
+        f"any(f in m for f in {_FORBIDDEN_MODULES!r})]\n"
         "print(bad)\n"
         "sys.exit(1 if bad else 0)\n"
     )
@@ -68,22 +128,77 @@ def test_importing_the_prior_does_not_load_the_generator() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_no_prior_module_names_the_generator() -> None:
+def test_no_prior_module_names_the_generator_traces_reconstruction_or_data() -> None:
     files = sorted(Path(prior_pkg.__file__).parent.glob("*.py"))
     assert len(files) >= 5
     for path in files:
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""] + [a.name for a in node.names]
-                assert node.level == 0, f"{path.name}: relative import"
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                # no importlib.import_module("bolt_pco64.simulate...") either
-                names = [node.value] if node.value.startswith("bolt_pco64.") else []
-            assert not any("simulate" in n for n in names), f"{path.name}: {names}"
+            names = _named(node)
+            bad = [n for n in names if any(f in n for f in _FORBIDDEN_MODULES)]
+            assert not bad, f"{path.name}: imports or names {bad}"
+            call = _called(node)
+            assert call not in _FORBIDDEN_CALLS, f"{path.name}: calls {call}"
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value.lower()
+                assert not text.endswith(_DATA_SUFFIXES), f"{path.name}: {text!r}"
+                assert "data/" not in text, f"{path.name}: {text!r}"
+
+
+def test_the_ast_check_catches_what_it_forbids() -> None:
+    """The checks above would fail on a module that broke the rule."""
+    bad = ast.parse(
+        "import bolt_pco64.traces\n"
+        "import importlib.resources\n"
+        "from bolt_pco64.reconstruct import landscape\n"
+        "import pandas as pd\n"
+        "pd.read_parquet('data/pco64_simulated.parquet')\n"
+        "open('x')\n"
+        "torch.load('w')\n"
+    )
+    nodes = list(ast.walk(bad))
+    named = [n for node in nodes for n in _named(node)]
+    assert "bolt_pco64.traces" in named
+    assert "bolt_pco64.reconstruct" in named
+    assert "importlib.resources" in named
+    calls = {_called(node) for node in nodes} & _FORBIDDEN_CALLS
+    assert calls == {"read_parquet", "open", "torch.load"}
+
+
+_AUDIT = """
+import sys, warnings
+import torch
+from bolt_pco64.bo.prior import PRIORS, PriorState, propose_prior_ei
+from bolt_pco64.instances import PCO64_INSTANCE as inst
+
+bounds = torch.tensor(inst.bounds, dtype=torch.double).T
+g = torch.Generator().manual_seed(0)
+lo, hi = bounds
+X = torch.round(lo + (hi - lo) * torch.rand(9, inst.dim, generator=g, dtype=torch.double))
+y = torch.rand(9, generator=g, dtype=torch.double) + 0.1
+y[::3] = float("nan")
+margin = torch.where(torch.isnan(y), 0.2, -0.5 * torch.rand(9, generator=g, dtype=torch.double))
+opened = []
+sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == "open" else None)
+warnings.simplefilter("ignore")
+for quality, defaults in PRIORS.items():
+    for kind in ("both", "throughput"):
+        propose_prior_ei(X[:6], y[:6], margin[:6], bounds, inst, X[6:], 1, 0,
+                         kind=kind, state=PriorState(), defaults=defaults)
+code = (".py", ".pyc", ".so")
+print([p for p in opened if not p.endswith(code) and not p.startswith("/proc/")])
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter fits the prior's GPs (lazy imports: ~1 min)
+def test_fitting_and_proposing_open_no_file_but_code() -> None:
+    """At run time the prior, good or bad, reads no table, trace or data file:
+    an audit hook sees every file opened while it fits and proposes."""
+    done = subprocess.run(
+        [sys.executable, "-c", _AUDIT], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
 
 # -- decoding ----------------------------------------------------------------
@@ -236,6 +351,60 @@ def test_margin_is_capped_softly_at_the_pad() -> None:
         MemoryPriorMean(PCO64_INSTANCE, _bounds(), pad=-1.0)
 
 
+# -- the deliberately misspecified prior ---------------------------------------
+
+
+def test_bad_prior_moves_every_constant_by_the_factor() -> None:
+    good, bad = PRIOR_DEFAULTS, misspecified(2.0)
+    assert PRIORS["good"] is PRIOR_DEFAULTS
+    assert PRIORS["bad"] == misspecified(BAD_PRIOR_FACTOR)
+    up = ("flop_rate", "latency_intra", "latency_inter", "step_overhead")
+    down = (
+        "bandwidth_intra",
+        "bandwidth_inter",
+        "bytes_weights",
+        "bytes_grads",
+        "bytes_optimizer",
+        "checkpoint_bytes",
+        "layer_activation_scale",
+        "memory_overhead_gib",
+    )
+    for name in up:
+        assert getattr(bad, name) == pytest.approx(2 * getattr(good, name)), name
+    for name in down:
+        assert getattr(bad, name) == pytest.approx(getattr(good, name) / 2), name
+    assert bad.gpu_memory_factor == pytest.approx(2.0)
+    # as confident as the good prior: the widths do not move
+    for name in ("throughput_log_sd", "state_log_sd", "activation_log_sd"):
+        assert getattr(bad, name) == getattr(good, name)
+    assert misspecified(1.0) == good
+    for factor in (0.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="Expected a finite factor >= 1"):
+            misspecified(factor)
+
+
+def test_bad_memory_prior_is_four_times_too_optimistic() -> None:
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0), (1, 1, 4, 0, 0, 6, 0, 2))
+    unit = (X - _bounds()[0]) / (_bounds()[1] - _bounds()[0])
+    good = MemoryPriorMean(PCO64_INSTANCE, _bounds()).physical(unit)
+    bad = MemoryPriorMean(PCO64_INSTANCE, _bounds(), defaults=PRIORS["bad"])
+    # half the bytes on twice the GPU memory: peak / capacity a quarter
+    torch.testing.assert_close(bad.physical(unit) + 1, (good + 1) / 4)
+    wrong = dataclasses.replace(PRIOR_DEFAULTS, gpu_memory_factor=0.0)
+    with pytest.raises(ValueError, match="positive finite gpu_memory_factor"):
+        MemoryPriorMean(PCO64_INSTANCE, _bounds(), defaults=wrong)
+
+
+def test_bad_throughput_prior_makes_communication_four_times_dearer() -> None:
+    X = _encoded((4, 2, 0, 0, 2, 6, 1, 0))
+    terms = {}
+    for quality in ("good", "bad"):
+        mean = ThroughputPriorMean(PCO64_INSTANCE, _bounds(), defaults=PRIORS[quality])
+        terms[quality] = mean.terms(mean.decoder.decode(X))
+    ratio = {q: t["data"] / t["compute"] for q, t in terms.items()}
+    torch.testing.assert_close(ratio["bad"], 4 * ratio["good"])
+
+
 # -- fitting and proposing -------------------------------------------------------
 
 
@@ -353,15 +522,27 @@ def test_prior_methods_start_from_three_rows_of_the_shared_design(
 ) -> None:
     config = BenchConfig(budget=5, n_init=4)
     default = run_one("first", 2, problem.table, config, fn=_first_rows)
-    for name in ("prior_ei", "prior_ei_tp"):
+    for name in ("prior_ei", "prior_ei_tp", "prior_ei_bad", "qlognei_init3"):
         method = get_method(name)
         assert method.n_init == 3
-        assert method.standin_caveat == STANDIN_CAVEAT
+        if name != "qlognei_init3":
+            assert method.standin_caveat == STANDIN_CAVEAT
         out = run_one(name, 2, problem.table, config, fn=method)
         assert out.error is None, out.error
         rows = out.records["row"].tolist()
         assert rows[:3] == default.records["row"].tolist()[:3]
         assert len(set(rows)) == 5
+
+
+def test_the_control_and_the_bad_prior_are_registered_variants() -> None:
+    control, qlognei = get_method("qlognei_init3"), get_method("qlognei")
+    assert type(control) is type(qlognei)
+    assert control.kind == qlognei.kind
+    assert (control.n_init, qlognei.n_init) == (3, None)
+    bad, good = get_method("prior_ei_bad"), get_method("prior_ei")
+    assert (bad.kind, bad.quality, good.quality) == ("both", "bad", "good")
+    with pytest.raises(ValueError, match="Expected quality"):
+        type(good)("both", quality="medium")  # type: ignore[arg-type]
 
 
 def test_a_stand_in_summary_of_a_prior_method_carries_the_caveat() -> None:

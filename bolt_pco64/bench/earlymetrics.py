@@ -18,6 +18,10 @@ table (each row's full cost under the time model and its true throughput):
   near-optimal configuration (``*_open``) delays reaching the target; one
   stopped after (a second near-optimal configuration below the incumbent)
   costs nothing on the way to it.
+- **Whether the optimum was found or stopped** (found-optimum and regret-0
+  rates, end-of-budget regret, the optimum started and stopped, each setting
+  against the reference paired by seed): :mod:`bolt_pco64.bench.earlyoutcomes`
+  (a near-optimal target and ERT do not see a stopped optimum).
 - **ERT with and without early termination, paired by seed**
   (:func:`paired_ert`): the comparisons under different ``--early-stop``
   settings are separate result directories of the same methods and seeds
@@ -54,7 +58,9 @@ if TYPE_CHECKING:
 __all__ = [
     "EARLY_METRICS_DEFAULTS",
     "EarlyMetricsDefaults",
+    "check_early_records",
     "early_stop_summary",
+    "exact_interval",
     "label_setting",
     "paired_ert",
 ]
@@ -80,7 +86,10 @@ EARLY_METRICS_DEFAULTS = EarlyMetricsDefaults()
 _NEEDED = ("method", "seed", "row", "feasible", "stopped", "run_gpu_hours")
 
 
-def _check(records: pd.DataFrame) -> None:
+def check_early_records(records: pd.DataFrame) -> None:
+    """Raise ``ValueError`` unless ``records`` has the columns of records
+    with early termination (``method, seed, row, feasible, stopped,
+    run_gpu_hours``)."""
     missing = sorted(set(_NEEDED) - set(records.columns))
     if missing:
         raise ValueError(
@@ -89,7 +98,9 @@ def _check(records: pd.DataFrame) -> None:
         )
 
 
-def _exact_interval(k: int, n: int, level: float) -> tuple[float, float]:
+def exact_interval(k: int, n: int, level: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) ``level`` interval of ``k`` successes in
+    ``n`` trials; ``(nan, nan)`` for ``n = 0``."""
     if n == 0:
         return math.nan, math.nan
     ci = sps.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
@@ -125,7 +136,7 @@ def early_stop_summary(
     Raises:
         ValueError: On records without the needed columns or a bad ``near``.
     """
-    _check(records)
+    check_early_records(records)
     if not 0.0 <= near < 1.0:
         raise ValueError(f"Expected near in [0, 1), got {near!r}.")
     recs = within_budget(records, budget_hours)
@@ -143,11 +154,11 @@ def early_stop_summary(
         )
         n_near = int(is_near.sum())
         wrong = int((is_near & stopped).sum())
-        low, high = _exact_interval(wrong, n_near, level)
+        low, high = exact_interval(wrong, n_near, level)
         open_ = _before_target(sub, true, (1.0 - near) * optimum) & is_near
         n_open = int(open_.sum())
         wrong_open = int((open_ & stopped).sum())
-        o_low, o_high = _exact_interval(wrong_open, n_open, level)
+        o_low, o_high = exact_interval(wrong_open, n_open, level)
         total = float(charged.sum())
         rows.append(
             {

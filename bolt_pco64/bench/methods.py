@@ -52,17 +52,28 @@ constrained GPs of ``qlognei`` and a GP of the log run cost:
   the budget is spent (Lee et al. 2020).
 
 Prior-informed methods (:mod:`bolt_pco64.bo.prior`; not in the default
-comparison, run them with ``--methods qlognei,prior_ei,prior_ei_tp``): the
-constrained qLogNEI of ``qlognei`` on GPs whose prior means are learnable
+comparison, see below for the command): the constrained qLogNEI of ``qlognei`` on GPs whose prior means are learnable
 performance models, starting from a 3-row initial design (``n_init = 3``, a
 prefix of the seed's shared design):
 
 - ``prior_ei``: throughput prior on the objective GP, memory-margin prior on
   the constraint GP;
-- ``prior_ei_tp``: the ablation, throughput prior only.
+- ``prior_ei_tp``: the ablation, throughput prior only;
+- ``prior_ei_bad``: ``prior_ei`` with a deliberately misspecified prior
+  (every physical constant off by 2x, the memory prior of a GPU with twice
+  the memory; :func:`~bolt_pco64.bo.prior.misspecified`): the robustness
+  check of prior-guided benchmarks (mf-prior-bench's bad priors).
 
-They recommend the best observed configuration (no ``objective_model``: the
-harness re-conditions a constant-mean GP, which a prior-mean GP is not).
+Their control, ``qlognei_init3``, is ``qlognei`` from the same 3 rows: it
+separates the prior's effect from the shorter initial design (``qlognei``
+starts from the comparison's ``n_init``, 10 by default, so at 10
+evaluations it has made no model-guided choice yet). Run them all with
+``--methods qlognei,qlognei_init3,prior_ei,prior_ei_tp,prior_ei_bad
+--reference qlognei_init3``.
+
+The prior methods recommend the best observed configuration (no
+``objective_model``: the harness re-conditions a constant-mean GP, which a
+prior-mean GP is not).
 
 Point methods (not in the default comparison; run them with
 ``--methods qlognei,qlognei-box,qlognei-mixed``): the same models and
@@ -114,6 +125,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "METHODS",
+    "PRIOR_N_INIT",
     "BoxMethod",
     "ConstrainedMethod",
     "CostAwareMethod",
@@ -133,6 +145,9 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: The initial-design size of the prior methods and of their control,
+#: ``qlognei_init3`` (what the prior should save).
+PRIOR_N_INIT = 3
 #: The registry of methods by name (entry-point methods join it when loaded).
 METHODS: dict[str, Method] = {}
 
@@ -276,10 +291,15 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
 
     Args:
         kind: ``"qlognei"``, ``"qlogei"`` or ``"ts"``.
+        n_init: Its own initial-design size (a prefix of the seed's shared
+            design), ``None`` for the comparison's.
     """
 
-    def __init__(self, kind: Literal["qlognei", "qlogei", "ts"]) -> None:
+    def __init__(
+        self, kind: Literal["qlognei", "qlogei", "ts"], n_init: int | None = None
+    ) -> None:
         self.kind = kind
+        self.n_init = n_init
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import propose_acquisition, propose_thompson
@@ -496,11 +516,22 @@ class PriorMethod(Method):
     Args:
         kind: ``"both"`` (``prior_ei``) or ``"throughput"`` (``prior_ei_tp``).
         n_init: The initial-design size (3: what the prior should save).
+        quality: ``"good"`` (the prior's defaults) or ``"bad"`` (every
+            constant deliberately off, :func:`~bolt_pco64.bo.prior.misspecified`;
+            ``prior_ei_bad``).
     """
 
-    def __init__(self, kind: Literal["both", "throughput"], n_init: int = 3) -> None:
+    def __init__(
+        self,
+        kind: Literal["both", "throughput"],
+        n_init: int = PRIOR_N_INIT,
+        quality: Literal["good", "bad"] = "good",
+    ) -> None:
+        if quality not in ("good", "bad"):
+            raise ValueError(f"Expected quality 'good' or 'bad', got {quality!r}.")
         self.kind = kind
         self.n_init = n_init
+        self.quality = quality
 
     @property
     def standin_caveat(self) -> str:
@@ -511,7 +542,7 @@ class PriorMethod(Method):
         return STANDIN_CAVEAT
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo.prior import PriorState, propose_prior_ei
+        from bolt_pco64.bo.prior import PRIORS, PriorState, propose_prior_ei
 
         state = ctx.state.setdefault("prior", PriorState())
         available = ctx.available
@@ -526,6 +557,7 @@ class PriorMethod(Method):
             ctx.step_seed,
             kind=self.kind,
             state=state,
+            defaults=PRIORS[self.quality],
             X_pending=ctx.X_pending,
         )
         ctx.fit_seconds += state.fit_seconds
@@ -546,6 +578,8 @@ register_method("eipu", CostAwareMethod("eipu"))
 register_method("ei_cool", CostAwareMethod("ei_cool"))
 register_method("prior_ei", PriorMethod("both"))
 register_method("prior_ei_tp", PriorMethod("throughput"))
+register_method("prior_ei_bad", PriorMethod("both", quality="bad"))
+register_method("qlognei_init3", ConstrainedMethod("qlognei", n_init=PRIOR_N_INIT))
 
 
 def check_methods(methods: Sequence[str]) -> list[str]:

@@ -39,6 +39,9 @@ METHOD_HELP: dict[str, str] = {
     "prior_ei": "qlognei on GPs with performance-model prior means "
     "(throughput, memory margin), from 3 initial rows",
     "prior_ei_tp": "prior_ei with the throughput prior only (ablation)",
+    "prior_ei_bad": "prior_ei with a deliberately misspecified prior "
+    "(constants off by 2x, twice the GPU memory)",
+    "qlognei_init3": "qlognei from 3 initial rows (the prior methods' control)",
 }
 
 

@@ -15,8 +15,9 @@ taken from it; see :data:`STANDIN_CAVEAT`.
 
 - :mod:`~bolt_pco64.bo.prior.layout`: encoded inputs to parallel sizes, read
   from the instance's input specs and context columns;
-- :mod:`~bolt_pco64.bo.prior.base`: :class:`PriorDefaults` and the
-  :class:`PhysicalMean` base class;
+- :mod:`~bolt_pco64.bo.prior.base`: :class:`PriorDefaults`, the
+  :class:`PhysicalMean` base class, and the deliberately misspecified prior
+  of the robustness check (:func:`misspecified`, :data:`PRIORS`);
 - :mod:`~bolt_pco64.bo.prior.throughput`: :class:`ThroughputPriorMean`;
 - :mod:`~bolt_pco64.bo.prior.memory`: :class:`MemoryPriorMean`;
 - :mod:`~bolt_pco64.bo.prior.fit`: :func:`fit_prior_models` and
@@ -25,10 +26,14 @@ taken from it; see :data:`STANDIN_CAVEAT`.
 """
 
 from bolt_pco64.bo.prior.base import (
+    BAD_PRIOR_FACTOR,
     PRIOR_DEFAULTS,
+    PRIORS,
     STANDIN_CAVEAT,
     PhysicalMean,
     PriorDefaults,
+    PriorQuality,
+    misspecified,
 )
 from bolt_pco64.bo.prior.fit import (
     PriorKind,
@@ -48,7 +53,9 @@ from bolt_pco64.bo.prior.throughput import (
 )
 
 __all__ = [
+    "BAD_PRIOR_FACTOR",
     "MEMORY_PARAMETERS",
+    "PRIORS",
     "PRIOR_DEFAULTS",
     "QUANTITIES",
     "STANDIN_CAVEAT",
@@ -59,10 +66,12 @@ __all__ = [
     "PhysicalMean",
     "PriorDefaults",
     "PriorKind",
+    "PriorQuality",
     "PriorState",
     "ThroughputPriorMean",
     "fit_prior_gp",
     "fit_prior_models",
+    "misspecified",
     "model_parameters",
     "physical_summary",
     "propose_prior_ei",

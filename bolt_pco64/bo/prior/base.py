@@ -23,10 +23,11 @@ physical value is :meth:`PhysicalMean.physical`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import torch
 from gpytorch.constraints import Interval
@@ -36,7 +37,16 @@ from torch import Tensor
 
 from bolt_pco64.bo.prior.layout import Layout, LayoutDecoder
 
-__all__ = ["PRIOR_DEFAULTS", "STANDIN_CAVEAT", "PhysicalMean", "PriorDefaults"]
+__all__ = [
+    "BAD_PRIOR_FACTOR",
+    "PRIORS",
+    "PRIOR_DEFAULTS",
+    "STANDIN_CAVEAT",
+    "PhysicalMean",
+    "PriorDefaults",
+    "PriorQuality",
+    "misspecified",
+]
 
 #: The sentence every figure or summary of a prior method on a stand-in table
 #: carries (the stand-in is itself produced by an analytic model).
@@ -81,6 +91,10 @@ class PriorDefaults:
             (Korthikanti et al.'s ``10/sp + 24/tp`` bytes per token and hidden
             unit), live while that layer is recomputed.
         memory_overhead_gib: GiB per GPU not modelled otherwise.
+        gpu_memory_factor: The GPU memory the memory prior assumes, as a
+            multiple of the instance's ``gpu_memory_gb`` (1: the instance's
+            own GPU; another value is a misspecified prior, see
+            :func:`misspecified`).
         state_log_sd: Prior standard deviation (log) of the bytes per parameter.
         activation_log_sd: Prior standard deviation (log) of the two activation
             coefficients.
@@ -109,6 +123,7 @@ class PriorDefaults:
     checkpoint_bytes: float = 2.0
     layer_activation_scale: float = 1.0
     memory_overhead_gib: float = 1.0
+    gpu_memory_factor: float = 1.0
     state_log_sd: float = 0.5
     activation_log_sd: float = 1.0
     overhead_log_sd: float = 1.0
@@ -119,6 +134,70 @@ class PriorDefaults:
 
 #: The defaults every function of :mod:`bolt_pco64.bo.prior` uses.
 PRIOR_DEFAULTS = PriorDefaults()
+
+#: How far each constant of the deliberately misspecified ("bad") prior is off.
+BAD_PRIOR_FACTOR = 2.0
+
+
+def misspecified(
+    factor: float = BAD_PRIOR_FACTOR, defaults: PriorDefaults = PRIOR_DEFAULTS
+) -> PriorDefaults:
+    """A deliberately wrong prior: every physical constant off by ``factor``.
+
+    The robustness check of prior-guided benchmarks (mf-prior-bench's good,
+    medium and bad priors): the prior keeps its widths (it is as confident
+    as before) around wrong centres. Each constant moves by ``factor``, in
+    the direction that does not cancel another's:
+
+    - throughput: the FLOP rate ``factor`` times higher, both bandwidths
+      ``factor`` times lower, both latencies and the step overhead
+      ``factor`` times longer; as the times are rescaled by one fitted unit
+      (:meth:`~bolt_pco64.bo.prior.throughput.ThroughputPriorMean.from_observations`),
+      what is wrong is communication against compute, ``factor ** 2`` too
+      dear;
+    - memory: every byte count (weights, gradients, optimizer state, kept
+      activations, the working layer) and the overhead ``factor`` times too
+      small, and the GPU memory of the wrong GPU, ``factor`` times the
+      instance's (``gpu_memory_factor``; with 2, a 192 GB GPU's for pco64's
+      96 GB): the predicted peak over capacity is ``factor ** 2`` too small,
+      an optimistic prior that expects configurations to fit that do not.
+
+    Args:
+        factor: How far each constant is off (``> 1``; 1 is ``defaults``).
+        defaults: The prior to misspecify.
+
+    Raises:
+        ValueError: If ``factor`` is not finite and at least 1.
+    """
+    if not (math.isfinite(factor) and factor >= 1.0):
+        raise ValueError(f"Expected a finite factor >= 1, got {factor!r}.")
+    d, f = defaults, float(factor)
+    return dataclasses.replace(
+        d,
+        flop_rate=d.flop_rate * f,
+        bandwidth_intra=d.bandwidth_intra / f,
+        bandwidth_inter=d.bandwidth_inter / f,
+        latency_intra=d.latency_intra * f,
+        latency_inter=d.latency_inter * f,
+        step_overhead=d.step_overhead * f,
+        bytes_weights=d.bytes_weights / f,
+        bytes_grads=d.bytes_grads / f,
+        bytes_optimizer=d.bytes_optimizer / f,
+        checkpoint_bytes=d.checkpoint_bytes / f,
+        layer_activation_scale=d.layer_activation_scale / f,
+        memory_overhead_gib=d.memory_overhead_gib / f,
+        gpu_memory_factor=d.gpu_memory_factor * f,
+    )
+
+
+#: A prior's quality: ``"good"`` (:data:`PRIOR_DEFAULTS`) or ``"bad"``
+#: (:func:`misspecified` by :data:`BAD_PRIOR_FACTOR`).
+PriorQuality = Literal["good", "bad"]
+#: The priors by quality (a registry, not an ``if`` chain).
+PRIORS: dict[str, PriorDefaults] = {
+    "good": PRIOR_DEFAULTS,
+    "bad": misspecified(BAD_PRIOR_FACTOR, PRIOR_DEFAULTS),
+}
 
 
 def _theta(module: PhysicalMean) -> Tensor:

@@ -65,6 +65,9 @@ _GIB = 2.0**30
 class MemoryPriorMean(PhysicalMean):
     """The memory margin ``peak(x) / gpu_memory_gb - 1`` of a learnable memory model.
 
+    ``gpu_memory_gb`` is the instance's times ``defaults.gpu_memory_factor``
+    (1 unless the prior is deliberately misspecified).
+
     Args:
         instance: The instance (GPU memory, model shape, input encoding).
         bounds: ``2 x d``-dim tensor of the GP's normalisation bounds.
@@ -73,7 +76,8 @@ class MemoryPriorMean(PhysicalMean):
         defaults: Initial values and prior widths.
 
     Raises:
-        ValueError: If ``pad`` is given and not positive and finite.
+        ValueError: If ``pad`` is given and not positive and finite, or
+            ``defaults.gpu_memory_factor`` is not positive and finite.
     """
 
     names = MEMORY_PARAMETERS
@@ -88,6 +92,11 @@ class MemoryPriorMean(PhysicalMean):
         if pad is not None and not (math.isfinite(pad) and pad > 0):
             raise ValueError(f"Expected a positive finite pad or None, got {pad!r}.")
         d = defaults
+        if not (math.isfinite(d.gpu_memory_factor) and d.gpu_memory_factor > 0):
+            raise ValueError(
+                "Expected a positive finite gpu_memory_factor, got "
+                f"{d.gpu_memory_factor!r}."
+            )
         grads_share = d.bytes_grads / (d.bytes_grads + d.bytes_optimizer)
         initial = [
             d.bytes_weights,
@@ -103,7 +112,7 @@ class MemoryPriorMean(PhysicalMean):
         self.sharpness = d.pad_sharpness
         self._params = model_parameters(instance.model)
         self._model = instance.model
-        self._capacity = float(instance.gpu_memory_gb)
+        self._capacity = float(instance.gpu_memory_gb) * d.gpu_memory_factor
 
     def parts(self, layout: Layout) -> dict[str, Tensor]:
         """The peak memory's parts in GiB (``batch_shape``-dim each), by name."""
