@@ -6,7 +6,7 @@ A test module uses a fixture by binding it to a module name, e.g.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -33,12 +33,15 @@ def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def registry() -> Iterator[dict[str, Method]]:
-    """Methods registered by a test are removed afterwards."""
-    before = dict(METHODS)
+def registry() -> Iterator[Mapping[str, Method]]:
+    """:data:`~bolt_pco64.bench.METHODS`; methods registered by a test are
+    removed afterwards."""
+    from bolt_pco64.bench import registry as module
+
+    before = dict(module._registered)
     yield METHODS
-    METHODS.clear()
-    METHODS.update(before)
+    module._registered.clear()
+    module._registered.update(before)
 
 
 def observed(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:

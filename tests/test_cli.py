@@ -8,6 +8,7 @@ import subprocess
 import sys
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -424,7 +425,7 @@ def test_help_lists_commands_in_full(width: int) -> None:
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_bench_help_lists_every_method_unbroken(width: int) -> None:
     from bolt_pco64.bench.config import DEFAULTS
-    from bolt_pco64.bench.methods import method_names
+    from bolt_pco64.bench.registry import method_names
 
     result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
     assert result.exit_code == 0, result.output
@@ -439,10 +440,13 @@ def test_bench_help_lists_every_method_unbroken(width: int) -> None:
     assert f"[default: {', '.join(DEFAULTS.methods)}]" in flat
 
 
-def test_method_help_names_the_registered_methods(registry: dict[str, object]) -> None:
+def test_method_help_names_the_registered_methods(
+    registry: Mapping[str, object],
+) -> None:
+    from bolt_pco64.bench import register_method
     from bolt_pco64.cli import METHOD_HELP
 
     assert sorted(METHOD_HELP) == sorted(registry)
-    registry["mine"] = lambda ctx: ctx.untried[: ctx.q]
+    register_method("mine", lambda ctx: ctx.untried[: ctx.q])
     result = CliRunner().invoke(main, ["bench", "--help"])
     assert re.search(r"^  mine\s+registered in this process$", result.output, re.M)

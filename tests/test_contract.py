@@ -26,7 +26,8 @@ from bolt_pco64.bench import (
     run_benchmark,
 )
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.methods import METHODS
+from bolt_pco64.bench.methods import BUILTIN_METHODS
+from bolt_pco64.bench.registry import METHODS, check_methods, method_registry
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bench.store import ResultStore
 from bolt_pco64.bo import FeasibilityClassifier, fit_gp, log_prob_feasible
@@ -254,6 +255,44 @@ def test_an_entry_point_method_appears_in_bench_help_and_runs(
 def test_unknown_methods_are_refused_with_the_known_names(plugin: str) -> None:
     with pytest.raises(ValueError, match=plugin):
         get_method("no_such_method")
+
+
+def test_looking_an_entry_point_up_changes_no_global_registry(plugin: str) -> None:
+    found = method_registry()
+    method = found[plugin]
+    assert found[plugin] is method  # loaded once into that mapping
+    assert get_method(plugin).n_init == 2
+    assert plugin not in METHODS
+    assert list(METHODS) == list(BUILTIN_METHODS)
+
+
+def test_the_package_registries_are_read_only() -> None:
+    with pytest.raises(TypeError):
+        METHODS["mine"] = _Short()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        BUILTIN_METHODS["mine"] = _Short()  # type: ignore[index]
+
+
+def test_a_registry_is_injected_where_a_method_is_looked_up(
+    problem: PCO64,
+) -> None:
+    mine = {"mine": _first_rows}
+    assert method_names(mine) == ["mine"]
+    assert check_methods(["mine", "mine"], mine) == ["mine"]
+    config = BenchConfig(budget=6, n_init=3)
+    run = run_one("mine", 0, problem.table, config, registry=mine)
+    assert run.error is None
+    assert len(run.records) == 6
+    assert "mine" not in method_names()
+    # A built-in name is unknown to a registry that lacks it.
+    with pytest.raises(ValueError, match=r"Expected a method in \['mine'\]"):
+        run_one("random", 0, problem.table, config, registry=mine)
+
+
+def test_a_registered_method_with_a_bad_n_init_is_refused(registry: object) -> None:
+    with pytest.raises(ValueError, match="Expected n_init of method 'bad' to be an"):
+        register_method("bad", _first_rows, n_init=0)
+    assert "bad" not in METHODS
 
 
 # -- the instance-neutral API ------------------------------------------------

@@ -9,9 +9,12 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.contract`: what a method is (:class:`Method`:
   ``propose``, and optionally its own ``n_init`` and ``objective_model``)
   and what it sees (:class:`RunContext`);
-- :mod:`~bolt_pco64.bench.methods`: the method registry (:data:`METHODS`,
-  :func:`register_method`, the ``bolt_pco64.methods`` entry-point group) and
-  the built-in methods;
+- :mod:`~bolt_pco64.bench.methods`: the built-in methods, listed once
+  (:data:`~bolt_pco64.bench.methods.BUILTINS`);
+- :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by
+  name (:data:`METHODS`, read-only; :func:`register_method`; the
+  ``bolt_pco64.methods`` entry-point group; :func:`method_registry`, and a
+  ``registry=`` argument wherever a method is looked up);
 - :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points
   of the box that are snapped to rows; repeats) and :func:`resolve_proposal`;
 - :mod:`~bolt_pco64.bench.run`: one run (:func:`run_one`), executed by
@@ -92,7 +95,7 @@ A method with a model, or its own initial design, subclasses :class:`Method`::
     register_method("my_ei", MyEI())
 
 Another package registers its methods through the entry-point group
-``bolt_pco64.methods`` (:mod:`~bolt_pco64.bench.methods`); they then appear
+``bolt_pco64.methods`` (:mod:`~bolt_pco64.bench.registry`); they then appear
 in ``bolt-pco64 bench --methods`` and its ``--help``.
 
 The names below are imported from their modules on first use, so that
@@ -131,17 +134,19 @@ if TYPE_CHECKING:
     )
     from bolt_pco64.bench.family import FamilyResult, run_problems
     from bolt_pco64.bench.formatting import summary_markdown
-    from bolt_pco64.bench.methods import (
-        ENTRY_POINT_GROUP,
-        METHODS,
-        get_method,
-        method_names,
-        register_method,
-    )
     from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
     from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.records import RunOutcome, record_columns
+    from bolt_pco64.bench.registry import (
+        ENTRY_POINT_GROUP,
+        METHODS,
+        MethodRegistry,
+        get_method,
+        method_names,
+        method_registry,
+        register_method,
+    )
     from bolt_pco64.bench.report import cost_label
     from bolt_pco64.bench.run import run_one
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
@@ -164,16 +169,18 @@ _WHERE: dict[str, str] = {
     "QUICK_FAMILY": "config",
     "BenchConfig": "config",
     "BenchDefaults": "config",
-    "ENTRY_POINT_GROUP": "methods",
-    "METHODS": "methods",
+    "ENTRY_POINT_GROUP": "registry",
+    "METHODS": "registry",
+    "MethodRegistry": "registry",
+    "method_registry": "registry",
     "FunctionMethod": "contract",
     "Method": "contract",
     "MethodFn": "contract",
     "ObjectiveModel": "contract",
     "RunContext": "contract",
-    "get_method": "methods",
-    "method_names": "methods",
-    "register_method": "methods",
+    "get_method": "registry",
+    "method_names": "registry",
+    "register_method": "registry",
     "BenchPlan": "plan",
     "execute_plan": "plan",
     "make_plan": "plan",
@@ -211,6 +218,7 @@ __all__ = [
     "InProcessBackend",
     "Method",
     "MethodFn",
+    "MethodRegistry",
     "ObjectiveModel",
     "OutputDirError",
     "ProcessBackend",
@@ -226,6 +234,7 @@ __all__ = [
     "make_backend",
     "make_plan",
     "method_names",
+    "method_registry",
     "plot_regret",
     "record_columns",
     "register_method",

@@ -4,6 +4,10 @@ What a run and a crash cost is not here: it is the one time model,
 :mod:`bolt_pco64.costs` (its defaults in ``COST_DEFAULTS``), which the
 harness and the Ax and Optuna adapters all read.
 
+The method names of the default and ``--quick`` comparisons are not written
+here: they are the built-in methods marked so in
+:data:`bolt_pco64.bench.methods.BUILTINS`, the one list of the methods.
+
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.
 """
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from numbers import Real
 
 from bolt_pco64.bench.clock import ClockBudget
+from bolt_pco64.bench.methods import BUILTINS
 from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
 
 #: The early-termination policies (``--early-stop``), by name: the keys of
@@ -43,7 +48,9 @@ class BenchDefaults:
 
     Attributes:
         problem: The instance a comparison runs on when none is named.
-        methods: Method names, in report order.
+        methods: Method names, in report order (by default the built-in
+            methods marked ``default`` in
+            :data:`~bolt_pco64.bench.methods.BUILTINS`).
         seeds: Seeds per method (seeds ``0..seeds-1``).
         budget: Evaluations per run, initial design included.
         n_init: Size of the initial design shared by all methods of a seed.
@@ -62,16 +69,7 @@ class BenchDefaults:
     """
 
     problem: str = "pco64"
-    methods: tuple[str, ...] = (
-        "random",
-        "qlognei",
-        "qlogei",
-        "ts",
-        "naive",
-        "gpc_ei",
-        "tobit_ei",
-        "gpc_pof",
-    )
+    methods: tuple[str, ...] = tuple(n for n, b in BUILTINS.items() if b.default)
     seeds: int = 20
     budget: int = 40
     n_init: int = 10
@@ -96,7 +94,7 @@ class BenchDefaults:
 DEFAULTS = BenchDefaults()
 #: ``--quick``: 3 methods x 3 seeds x 30 evaluations.
 QUICK = BenchDefaults(
-    methods=("random", "qlognei", "ts"),
+    methods=tuple(n for n, b in BUILTINS.items() if b.quick),
     seeds=3,
     budget=30,
     out="bench-results/quick",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,7 @@ def run_problems(
     reference: str | None = None,
     workers: int = DEFAULTS.workers,
     early_stop: str = DEFAULTS.early_stop,
+    registry: Mapping[str, object] | None = None,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.
 
@@ -117,6 +118,7 @@ def run_problems(
         jobs,
         dask_scheduler,
         progress,
+        registry,
     )
     results = execute_plan(plan)
     return _combined_report(root, results, plan)

@@ -1,24 +1,14 @@
-"""The method registry, its entry-point group, and the built-in methods.
+"""The built-in methods, listed once (:data:`BUILTINS`).
 
 A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
 :class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally
 ``n_init`` and ``objective_model``) or a plain function of the step's
-:class:`~bolt_pco64.bench.contract.RunContext`. :data:`METHODS` holds the
-registered ones by name; :func:`register_method` adds one.
-
-Methods of other packages: a distribution that declares an entry point in
-the group :data:`ENTRY_POINT_GROUP` (``bolt_pco64.methods``), e.g. in its
-``pyproject.toml``::
-
-    [project.entry-points."bolt_pco64.methods"]
-    lowest_memory_first = "my_package.methods:LowestMemoryFirst"
-
-makes ``lowest_memory_first`` a method of ``bolt-pco64 bench --methods`` (and
-of its ``--help``). The object named is a :class:`Method` instance, a
-:class:`Method` subclass (instantiated without arguments) or a function.
-Entry points are listed without being imported; one is loaded when a
-comparison asks for it. A registered name (a built-in one included) takes
-precedence over an entry point of the same name.
+:class:`~bolt_pco64.bench.contract.RunContext`. :data:`BUILTINS` is the one
+list of the built-in methods: each one's name, its method, its line in
+``bench --help`` and whether the default and the ``--quick`` comparisons run
+it (:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help
+read it from here). Methods registered by the user and those of other
+packages' entry points are looked up in :mod:`bolt_pco64.bench.registry`.
 
 Built-in methods:
 
@@ -101,10 +91,11 @@ runs, not when this module is imported (``bench --help`` lists the methods).
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal, overload
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
 
 from bolt_pco64.bench.contract import (
     ENTRY_POINT_GROUP,
@@ -113,8 +104,6 @@ from bolt_pco64.bench.contract import (
     MethodFn,
     ObjectiveModel,
     RunContext,
-    as_method,
-    method_entry_points,
 )
 
 if TYPE_CHECKING:
@@ -123,10 +112,12 @@ if TYPE_CHECKING:
     from bolt_pco64.bo import ConstrainedModels, CrashAwareState
 
 __all__ = [
+    "BUILTINS",
+    "BUILTIN_METHODS",
     "ENTRY_POINT_GROUP",
-    "METHODS",
     "PRIOR_N_INIT",
     "BoxMethod",
+    "Builtin",
     "ConstrainedMethod",
     "CostAwareMethod",
     "CrashAwareMethod",
@@ -137,111 +128,11 @@ __all__ = [
     "PriorMethod",
     "RandomMethod",
     "RunContext",
-    "check_methods",
-    "check_reference",
-    "get_method",
-    "method_names",
-    "register_method",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: The initial-design size of the prior methods and of their control,
 #: ``qlognei_init3`` (what the prior should save).
 PRIOR_N_INIT = 3
-#: The registry of methods by name (entry-point methods join it when loaded).
-METHODS: dict[str, Method] = {}
-
-
-@overload
-def register_method(
-    name: str, fn: None = None, *, n_init: int | None = None
-) -> Callable[[MethodFn], MethodFn]: ...
-
-
-@overload
-def register_method(name: str, fn: object, *, n_init: int | None = None) -> object: ...
-
-
-def register_method(
-    name: str, fn: object | None = None, *, n_init: int | None = None
-) -> object:
-    """Register a method under ``name``; usable as a decorator or a function.
-
-    ``register_method("mine", fn)`` or ``@register_method("mine")``.
-    ``fn`` is a :class:`Method` (instance or subclass) or a function
-    ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long
-    tensor or a sequence of ints) or a ``q x d`` floating tensor of points in
-    the box (snapped by the harness). Re-registering a name replaces it.
-
-    Args:
-        name: A file-safe name (letters, digits, ``_``, ``.``, ``-``).
-        fn: The method; omitted, a decorator is returned.
-        n_init: A function's own initial-design size (a :class:`Method`
-            states it as its ``n_init`` attribute).
-
-    Returns:
-        ``fn`` itself (or the decorator), so a decorated function stays a
-        function.
-
-    Raises:
-        ValueError: If ``name`` is not a simple file-safe name.
-        TypeError: If ``fn`` is neither a :class:`Method` nor callable.
-    """
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(
-            f"Expected a method name of letters, digits, '_', '.', '-', got {name!r}."
-        )
-
-    def add(f: object) -> object:
-        method = as_method(f, n_init)
-        _check_n_init(name, method.n_init)
-        METHODS[name] = method
-        return f
-
-    return add(fn) if fn is not None else add
-
-
-def _check_n_init(name: str, n_init: object) -> None:
-    if n_init is None:
-        return
-    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
-        raise ValueError(
-            f"Expected method {name!r} to have n_init None or an integer >= 1, "
-            f"got {n_init!r}."
-        )
-
-
-def method_names() -> list[str]:
-    """Every method a comparison may name: the registered ones in registration
-    order, then the entry points' (sorted), without importing them."""
-    names = list(METHODS)
-    extra = sorted(
-        n for n in method_entry_points() if n not in METHODS and _NAME.match(n)
-    )
-    return [*names, *extra]
-
-
-def get_method(name: str) -> Method:
-    """The method registered as ``name``, loading its entry point if needed.
-
-    Raises:
-        ValueError: If no method has that name, or its entry point cannot be
-            loaded or names no method.
-    """
-    if name in METHODS:
-        return METHODS[name]
-    ep = method_entry_points().get(name) if isinstance(name, str) else None
-    if ep is None or not _NAME.match(name):
-        raise ValueError(f"Expected a method in {method_names()}, got {name!r}.")
-    try:
-        obj = ep.load()
-        register_method(name, obj)
-    except Exception as err:
-        raise ValueError(
-            f"Expected entry point {name!r} of {ENTRY_POINT_GROUP!r} to load a "
-            f"method, got {type(err).__name__}: {err} (from {ep.value!r})."
-        ) from err
-    return METHODS[name]
 
 
 # --------------------------------------------------------------------------
@@ -564,63 +455,129 @@ class PriorMethod(Method):
         return available[idx]
 
 
-register_method("random", RandomMethod())
-register_method("qlognei", ConstrainedMethod("qlognei"))
-register_method("qlogei", ConstrainedMethod("qlogei"))
-register_method("ts", ConstrainedMethod("ts"))
-register_method("naive", NaiveMethod())
-register_method("qlognei-box", BoxMethod("box"))
-register_method("qlognei-mixed", BoxMethod("mixed"))
-register_method("gpc_ei", CrashAwareMethod("gpc_ei"))
-register_method("tobit_ei", CrashAwareMethod("tobit_ei"))
-register_method("gpc_pof", CrashAwareMethod("gpc_pof"))
-register_method("eipu", CostAwareMethod("eipu"))
-register_method("ei_cool", CostAwareMethod("ei_cool"))
-register_method("prior_ei", PriorMethod("both"))
-register_method("prior_ei_tp", PriorMethod("throughput"))
-register_method("prior_ei_bad", PriorMethod("both", quality="bad"))
-register_method("qlognei_init3", ConstrainedMethod("qlognei", n_init=PRIOR_N_INIT))
+@dataclass(frozen=True)
+class Builtin:
+    """A built-in method and what the command line says of it.
 
-
-def check_methods(methods: Sequence[str]) -> list[str]:
-    """``methods`` without duplicates, in order, each loaded (:func:`get_method`).
-
-    Raises:
-        ValueError: If it is empty, names an unknown method or an entry point
-            that does not load.
+    Attributes:
+        method: The method.
+        help: Its line in ``bench --help``.
+        default: Whether the default comparison runs it
+            (:data:`~bolt_pco64.bench.config.DEFAULTS`' ``methods``).
+        quick: Whether ``--quick`` runs it
+            (:data:`~bolt_pco64.bench.config.QUICK`'s ``methods``).
     """
-    names = list(dict.fromkeys(methods))
-    known = method_names()
-    unknown = [m for m in names if m not in known]
-    if not names or unknown:
-        raise ValueError(
-            f"Expected methods from {sorted(known)}, got {unknown or names!r}."
-        )
-    for m in names:
-        get_method(m)
-    return names
+
+    method: Method
+    help: str
+    default: bool = False
+    quick: bool = False
 
 
-def check_reference(reference: str | None, methods: Sequence[str]) -> str:
-    """The reference method of the paired comparisons, checked before any run.
+#: The built-in methods by name, in report order: the one list of them.
+BUILTINS: Mapping[str, Builtin] = MappingProxyType(
+    {
+        "random": Builtin(
+            RandomMethod(),
+            "uniform over the untried configurations",
+            default=True,
+            quick=True,
+        ),
+        "qlognei": Builtin(
+            ConstrainedMethod("qlognei"),
+            "constrained qLogNEI over the untried configurations",
+            default=True,
+            quick=True,
+        ),
+        "qlogei": Builtin(
+            ConstrainedMethod("qlogei"),
+            "constrained qLogEI over the untried configurations",
+            default=True,
+        ),
+        "ts": Builtin(
+            ConstrainedMethod("ts"),
+            "constrained Thompson sampling over the untried configurations",
+            default=True,
+            quick=True,
+        ),
+        "naive": Builtin(
+            NaiveMethod(),
+            "qLogNEI that records an OOM as the worst feasible value",
+            default=True,
+        ),
+        "qlognei-box": Builtin(
+            BoxMethod("box"),
+            "qlognei optimised over the continuous box, snapped to rows",
+        ),
+        "qlognei-mixed": Builtin(
+            BoxMethod("mixed"),
+            "qlognei optimised over the integer lattice, snapped to rows",
+        ),
+        "gpc_ei": Builtin(
+            CrashAwareMethod("gpc_ei"),
+            "LogEI x P(feasible) of a GP classifier of ran_successfully",
+            default=True,
+        ),
+        "tobit_ei": Builtin(
+            CrashAwareMethod("tobit_ei"),
+            "LogEI x P(margin <= 0) of a GP of the memory margin, crashes as "
+            "censored observations",
+            default=True,
+        ),
+        "gpc_pof": Builtin(
+            CrashAwareMethod("gpc_pof"),
+            "LogEI where the classifier's P(feasible) reaches a threshold",
+            default=True,
+        ),
+        "eipu": Builtin(
+            CostAwareMethod("eipu"),
+            "qlognei per unit of expected cost (crash risk counted); use with "
+            "--budget-hours",
+        ),
+        "ei_cool": Builtin(
+            CostAwareMethod("ei_cool"),
+            "eipu with the cost's exponent cooling from 1 to 0 as the budget is "
+            "spent (Lee et al. 2020)",
+        ),
+        "prior_ei": Builtin(
+            PriorMethod("both"),
+            "qlognei on GPs with performance-model prior means (throughput, "
+            f"memory margin), from {PRIOR_N_INIT} initial rows",
+        ),
+        "prior_ei_tp": Builtin(
+            PriorMethod("throughput"),
+            "prior_ei with the throughput prior only (ablation)",
+        ),
+        "prior_ei_bad": Builtin(
+            PriorMethod("both", quality="bad"),
+            "prior_ei with a deliberately misspecified prior (constants off by "
+            "2x, twice the GPU memory)",
+        ),
+        "qlognei_init3": Builtin(
+            ConstrainedMethod("qlognei", n_init=PRIOR_N_INIT),
+            f"qlognei from {PRIOR_N_INIT} initial rows (the prior methods' control)",
+        ),
+    }
+)
+#: The built-in methods themselves, by name (:data:`BUILTINS`' methods).
+BUILTIN_METHODS: Mapping[str, Method] = MappingProxyType(
+    {name: b.method for name, b in BUILTINS.items()}
+)
 
-    Args:
-        reference: One of ``methods``, or ``None`` for the default:
-            ``DEFAULTS.reference`` where it is compared, else the first method.
-        methods: The compared methods.
+#: What moved to :mod:`bolt_pco64.bench.registry` (still importable from here).
+_MOVED = (
+    "METHODS",
+    "check_methods",
+    "check_reference",
+    "get_method",
+    "method_names",
+    "register_method",
+)
 
-    Raises:
-        ValueError: If ``reference`` is given and is not among ``methods``
-            (there would be nothing to pair its runs with).
-    """
-    from bolt_pco64.bench.config import DEFAULTS
 
-    names = list(methods)
-    if reference is None:
-        return DEFAULTS.reference if DEFAULTS.reference in names else names[0]
-    if reference not in names:
-        raise ValueError(
-            f"Expected reference to be one of the compared methods "
-            f"({', '.join(names)}), got {reference!r}."
-        )
-    return reference
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from bolt_pco64.bench import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,10 +154,18 @@ def write_summary(
     return summary, md
 
 
-def standin_caveats(methods: Sequence[str]) -> list[str]:
+def standin_caveats(
+    methods: Sequence[str], registry: Mapping[str, object] | None = None
+) -> list[str]:
     """The sentences that methods ask a stand-in summary to carry
-    (a method's optional ``standin_caveat``), each once, in method order."""
-    from bolt_pco64.bench.methods import METHODS
+    (a method's optional ``standin_caveat``), each once, in method order.
 
-    found = [getattr(METHODS.get(m), "standin_caveat", None) for m in methods]
+    ``registry``: where the methods are looked up (``None``: the registered
+    and built-in ones, :data:`~bolt_pco64.bench.registry.METHODS`; no entry
+    point is loaded to write a report).
+    """
+    from bolt_pco64.bench.registry import METHODS
+
+    found_in = METHODS if registry is None else registry
+    found = [getattr(found_in.get(m), "standin_caveat", None) for m in methods]
     return list(dict.fromkeys(c for c in found if c))

@@ -32,7 +32,7 @@ ties by worker index, so every backend gives bit-identical records
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,9 +42,9 @@ from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext, as_method
 from bolt_pco64.bench.loop import RunLoop
-from bolt_pco64.bench.methods import get_method
 from bolt_pco64.bench.problems import cost_per_row
 from bolt_pco64.bench.records import RunOutcome, record_columns
+from bolt_pco64.bench.registry import get_method
 from bolt_pco64.instances import PCO64_INSTANCE
 
 if TYPE_CHECKING:
@@ -87,29 +87,33 @@ def run_one(
     config: BenchConfig,
     fn: Method | Callable[[RunContext], Any] | None = None,
     on_evaluation: Callable[[int], None] | None = None,
+    registry: Mapping[str, object] | None = None,
 ) -> RunOutcome:
     """Run one method from one seed; never raises for a failing method.
 
     Args:
         method: The method's name (recorded; looked up with
-            :func:`~bolt_pco64.bench.methods.get_method` when ``fn`` is ``None``).
+            :func:`~bolt_pco64.bench.registry.get_method` in ``registry``
+            when ``fn`` is ``None``).
         seed: The run's seed.
         table: The problem's table.
         config: Budget, initial design, batch size and noise.
         fn: The method itself (a :class:`~bolt_pco64.bench.contract.Method` or
             a function; to run one that is not registered here).
         on_evaluation: Called with the number of new evaluations after each step.
+        registry: Where ``method`` is looked up (``None``:
+            :func:`~bolt_pco64.bench.registry.method_registry`'s).
 
     Returns:
         A :class:`~bolt_pco64.bench.records.RunOutcome`; when the method raises (or proposes invalid rows)
         the records hold every evaluation made before and ``error`` says why.
 
     Raises:
-        ValueError: If ``method`` is not registered (and ``fn`` is ``None``),
+        ValueError: If ``method`` is not in the registry (and ``fn`` is ``None``),
             ``config`` does not fit the table, or the method's ``n_init`` does
             not fit the budget.
     """
-    impl = get_method(method) if fn is None else as_method(fn)
+    impl = get_method(method, registry) if fn is None else as_method(fn)
     config.check(len(table))
     n_init = initial_design_size(impl, config, method)
     with _one_thread():

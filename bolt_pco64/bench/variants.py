@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,7 @@ def run_variants(
     arguments: dict[str, Any] | None = None,
     reference: str | None = None,
     early_stop: str = DEFAULTS.early_stop,
+    registry: Mapping[str, object] | None = None,
 ) -> VariantsResult:
     """Run (or resume) one comparison on each stand-in variant of ``problem``.
 
@@ -125,6 +126,7 @@ def run_variants(
             jobs,
             dask_scheduler,
             progress,
+            registry,
         )
         for v in names
     }

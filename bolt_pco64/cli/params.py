@@ -1,69 +1,50 @@
 """The ``bench`` command's option types and its help on the methods.
 
-The types import the method registry (:mod:`bolt_pco64.bench.methods`) only
-when a value is converted or the help is shown, so that ``bench --help``
-does not import torch.
+The types look methods up in :mod:`bolt_pco64.bench.registry` only when a
+value is converted or the help is shown. Neither that module nor the
+built-in methods' (:mod:`bolt_pco64.bench.methods`, whose
+:data:`~bolt_pco64.bench.methods.BUILTINS` gives each method's help line)
+imports torch.
 """
 
 from __future__ import annotations
 
 import math
-import sys
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import click
 
+from bolt_pco64.bench.methods import BUILTINS
 from bolt_pco64.cli._core import _Command
 
 __all__ = ["METHOD_HELP"]
 
-#: One line on each built-in method, for ``bench --help`` (which does not
-#: import the registry, :data:`bolt_pco64.bench.methods.METHODS`, and with it
-#: torch; a test checks that the two name the same methods).
-METHOD_HELP: dict[str, str] = {
-    "random": "uniform over the untried configurations",
-    "qlognei": "constrained qLogNEI over the untried configurations",
-    "qlogei": "constrained qLogEI over the untried configurations",
-    "ts": "constrained Thompson sampling over the untried configurations",
-    "naive": "qLogNEI that records an OOM as the worst feasible value",
-    "gpc_ei": "LogEI x P(feasible) of a GP classifier of ran_successfully",
-    "tobit_ei": "LogEI x P(margin <= 0) of a GP of the memory margin, "
-    "crashes as censored observations",
-    "gpc_pof": "LogEI where the classifier's P(feasible) reaches a threshold",
-    "qlognei-box": "qlognei optimised over the continuous box, snapped to rows",
-    "qlognei-mixed": "qlognei optimised over the integer lattice, snapped to rows",
-    "eipu": "qlognei per unit of expected cost (crash risk counted); use "
-    "with --budget-hours",
-    "ei_cool": "eipu with the cost's exponent cooling from 1 to 0 as the "
-    "budget is spent (Lee et al. 2020)",
-    "prior_ei": "qlognei on GPs with performance-model prior means "
-    "(throughput, memory margin), from 3 initial rows",
-    "prior_ei_tp": "prior_ei with the throughput prior only (ablation)",
-    "prior_ei_bad": "prior_ei with a deliberately misspecified prior "
-    "(constants off by 2x, twice the GPU memory)",
-    "qlognei_init3": "qlognei from 3 initial rows (the prior methods' control)",
-}
+#: One line on each built-in method, for ``bench --help`` (read from
+#: :data:`bolt_pco64.bench.methods.BUILTINS`).
+METHOD_HELP: Mapping[str, str] = MappingProxyType(
+    {name: b.help for name, b in BUILTINS.items()}
+)
 
 
 class _BenchCommand(_Command):
     """``bench``, whose help ends with the methods it can compare."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, text) for name, text in METHOD_HELP.items()]
-        registry = sys.modules.get("bolt_pco64.bench.methods")
-        if registry is not None:  # methods registered in this process, too
-            rows += [
-                (name, "registered in this process")
-                for name in registry.METHODS
-                if name not in METHOD_HELP
-            ]
-        from bolt_pco64.bench.contract import method_entry_points
+        from bolt_pco64.bench.registry import method_registry
 
-        rows += [
-            (name, f"from the entry point {ep.value}")
-            for name, ep in sorted(method_entry_points().items())
-            if name not in dict(rows)
-        ]
+        registry = method_registry()
+        rows: list[tuple[str, str]] = []
+        for name in registry:
+            ep = registry.entry_point(name)
+            if ep is not None:
+                text = f"from the entry point {ep.value}"
+            elif registry[name] is not getattr(BUILTINS.get(name), "method", None):
+                text = "registered in this process"
+            else:
+                text = METHOD_HELP[name]
+            rows.append((name, text))
         with formatter.section("Methods (for --methods and --reference)"):
             formatter.write_dl(rows)
         super().format_epilog(ctx, formatter)
@@ -101,7 +82,7 @@ class _Methods(click.ParamType):
     ) -> list[str]:
         if isinstance(value, list):
             return value
-        from bolt_pco64.bench.methods import method_names
+        from bolt_pco64.bench.registry import method_names
 
         known = method_names()
         names = list(dict.fromkeys(m.strip() for m in str(value).split(",")))
@@ -125,7 +106,7 @@ class _Method(click.ParamType):
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> str:
-        from bolt_pco64.bench.methods import method_names
+        from bolt_pco64.bench.registry import method_names
 
         known = method_names()
         name = str(value).strip()
@@ -143,7 +124,7 @@ class _MethodsOption(click.Option):
     when the help is shown (not when the command line is imported)."""
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from bolt_pco64.bench.methods import method_names
+        from bolt_pco64.bench.registry import method_names
 
         record = super().get_help_record(ctx)
         if record is None:
