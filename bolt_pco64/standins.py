@@ -30,7 +30,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -61,11 +63,13 @@ FINGERPRINT_DECIMALS = 3
 #: A table source ``"standin:<variant>"`` names a shipped stand-in variant.
 STANDIN_PREFIX = "standin:"
 #: The shipped stand-in variants of each instance; the first is the default.
-STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
-    "pco16": ("accum", "zero1"),
-    "pco32": ("mbs1", "perrank"),
-    "pco64": ("mbs1", "perrank", "zero1"),
-}
+STANDIN_VARIANTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "pco16": ("accum", "zero1"),
+        "pco32": ("mbs1", "perrank"),
+        "pco64": ("mbs1", "perrank", "zero1"),
+    }
+)
 
 
 def check_variant(instance: Instance, variant: str | None = None) -> str:
@@ -147,15 +151,17 @@ def _registry_path() -> Path:
 
 
 @functools.cache
-def standin_registry() -> dict[str, dict[str, str]]:
-    """The registered stand-in fingerprints: ``fingerprint -> entry``.
+def standin_registry() -> Mapping[str, dict[str, str]]:
+    """The registered stand-in fingerprints (read-only): ``fingerprint -> entry``.
 
     Each entry has ``instance`` (e.g. ``"pco64"``), ``generator_version`` and
-    ``file``; entries from generator 2.1 on also name the ``variant``. Read once per process from the package data file
-    ``standin_fingerprints.json``; empty if the file is missing.
+    ``file``; entries from generator 2.1 on also name the ``variant``. Read
+    once per process from the package data file ``standin_fingerprints.json``
+    (the one mapping every caller shares, so none may change it); empty if
+    the file is missing.
     """
     path = _registry_path()
     if not path.is_file():
-        return {}
+        return MappingProxyType({})
     registry = json.loads(path.read_text(encoding="utf-8"))
-    return dict(registry["fingerprints"])
+    return MappingProxyType(dict(registry["fingerprints"]))

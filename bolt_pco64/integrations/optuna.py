@@ -80,6 +80,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import optuna
@@ -423,11 +424,13 @@ class AskTell:
 SamplerName = Literal["tpe", "gp", "random"]
 #: Optuna's samplers offered as harness methods, by name: each takes its seed
 #: and keeps every other option at Optuna's default.
-SAMPLERS: dict[str, Callable[[int], BaseSampler]] = {
-    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
-    "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
-    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
-}
+SAMPLERS: Mapping[str, Callable[[int], BaseSampler]] = MappingProxyType(
+    {
+        "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+        "gp": lambda seed: optuna.samplers.GPSampler(seed=seed),
+        "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    }
+)
 
 
 class OptunaMethod(BridgeMethod):
