@@ -72,6 +72,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.validation import table_error
 
 if TYPE_CHECKING:
@@ -122,8 +123,7 @@ def gpu_hours(seconds: Tensor | float, num_gpus: int) -> Tensor | float:
     Returns:
         ``seconds x num_gpus / 3600``, of ``seconds``' type and shape.
     """
-    if isinstance(num_gpus, bool) or not isinstance(num_gpus, int) or num_gpus < 1:
-        raise ValueError(f"Expected num_gpus to be an integer >= 1, got {num_gpus!r}.")
+    check_param("num_gpus", num_gpus, POSITIVE_INT)
     return seconds * num_gpus / _SECONDS_PER_HOUR
 
 
@@ -141,11 +141,8 @@ def _check_startup(value: object) -> float:
 
 
 def _check_neighbours(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"Expected crash_neighbours to be an integer >= 1, got {value!r}."
-        )
-    return value
+    check_param("crash_neighbours", value, POSITIVE_INT)
+    return int(value)  # type: ignore[call-overload]
 
 
 class TimeModel:

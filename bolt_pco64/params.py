@@ -129,8 +129,7 @@ def check_seeds(seeds: int | Sequence[int]) -> list[int]:
     if isinstance(seeds, bool):
         raise TypeError(f"Expected an int or a sequence of ints, got {seeds!r}.")
     if isinstance(seeds, int):
-        if seeds < 1:
-            raise ValueError(f"Expected seeds >= 1, got {seeds}.")
+        check_param("seeds", seeds, POSITIVE_INT)
         return list(range(seeds))
     out = [int(s) for s in seeds]
     if not out or len(set(out)) != len(out) or min(out) < 0:
@@ -139,13 +138,12 @@ def check_seeds(seeds: int | Sequence[int]) -> list[int]:
 
 
 def check_batch_size(q: object, m: int) -> None:
-    """A batch of ``q`` distinct picks among ``m`` choices: ``1 <= q <= m``.
+    """A batch of ``q`` distinct picks among ``m`` choices: an integer ``1 <= q <= m``.
 
     Raises:
-        ValueError: Otherwise.
+        ValueError: ``"Expected q to be an integer in [1, <m>], got <q>."``
     """
-    if isinstance(q, bool) or not isinstance(q, int) or not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    check_param("q", q, Interval(Integral, 1, m))
 
 
 def check_shape(name: str, tensor: Tensor, shape: Sequence[int | str]) -> None:

@@ -91,7 +91,7 @@ def test_thompson_batch_is_distinct_and_seeded(problem: PCO64) -> None:
     b = propose_thompson(models, choices, 4, torch.Generator().manual_seed(3))
     assert torch.equal(a, b)
     assert len(set(a.tolist())) == 4
-    with pytest.raises(ValueError, match="Expected 1 <= q"):
+    with pytest.raises(ValueError, match=r"Expected q to be an integer in \[1, "):
         propose_thompson(models, choices, 0, torch.Generator())
 
 

@@ -206,7 +206,7 @@ def test_bad_inputs_are_refused(problem: PCO64) -> None:
     X, y, margin = observed(problem, torch.arange(0, 10))
     choices = problem.candidates()[10:20]
     b = problem.bounds
-    with pytest.raises(ValueError, match="Expected 1 <= q"):
+    with pytest.raises(ValueError, match=r"Expected q to be an integer in \[1, "):
         propose_classifier_logei(X, y, b, choices, 11, 0)
     with pytest.raises(ValueError, match="Expected choices of shape"):
         propose_classifier_logei(X, y, b, choices[:, :3], 1, 0)

@@ -51,7 +51,9 @@ def test_every_module_refuses_a_bad_count_in_the_same_words() -> None:
 def test_batch_size_and_shape_checks_name_what_is_wrong() -> None:
     check_batch_size(3, 3)
     for q in (0, 4, True):
-        with pytest.raises(ValueError, match=r"Expected 1 <= q <= 3"):
+        with pytest.raises(
+            ValueError, match=r"Expected q to be an integer in \[1, 3\]"
+        ):
             check_batch_size(q, 3)
     check_shape("X", torch.zeros(4, 8), ("n", 8))
     with pytest.raises(ValueError, match=r"Expected X of shape n x 8, got \(4, 7\)"):

@@ -45,6 +45,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Generic, Literal, TypeVar
 
+from bolt_pco64.params import POSITIVE_INT, check_param
+
 __all__ = [
     "ClockBudget",
     "Completion",
@@ -56,9 +58,8 @@ T = TypeVar("T")
 
 
 def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"Expected {name} to be an integer >= 1, got {value!r}.")
-    return value
+    check_param(name, value, POSITIVE_INT)
+    return int(value)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

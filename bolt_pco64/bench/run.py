@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -46,6 +47,7 @@ from bolt_pco64.bench.problems import cost_per_row
 from bolt_pco64.bench.records import RunOutcome, record_columns
 from bolt_pco64.bench.registry import get_method
 from bolt_pco64.instances import PCO64_INSTANCE
+from bolt_pco64.params import Interval, check_param
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -132,12 +134,8 @@ def initial_design_size(method: Method, config: BenchConfig, name: str = "") -> 
     n = method.n_init
     if n is None:
         return config.n_init
-    top = config.budget if config.budget is not None else n
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
-        raise ValueError(
-            f"Expected method {name!r} to have n_init in 1..{config.budget} "
-            f"(the budget), got {n!r}."
-        )
+    # At most the budget; on a GPU-hour budget, any integer >= 1.
+    check_param(f"n_init of method {name!r}", n, Interval(Integral, 1, config.budget))
     return n
 
 

@@ -72,6 +72,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr
 
+from bolt_pco64.params import POSITIVE_INT, check_param
+
 __all__ = [
     "EARLY_STOP_DEFAULTS",
     "EARLY_STOP_POLICIES",
@@ -266,9 +268,8 @@ def _check_number(
 
 
 def _check_count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"Expected {name} an integer >= 1, got {value!r}.")
-    return value
+    check_param(name, value, POSITIVE_INT)
+    return int(value)  # type: ignore[call-overload]
 
 
 class PosteriorStop(EarlyStopPolicy):

@@ -96,6 +96,7 @@ from bolt_pco64.integrations.common import (
     random_baseline,
     run_seconds,
 )
+from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.problem import PCO, TableLike
 
 __all__ = [
@@ -375,14 +376,7 @@ def get_benchmark_problem(
         ValueError: For an unknown instance or crash report, a
             ``num_trials`` below 1, or a baseline not below the optimum.
     """
-    if (
-        isinstance(num_trials, bool)
-        or not isinstance(num_trials, int)
-        or num_trials < 1
-    ):
-        raise ValueError(
-            f"Expected `num_trials` to be an int >= 1, got {num_trials!r}."
-        )
+    check_param("num_trials", num_trials, POSITIVE_INT)
     crash_report = check_crash_report(crash_report)
     problem = get_problem(instance, table)
     spec = problem.instance

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.integrations.common.problem import Parameters, ParameterScale
+from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.problem import PCO
 
 __all__ = [
@@ -135,8 +136,7 @@ def expected_best_of_random_draws(
     Raises:
         ValueError: If ``draws < 1``, the lengths differ or no row is feasible.
     """
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
-        raise ValueError(f"Expected `draws` to be an int >= 1, got {draws!r}.")
+    check_param("draws", draws, POSITIVE_INT)
     if len(values) != len(feasible):
         raise ValueError(
             f"Expected as many feasibility flags as values, got {len(feasible)} and {len(values)}."
