@@ -115,7 +115,7 @@ def test_same_seed_gives_bit_identical_records(tmp_path: Path, table_path: Path)
     a = _run(tmp_path / "a", table_path, methods=["ts"], seeds=[5])
     b = _run(tmp_path / "b", table_path, methods=["ts"], seeds=[5])
     pd.testing.assert_frame_equal(
-        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING)
+        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING), check_exact=True
     )
 
 
@@ -206,7 +206,9 @@ def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> No
     assert len(expected) == 3 * 2 * 7
     for other in (procs, dask):
         assert other.errors == {}
-        pd.testing.assert_frame_equal(other.records.drop(columns=TIMING), expected)
+        pd.testing.assert_frame_equal(
+            other.records.drop(columns=TIMING), expected, check_exact=True
+        )
 
 
 def test_unwritable_out_is_one_line_error_before_any_run(

@@ -149,7 +149,7 @@ def test_posterior_with_a_model_method_is_deterministic(table: Table) -> None:
     assert a.ok, a.traceback
     assert a.records["stopped"].any()
     pd.testing.assert_frame_equal(
-        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING)
+        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING), check_exact=True
     )
 
 

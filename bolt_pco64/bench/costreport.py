@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.bench.report import TableFacts
     from bolt_pco64.table import Table
 
 __all__ = ["COST_REPORT_FILES", "ert_markdown", "plot_cost", "write_cost_report"]
@@ -141,7 +142,7 @@ COST_REPORT_FILES = (
 def write_cost_report(
     out: str | os.PathLike[str],
     records: pd.DataFrame,
-    table: Table,
+    table: Table | TableFacts,
     optimal_value: float,
     worst_feasible_value: float,
     methods: Sequence[str],
@@ -164,19 +165,20 @@ def write_cost_report(
     """
     from pathlib import Path
 
-    from bolt_pco64.costs import TimeModel
+    from bolt_pco64.bench.report import TableFacts
 
+    facts = TableFacts.of(table)
     path = Path(out)
     done = within_budget(complete_runs(records, failed), config.budget_hours)
     done = done[done["method"].isin(list(methods))]
     names = [m for m in methods if (done["method"] == m).any()]
     lines = [
-        f"# {table.instance.name} cost report",
+        f"# {facts.name} cost report",
         "",
         f"{len(names)} methods, {config.describe_budget()} per run, "
         f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
         f"{cost} by the time model (bolt_pco64.costs): "
-        f"{TimeModel(table).describe()}.",
+        f"{facts.time_model}.",
         "",
         "Time to target: the first result whose best feasible throughput is "
         "within the target of the optimum. ERT = the cost spent by all seeds "
@@ -228,7 +230,7 @@ def write_cost_report(
             optimal_value,
             worst_feasible_value,
             names,
-            title=f"{table.instance.name}: regret against cost",
+            title=f"{facts.name}: regret against cost",
             budget_hours=config.budget_hours,
             cost=cost,
         )
