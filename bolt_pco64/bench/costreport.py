@@ -1,9 +1,16 @@
 """The cost report of a comparison: the ERT table, the cost plot and the files.
 
 :func:`write_cost_report` writes ``cost_summary.md``, ``cost_ert.csv``,
-``cost_comparisons.csv`` and ``cost.png`` into a comparison's directory from
-the metrics of :mod:`bolt_pco64.bench.costmetrics` (time to target, ERT,
-paired comparisons on cost, regret against the cost axes).
+``cost_comparisons.csv``, ``cost_sensitivity.csv`` and ``cost.png`` into a
+comparison's directory from the metrics of
+:mod:`bolt_pco64.bench.costmetrics` (time to target, ERT, paired comparisons
+on cost, ERT ratios at several targets, regret against the cost axes).
+
+An ERT ratio's lower bound is printed "unbounded" where the reference never
+reached the target in enough bootstrap resamples that the bound is one of
+them (its ERT infinite there, the ratio 0): the data then cannot bound how
+much cheaper the method is; the share of such resamples is printed beside
+it.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from bolt_pco64.bench.costmetrics import (
     compare_costs,
     cost_curves,
     cost_grid,
+    ert_sensitivity,
     ert_table,
     within_budget,
 )
@@ -34,7 +42,14 @@ if TYPE_CHECKING:
     from bolt_pco64.bench.report import TableFacts
     from bolt_pco64.table import Table
 
-__all__ = ["COST_REPORT_FILES", "ert_markdown", "plot_cost", "write_cost_report"]
+__all__ = [
+    "COST_REPORT_FILES",
+    "ert_markdown",
+    "plot_cost",
+    "ratio_interval",
+    "sensitivity_markdown",
+    "write_cost_report",
+]
 
 
 def _num(v: float) -> str:
@@ -43,6 +58,47 @@ def _num(v: float) -> str:
     if math.isinf(v):
         return "∞"
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def ratio_interval(ratio: float, low: float, high: float) -> str:
+    """``"0.25 [unbounded, 0.52]"``: an ERT ratio and its interval, the lower
+    bound "unbounded" where it is NaN (the reference's ERT was infinite in
+    that tail of the resamples) and the ratio "—" where the reference never
+    got there."""
+    lo = "unbounded" if math.isnan(low) else _num(low)
+    return f"{_num(ratio)} [{lo}, {_num(high)}]"
+
+
+def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
+    """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert_sensitivity`:
+    one row per method, one column per target."""
+    targets = sorted(set(table["target"]))
+    head = " | ".join(f"{t:.1%}".replace(".0%", "%") for t in targets)
+    lines = [
+        f"| method | {head} |",
+        "|---|" + "---|" * len(targets),
+    ]
+    for m in dict.fromkeys(table["method"]):
+        cells = []
+        for t in targets:
+            r = table[(table["method"] == m) & (table["target"] == t)].iloc[0]
+            cells.append(
+                f"{ratio_interval(r['ert_ratio'], r['ratio_low'], r['ratio_high'])} "
+                f"({int(r['reached'])}/{int(r['runs'])})"
+            )
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    ref = table[table["method"] != reference].groupby("target")["reference_infinite"]
+    share = ref.max()
+    lines += [
+        "",
+        f"Cells: ERT / {reference}'s [95% paired bootstrap CI] (seeds that reached "
+        f"the target / seeds). {reference}'s ERT was ∞ (no resampled seed reached "
+        "the target) in "
+        + ", ".join(f"{share.get(t, math.nan):.0%} at {t:.1%}" for t in targets)
+        + " of the resamples; where that share reaches the lower tail the "
+        "lower bound is unbounded.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def ert_markdown(ert: pd.DataFrame, unit: str) -> str:
@@ -135,6 +191,7 @@ COST_REPORT_FILES = (
     "cost_summary.md",
     "cost_ert.csv",
     "cost_comparisons.csv",
+    "cost_sensitivity.csv",
     "cost.png",
 )
 
@@ -155,8 +212,11 @@ def write_cost_report(
 
     ``cost_ert.csv``: :func:`ert_table` on both axes (column ``axis``);
     ``cost_comparisons.csv``: :func:`compare_costs` against ``reference``
-    on both axes (empty without complete runs of it); ``cost_summary.md``
-    the two as Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
+    on both axes (empty without complete runs of it);
+    ``cost_sensitivity.csv``: :func:`ert_sensitivity` against ``reference``
+    in GPU-hours at :attr:`CostMetricsDefaults.sensitivity_targets` (empty
+    without complete runs of it); ``cost_summary.md`` the three as
+    Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
     left out. On a GPU-hour budget only the results that came in within it
     count (:func:`within_budget`), on either axis.
 
@@ -182,8 +242,9 @@ def write_cost_report(
         "",
         "Time to target: the first result whose best feasible throughput is "
         "within the target of the optimum. ERT = the cost spent by all seeds "
-        "(a seed that never got there: its whole run, capped at the budget) / "
-        "the seeds that got there; ∞ when none did. Intervals: 95% percentile "
+        "(a seed that never got there: its whole budget, or its whole run on an "
+        "axis without a budget) / the seeds that got there; ∞ when none did. "
+        "Intervals: 95% percentile "
         f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
         "",
     ]
@@ -202,18 +263,23 @@ def write_cost_report(
             lines += [
                 f"Against {reference}, seed by seed (cost to the target; a seed "
                 "that never got there costs ∞): ERT ratio [95% paired bootstrap "
-                "CI], cheaper / tied / dearer seeds, sign-test p.",
+                f"CI], cheaper / tied / dearer seeds, sign-test p; {reference} ∞: "
+                f"the share of resamples where {reference} never reached the "
+                "target (the lower bound is unbounded where it reaches "
+                f"{(1 - STATS_DEFAULTS.level) / 2:.1%}).",
                 "",
-                "| method | target | ERT ratio | cheaper / tied / dearer | p |",
-                "|---|---|---|---|---|",
+                "| method | target | ERT ratio | cheaper / tied / dearer | p | "
+                f"{reference} ∞ |",
+                "|---|---|---|---|---|---|",
             ]
             for r in cmp.itertuples(index=False):
                 n = r.pairs
                 lines.append(
-                    f"| {r.method} | {r.target:.0%} | {_num(r.ert_ratio)} "
-                    f"[{_num(r.ratio_low)}, {_num(r.ratio_high)}] | "
+                    f"| {r.method} | {r.target:.0%} | "
+                    f"{ratio_interval(r.ert_ratio, r.ratio_low, r.ratio_high)} | "
                     f"{round(r.better * n)} / {round(r.tied * n)} / "
-                    f"{round(r.worse * n)} | {r.p_value:.2g} |"
+                    f"{round(r.worse * n)} | {r.p_value:.2g} | "
+                    f"{r.reference_infinite:.0%} |"
                 )
             lines.append("")
     atomic_write_text(
@@ -221,6 +287,22 @@ def write_cost_report(
     )
     cmp_frame = pd.concat(cmps, ignore_index=True) if cmps else pd.DataFrame()
     atomic_write_text(path / "cost_comparisons.csv", cmp_frame.to_csv(index=False))
+    sens = pd.DataFrame()
+    if reference is not None and (done["method"] == reference).any():
+        sens = ert_sensitivity(
+            done,
+            reference,
+            optimal_value,
+            axis="gpu_hours",
+            budget=config.budget_hours,
+            methods=names,
+        )
+        lines += [
+            f"## Sensitivity to the target: ERT in {cost} / {reference}'s",
+            "",
+            sensitivity_markdown(sens, reference),
+        ]
+    atomic_write_text(path / "cost_sensitivity.csv", sens.to_csv(index=False))
     md = "\n".join(lines)
     atomic_write_text(path / "cost_summary.md", md)
     if names:
