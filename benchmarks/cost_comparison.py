@@ -135,9 +135,13 @@ def report(
             f"| {r.method} | {r.reached}/{r.runs} | "
             f"{_ci(r.ert, r.ert_low, r.ert_high)} | {ratio} |"
         )
-    vs_q = compare_costs(
-        one, "qlognei", optimal, (TARGET,), "gpu_hours", hours, methods
-    ).set_index("method")
+    vs_q = (
+        compare_costs(
+            one, "qlognei", optimal, (TARGET,), "gpu_hours", hours, methods
+        ).set_index("method")
+        if "qlognei" in methods
+        else pd.DataFrame()
+    )
     lines += [
         "",
         "## Cost-aware methods against qlognei (target: ERT ratio <= 0.75)",

@@ -127,3 +127,37 @@ def test_the_committed_default_comparison_regenerates_from_its_records(
     regenerate_comparison(copy)
     for name in ("summary.csv", "comparisons.csv"):
         assert (copy / name).read_bytes() == (results / name).read_bytes(), name
+
+
+def _texts(folder: Path) -> dict[str, bytes]:
+    """Every text file under ``folder`` (relative path -> bytes)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.suffix in {".csv", ".md"}
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("option", "combined"),
+    [(["--problem", "all"], "summary.md"), (["--standin", "all"], "robustness.md")],
+)
+def test_combined_roots_are_rewritten_bit_for_bit(
+    tmp_path: Path, option: list[str], combined: str
+) -> None:
+    out = tmp_path / "out"
+    args = ["bench", *option, "--methods", "random,naive", "--seeds", "2"]
+    args += ["--budget", "4", "--n-init", "2", "--out", str(out), "--no-progress"]
+    ran = CliRunner().invoke(main, args)
+    assert ran.exit_code == 0, ran.output
+    before = _texts(out)
+    kind = "family" if option[0] == "--problem" else "variants"
+    assert folder_kind(out) == kind
+    for path in out.rglob("*"):
+        if path.suffix in {".csv", ".md", ".png"}:
+            path.unlink()
+    got = CliRunner().invoke(main, ["report", str(out)])
+    assert got.exit_code == 0, got.output
+    assert combined in before
+    assert _texts(out) == before

@@ -27,11 +27,17 @@ from bolt_pco64.bench.costmetrics import (
     COST_AXES,
     _methods,
     compare_costs,
-    cost_curves,
     cost_grid,
     ert_sensitivity,
     ert_table,
+    regret_on_grid,
     within_budget,
+)
+from bolt_pco64.bench.plots import (
+    add_caption,
+    draw_median,
+    method_style,
+    plot_caption,
 )
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
 
@@ -60,11 +66,18 @@ def _num(v: float) -> str:
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def _pct(target: float) -> str:
+    """``0.005 -> "0.5%"``, ``0.01 -> "1%"``."""
+    return f"{100 * target:g}%"
+
+
 def ratio_interval(ratio: float, low: float, high: float) -> str:
     """``"0.25 [unbounded, 0.52]"``: an ERT ratio and its interval, the lower
     bound "unbounded" where it is NaN (the reference's ERT was infinite in
-    that tail of the resamples) and the ratio "—" where the reference never
-    got there."""
+    that tail of the resamples), and just "—" where the reference never got
+    there (no ratio)."""
+    if math.isnan(ratio):
+        return "—"
     lo = "unbounded" if math.isnan(low) else _num(low)
     return f"{_num(ratio)} [{lo}, {_num(high)}]"
 
@@ -73,7 +86,7 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
     """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert_sensitivity`:
     one row per method, one column per target."""
     targets = sorted(set(table["target"]))
-    head = " | ".join(f"{t:.1%}".replace(".0%", "%") for t in targets)
+    head = " | ".join(_pct(t) for t in targets)
     lines = [
         f"| method | {head} |",
         "|---|" + "---|" * len(targets),
@@ -94,7 +107,7 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
         f"Cells: ERT / {reference}'s [95% paired bootstrap CI] (seeds that reached "
         f"the target / seeds). {reference}'s ERT was ∞ (no resampled seed reached "
         "the target) in "
-        + ", ".join(f"{share.get(t, math.nan):.0%} at {t:.1%}" for t in targets)
+        + ", ".join(f"{share.get(t, math.nan):.0%} at {_pct(t)}" for t in targets)
         + " of the resamples; where that share reaches the lower tail the "
         "lower bound is unbounded.",
     ]
@@ -124,15 +137,13 @@ def _draw(
     methods: Sequence[str],
     upto: float | None,
 ) -> None:
-    curves = cost_curves(
-        records, axis, fill, methods, cost_grid(records, axis, upto=upto)
-    )
-    for m in methods:
-        c = curves[curves["method"] == m]
-        if c.empty:
+    grid = cost_grid(records, axis, upto=upto)
+    for i, m in enumerate(methods):
+        sub = records[records["method"] == m]
+        if sub.empty:
             continue
-        (line,) = ax.plot(c["x"], c["median"], label=m)
-        ax.fill_between(c["x"], c["low"], c["high"], alpha=0.15, color=line.get_color())
+        _, matrix = regret_on_grid(sub, axis, grid, fill)
+        draw_median(ax, grid, matrix, method_style(i), m, m, axis)
     ax.set_xlabel(COST_AXES[axis].label)
     ax.set_ylabel("simple regret (optimal - best feasible evaluated)")
     ax.set_yscale("symlog", linthresh=1e-3)
@@ -155,9 +166,13 @@ def plot_cost(
 
     Two plots: simple regret against cumulative GPU-hours (up to
     ``budget_hours`` when given, else where the first run stops) and against
-    simulated wall-clock hours (where the first run stops); lines and bands
-    as :func:`cost_curves`. Drawn on a :class:`matplotlib.figure.Figure` of
-    its own (pyplot's state and the backend are left alone).
+    simulated wall-clock hours (where the first run stops), each run's
+    regret forward-filled on one grid (:func:`regret_on_grid`); lines, bands
+    and single runs by the regret plot's one rule
+    (:func:`~bolt_pco64.bench.plots.draw_median`: a band only with enough
+    seeds for it to say something, each method in its own style). Drawn on a
+    :class:`matplotlib.figure.Figure` of its own (pyplot's state and the
+    backend are left alone).
 
     Args:
         cost: The GPU-hour axis's label (``"simulated GPU-hours"`` on the
@@ -174,15 +189,10 @@ def plot_cost(
     _draw(axes[1], records, "wall_hours", fill, names, None)
     if title:
         fig.suptitle(title)
-    fig.text(
-        0.01,
-        0.005,
-        "Line: median over seeds on one cost grid (each run forward-filled). "
-        "Band: pointwise 95% percentile-bootstrap interval of the median.",
-        fontsize="small",
-        va="bottom",
+    seeds = [records.loc[records["method"] == m, "seed"].nunique() for m in names]
+    add_caption(
+        fig, "On one cost grid, each run forward-filled. " + plot_caption(seeds)
     )
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
 
 

@@ -12,12 +12,19 @@ reader can recompute every number without rerunning anything
   the cost report (:data:`~bolt_pco64.bench.costreport.COST_REPORT_FILES`)
   are rewritten by the functions that wrote them at the end of the run, from
   ``runs.parquet`` and ``meta.json`` alone (the table is not read);
-- ``"script"``: a folder a script of the checkout's ``benchmarks/`` wrote,
-  marked by :data:`REPORT_MARKER` (``{"script": "<name>"}``): the script's
-  own ``--report DIR`` rewrites its files from the records it kept there;
+- ``"family"``: a ``bench --problem all`` root (:data:`REPORT_MARKER` with
+  ``{"combined": "family"}``): each problem's comparison, then the combined
+  ``summary.csv``, ``summary.md`` and ``regret.png``
+  (:func:`~bolt_pco64.bench.family.write_family_report`);
+- ``"variants"``: a ``bench --standin all`` root (``{"combined":
+  "variants"}``): each variant's comparison, then ``robustness.md`` and
+  ``robustness.csv`` (:func:`~bolt_pco64.bench.variants.write_robustness`);
+- ``"script"``: a folder a script of the checkout's ``benchmarks/`` wrote
+  (``{"script": "<name>"}``): the script's own ``--report DIR`` rewrites
+  its files from the records it kept there (run with the checkout first on
+  ``PYTHONPATH``);
 - ``"collection"``: any other folder: each sub-folder of one of these kinds,
-  in name order (a ``--problem all`` or ``--standin all`` root, or
-  ``docs/results/``).
+  in name order (``docs/results/``, say).
 
 **What is bit for bit.** The text and CSV files come out byte for byte as
 the run wrote them, on any machine with the same versions of pandas, numpy
@@ -35,9 +42,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from bolt_pco64.bench.config import BenchConfig
 
 __all__ = [
     "FOLDER_KINDS",
@@ -47,15 +57,19 @@ __all__ = [
     "read_comparison",
     "regenerate",
     "regenerate_comparison",
+    "regenerate_family",
     "regenerate_script",
+    "regenerate_variants",
 ]
 
-#: The marker file of a folder a ``benchmarks/`` script wrote: JSON with the
-#: script's name (``{"script": "cost_comparison"}``).
+#: The marker file of a folder whose report spans several comparisons: JSON
+#: naming a ``benchmarks/`` script (``{"script": "cost_comparison"}``) or a
+#: combined report (``{"combined": "family"}`` or ``"variants"``).
 REPORT_MARKER = "report.json"
 
 #: The kinds of result folder (:data:`FOLDER_KINDS`).
-FolderKind = Literal["comparison", "script", "collection"]
+FolderKind = Literal["comparison", "family", "variants", "script", "collection"]
+_COMBINED: tuple[FolderKind, ...] = ("family", "variants")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -74,7 +88,17 @@ def folder_kind(path: str | os.PathLike[str]) -> FolderKind:
     """What kind of result folder ``path`` is (see the module docstring)."""
     p = Path(path)
     if (p / REPORT_MARKER).is_file():
-        return "script"
+        marker = _read_json(p / REPORT_MARKER)
+        combined = marker.get("combined")
+        if combined is None:
+            return "script"
+        for kind in _COMBINED:
+            if combined == kind:
+                return kind
+        raise ValueError(
+            f"Expected {str(p / REPORT_MARKER)!r} to name a combined report of "
+            f"{list(_COMBINED)}, got {combined!r}."
+        )
     if (p / "meta.json").is_file():
         return "comparison"
     return "collection"
@@ -113,7 +137,21 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
         ValueError: If the folder's records or ``meta.json`` are missing or
             incomplete (:func:`read_comparison`).
     """
+    return _rewrite_comparison(Path(out))[0]
+
+
+def _config(meta: dict[str, Any]) -> BenchConfig:
     from bolt_pco64.bench.config import BenchConfig
+
+    key = {k: v for k, v in meta["config"].items() if k != "table"}
+    return BenchConfig(**key)
+
+
+def _rewrite_comparison(
+    out: Path,
+) -> tuple[list[Path], pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """:func:`regenerate_comparison`, also returning the summary, the records
+    and ``meta.json``."""
     from bolt_pco64.bench.costreport import COST_REPORT_FILES, write_cost_report
     from bolt_pco64.bench.report import TableFacts, cost_label, write_summary
 
@@ -121,16 +159,15 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
     records, meta = read_comparison(p)
     report = meta["report"]
     facts = TableFacts.from_meta(report["table"])
-    key = dict(meta["config"])
-    fingerprint = str(key.pop("table"))
-    config = BenchConfig(**key)
+    fingerprint = str(meta["config"]["table"])
+    config = _config(meta)
     failed = {
         (m, int(s)) for m, s in (k.rsplit("/", 1) for k in meta["runs"]["failed"])
     }
     optimal = float(meta["table"]["optimal_value"])
     worst = float(meta["table"]["worst_feasible_value"])
     methods = list(report["methods"])
-    write_summary(
+    summary, _ = write_summary(
         p,
         records,
         facts,
@@ -156,7 +193,67 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
         cost_label(facts),
     )
     names = ["summary.csv", "summary.md", "comparisons.csv", "regret.png"]
-    return [p / n for n in (*names, *COST_REPORT_FILES) if (p / n).exists()]
+    written = [p / n for n in (*names, *COST_REPORT_FILES) if (p / n).exists()]
+    return written, summary, records, meta
+
+
+def _marked_parts(out: Path, key: str) -> list[str]:
+    names = _read_json(out / REPORT_MARKER).get(key)
+    if not isinstance(names, list) or not names:
+        raise ValueError(
+            f"Expected {str(out / REPORT_MARKER)!r} to list its {key}, got {names!r}."
+        )
+    return [str(n) for n in names]
+
+
+def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
+    """Rewrite a ``bench --problem all`` root: each problem's comparison, then
+    the combined report; returns the files."""
+    from bolt_pco64.bench.family import FamilyPart, write_family_report
+    from bolt_pco64.bench.report import TableFacts
+
+    p = Path(out)
+    written: list[Path] = []
+    parts = {}
+    meta: dict[str, Any] = {}
+    for name in _marked_parts(p, "problems"):
+        files, summary, records, meta = _rewrite_comparison(p / name)
+        written += files
+        parts[name] = FamilyPart(
+            summary,
+            records,
+            TableFacts.from_meta(meta["report"]["table"]),
+            float(meta["table"]["optimal_value"]),
+            float(meta["table"]["worst_feasible_value"]),
+        )
+    report = meta["report"]
+    _, _, plot = write_family_report(
+        p, parts, _config(meta), report["methods"], report["seeds"]
+    )
+    return [*written, p / "summary.csv", p / "summary.md", plot]
+
+
+def regenerate_variants(out: str | os.PathLike[str]) -> list[Path]:
+    """Rewrite a ``bench --standin all`` root: each variant's comparison, then
+    ``robustness.md`` and ``robustness.csv``; returns the files."""
+    from bolt_pco64.bench.variants import write_robustness
+
+    p = Path(out)
+    marker = _read_json(p / REPORT_MARKER)
+    written: list[Path] = []
+    variants = {}
+    meta: dict[str, Any] = {}
+    for name in _marked_parts(p, "variants"):
+        files, _, records, meta = _rewrite_comparison(p / name)
+        written += files
+        variants[name] = (records, meta)
+    budget = _config(meta).budget
+    if budget is None:
+        raise ValueError(f"Expected variants on an evaluation budget in {str(p)!r}.")
+    write_robustness(
+        p, str(marker.get("problem")), variants, meta["report"]["methods"], budget
+    )
+    return [*written, p / "robustness.md", p / "robustness.csv"]
 
 
 def _script_path(folder: Path, script: str) -> Path:
@@ -191,11 +288,20 @@ def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
             f'({{"script": "<name>"}}), got {marker!r}.'
         )
     path = _script_path(p, script)
+    # The script imports the package of its own checkout.
+    root = str(path.parent.parent)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [root, *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+    }
     done = subprocess.run(
         [sys.executable, str(path), "--report", str(p)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -216,6 +322,8 @@ def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
 #: What rewrites each kind of folder (:func:`folder_kind`).
 FOLDER_KINDS: dict[FolderKind, Callable[[Path], list[Path]]] = {
     "comparison": regenerate_comparison,
+    "family": regenerate_family,
+    "variants": regenerate_variants,
     "script": regenerate_script,
     "collection": _regenerate_collection,
 }

@@ -398,7 +398,7 @@ class ResultStore:
             },
             "regret_before_first_feasible_in_summary": "optimal_value - "
             "worst_feasible_value",
-            "checkpoints": checkpoints_for(self.config.budget)
+            "checkpoints": checkpoints_for(self.config.budget, self.config.n_init)
             if self.config.budget is not None
             else None,
             "runs": {
