@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -161,3 +162,17 @@ def test_combined_roots_are_rewritten_bit_for_bit(
     assert got.exit_code == 0, got.output
     assert combined in before
     assert _texts(out) == before
+
+
+def test_every_test_the_reproducibility_document_cites_exists() -> None:
+    text = (REPO / "docs" / "reproducibility.md").read_text()
+    cited = re.findall(r"`(tests/\w+\.py)::(\w+)`", text)
+    cited += [
+        (file, name)
+        for file, rest in re.findall(r"`(tests/\w+\.py)::\w+`((?:, `::\w+`)+)", text)
+        for name in re.findall(r"::(\w+)", rest)
+    ]
+    assert len(cited) >= 10
+    for file, name in cited:
+        source = (REPO / file).read_text()
+        assert re.search(rf"^def {name}\(", source, re.M), f"{file}::{name}"
