@@ -19,9 +19,10 @@ What it does (issue 17's comparison), on one problem (default pco64):
 
 ``OUT/report.json`` marks the folder as this script's (``bolt-pco64 report
 OUT`` runs ``--report OUT``) and keeps the settings and measured wall times;
-``--report OUT`` rewrites both comparisons' reports and ``results.md`` from
-the records in ``OUT/workers1`` and ``OUT/workers4``, without running
-anything, and prints the files written.
+``--report OUT`` rewrites ``results.md`` from the records in ``OUT/workers1``
+and ``OUT/workers4``, without running anything, and prints the files written
+(``bolt-pco64 report OUT`` calls it, then rewrites the two comparisons'
+reports).
 
 ``--quick`` runs ``--problem all``'s quick form instead: random, qlognei and
 eipu, 3 seeds x 20 evaluations on each problem with its cost report.
@@ -58,11 +59,7 @@ from bolt_pco64.bench.costmetrics import (
 )
 from bolt_pco64.bench.costreport import ratio_interval
 from bolt_pco64.bench.family import run_problems
-from bolt_pco64.bench.regenerate import (
-    REPORT_MARKER,
-    read_comparison,
-    regenerate_comparison,
-)
+from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
 from bolt_pco64.table import load_table
 
 #: Every method of the comparison: the default ones and the cost-aware ones.
@@ -206,11 +203,9 @@ def write_results(out: Path) -> Path:
 
 
 def rewrite(out: Path) -> list[Path]:
-    """``--report OUT``: both comparisons' reports and ``results.md`` from
-    the records (nothing runs)."""
-    written = [*regenerate_comparison(out / "workers1")]
-    written += regenerate_comparison(out / "workers4")
-    return [*written, write_results(out)]
+    """``--report OUT``: ``results.md`` from the records (nothing runs; the
+    comparisons' own reports are ``bolt-pco64 report``'s)."""
+    return [write_results(out)]
 
 
 def main() -> None:

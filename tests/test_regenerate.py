@@ -176,3 +176,25 @@ def test_every_test_the_reproducibility_document_cites_exists() -> None:
     for file, name in cited:
         source = (REPO / file).read_text()
         assert re.search(rf"^def {name}\(", source, re.M), f"{file}::{name}"
+
+
+def test_a_script_folder_is_rewritten_by_its_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ax")
+    committed = REPO / "docs" / "results" / "ax"
+    folder = tmp_path / "ax"
+    folder.mkdir()
+    for name in ("compare.csv", "matrix.csv", "matrix_pco64.csv"):
+        shutil.copy(committed / name, folder / name)
+    for name in ("compare_summary.csv", "matrix_summary.csv"):
+        (folder / name).write_text("stale\n")
+    (folder / REPORT_MARKER).write_text(json.dumps({"script": "ax_matrix"}))
+    monkeypatch.chdir(REPO)
+    written = regenerate(folder)
+    assert sorted(p.name for p in written) == [
+        "compare_summary.csv",
+        "matrix_summary.csv",
+    ]
+    for name in ("compare_summary.csv", "matrix_summary.csv"):
+        assert (folder / name).read_bytes() == (committed / name).read_bytes(), name

@@ -22,7 +22,7 @@ reader can recompute every number without rerunning anything
 - ``"script"``: a folder a script of the checkout's ``benchmarks/`` wrote
   (``{"script": "<name>"}``): the script's own ``--report DIR`` rewrites
   its files from the records it kept there (run with the checkout first on
-  ``PYTHONPATH``);
+  ``PYTHONPATH``), then each sub-folder is rewritten as in a collection;
 - ``"collection"``: any other folder: each sub-folder of one of these kinds,
   in name order (``docs/results/``, say).
 
@@ -270,10 +270,12 @@ def _script_path(folder: Path, script: str) -> Path:
 
 
 def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
-    """Rewrite a script's folder: ``python benchmarks/<script>.py --report DIR``.
+    """Rewrite a script's folder: ``python benchmarks/<script>.py --report DIR``,
+    then its sub-folders (:func:`regenerate` of each).
 
     Returns:
-        The files the script lists on standard output, one per line.
+        The files the script lists on standard output, one per line, and
+        those of the sub-folders.
 
     Raises:
         ValueError: If the marker names no script, the script is not found,
@@ -306,7 +308,8 @@ def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise ValueError(f"Expected {path.name} --report {p} to succeed, got: {last}")
-    return [Path(line) for line in done.stdout.splitlines() if line.strip()]
+    own = [Path(line) for line in done.stdout.splitlines() if line.strip()]
+    return [*own, *_regenerate_collection(p)]
 
 
 def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
