@@ -198,3 +198,17 @@ def test_a_script_folder_is_rewritten_by_its_script(
     ]
     for name in ("compare_summary.csv", "matrix_summary.csv"):
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_a_comparison_folder_holding_other_results_rewrites_them_too(
+    comparison: Path, tmp_path: Path
+) -> None:
+    top = tmp_path / "top"
+    shutil.copytree(comparison, top)
+    shutil.copytree(comparison, top / "inner")
+    (top / "inner" / "summary.md").unlink()
+    written = regenerate(top)
+    assert top / "summary.md" in written
+    assert top / "inner" / "summary.md" in written
+    inner = (top / "inner" / "summary.md").read_bytes()
+    assert inner == (comparison / "summary.md").read_bytes()

@@ -11,7 +11,9 @@ reader can recompute every number without rerunning anything
   ``summary.csv``, ``summary.md``, ``comparisons.csv``, ``regret.png`` and
   the cost report (:data:`~bolt_pco64.bench.costreport.COST_REPORT_FILES`)
   are rewritten by the functions that wrote them at the end of the run, from
-  ``runs.parquet`` and ``meta.json`` alone (the table is not read);
+  ``runs.parquet`` and ``meta.json`` alone (the table is not read); then its
+  sub-folders as in a collection (``docs/results/`` is a comparison that
+  holds the other results);
 - ``"family"``: a ``bench --problem all`` root (:data:`REPORT_MARKER` with
   ``{"combined": "family"}``): each problem's comparison, then the combined
   ``summary.csv``, ``summary.md`` and ``regret.png``
@@ -323,8 +325,12 @@ def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
 
 
 #: What rewrites each kind of folder (:func:`folder_kind`).
+def _regenerate_comparison_and_below(out: Path) -> list[Path]:
+    return [*regenerate_comparison(out), *_regenerate_collection(out)]
+
+
 FOLDER_KINDS: dict[FolderKind, Callable[[Path], list[Path]]] = {
-    "comparison": regenerate_comparison,
+    "comparison": _regenerate_comparison_and_below,
     "family": regenerate_family,
     "variants": regenerate_variants,
     "script": regenerate_script,
