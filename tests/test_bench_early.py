@@ -176,7 +176,9 @@ def test_jobs_and_resume_are_bit_identical_with_early_stop(
     expected = one.records.drop(columns=TIMING)
     assert expected["stopped"].any()
     for other in (two, again):
-        pd.testing.assert_frame_equal(other.records.drop(columns=TIMING), expected)
+        pd.testing.assert_frame_equal(
+            other.records.drop(columns=TIMING), expected, check_exact=True
+        )
     # Another policy is another configuration: resume refuses to mix them.
     with pytest.raises(ValueError, match="configuration"):
         run_benchmark(out=tmp_path / "one", **{**kw, "early_stop": "percentile"})
