@@ -321,9 +321,7 @@ def test_measured_noise_uses_each_rows_std(frame: pd.DataFrame) -> None:
     torch.manual_seed(5)
     got = f(C)
     torch.manual_seed(5)
-    torch.testing.assert_close(
-        got, mean + std * torch.randn_like(mean), equal_nan=True
-    )
+    torch.testing.assert_close(got, mean + std * torch.randn_like(mean), equal_nan=True)
     assert torch.equal(got.isnan(), mean.isnan())
     assert not torch.equal(got.nan_to_num(), mean.nan_to_num())
     neg = PCO64(table=frame, noise_std="measured", negate=True)
