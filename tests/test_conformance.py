@@ -42,7 +42,8 @@ def test_problems_are_botorch_constrained_synthetic_functions() -> None:
 def test_every_input_is_declared_discrete(frame: pd.DataFrame) -> None:
     f = PCO64(table=frame)
     assert f.discrete_inds == list(range(8))
-    assert f.continuous_inds == [] and f.categorical_inds == []
+    assert f.continuous_inds == []
+    assert f.categorical_inds == []
     assert PCO16.discrete_inds == list(range(PCO16.dim))
 
 
@@ -56,7 +57,9 @@ def test_constructor_takes_botorchs_arguments_in_botorchs_order() -> None:
     assert kinds["table"].kind is inspect.Parameter.KEYWORD_ONLY
     assert kinds["oom"].kind is inspect.Parameter.KEYWORD_ONLY
     doc = PCO64.__init__.__doc__
-    assert doc is not None and "oom" in doc and "constraint_noise_std" in doc
+    assert doc is not None
+    assert "oom" in doc
+    assert "constraint_noise_std" in doc
     assert doc != ConstrainedSyntheticTestFunction.__init__.__doc__
 
 
@@ -204,7 +207,7 @@ def test_botorchs_evaluate_true_wants_integers_while_f_snaps(
 ) -> None:
     f = PCO64(table=frame)
     C = f.candidates()[:2]
-    X = torch.where(C < f.bounds[1], C + 0.2, C - 0.2)
+    X = torch.where(f.bounds[1] > C, C + 0.2, C - 0.2)
     with pytest.raises(ValueError, match="integer values"):
         f.evaluate_true(X)
     torch.testing.assert_close(
@@ -221,7 +224,10 @@ def test_is_configuration(frame: pd.DataFrame) -> None:
     assert not f.is_configuration(shifted).any()
     lo, hi = f.bounds.to(torch.int64).tolist()
     lattice = torch.cartesian_prod(
-        *[torch.arange(a, b + 1, dtype=torch.double) for a, b in zip(lo, hi)]
+        *[
+            torch.arange(a, b + 1, dtype=torch.double)
+            for a, b in zip(lo, hi, strict=True)
+        ]
     )
     rows = {tuple(r) for r in C.tolist()}
     expected = torch.tensor([tuple(p) in rows for p in lattice.tolist()])
