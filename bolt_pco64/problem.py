@@ -527,14 +527,20 @@ class PCO(ConstrainedSyntheticTestFunction):
                 warnings.warn(
                     f"A point snapped to a configuration {dist.reshape(-1)[far]:.3g} "
                     f"lattice steps away ({point} -> {config}); only "
-                    f"{self.outcome_constraint.snapper.num_rows} points of the "
-                    "bounds are configurations. Check with "
+                    f"{self.outcome_constraint.snapper.num_rows} of the "
+                    f"{self._lattice_size()} integer points of the bounds are "
+                    "configurations. Check with "
                     "`problem.is_configuration(X)`, or choose among "
                     "`problem.candidates()`. (Warned once per problem.)",
                     FarSnapWarning,
                     stacklevel=external_stacklevel(),
                 )
         return rows
+
+    def _lattice_size(self) -> int:
+        """Number of integer points of the bounds."""
+        span = (self.bounds[1] - self.bounds[0]).to(torch.float64) + 1
+        return int(span.prod())
 
     # -- BoTorch's hooks ------------------------------------------------------
 
