@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -16,14 +15,13 @@ from botorch.test_functions.synthetic import SyntheticTestFunction
 from botorch.utils.testing import (
     BaseTestProblemTestCaseMixIn,
     BotorchTestCase,
-    ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
-from botorch.utils.transforms import unnormalize
 
 from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
 from bolt_pco64.locations import bundled_table_path
 from bolt_pco64.table import SimulatedTableWarning
+from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import PAD, frame_from, small_frame
 
 INPUT_COLUMNS = PCO64.instance.input_columns
@@ -54,7 +52,7 @@ class TestPCO64BoTorchMixins(
     BotorchTestCase,
     BaseTestProblemTestCaseMixIn,
     SyntheticTestFunctionTestCaseMixin,
-    ConstrainedTestProblemTestCaseMixin,
+    DiscreteConstrainedTestProblemTestCaseMixin,
 ):
     """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in.
 
@@ -64,23 +62,6 @@ class TestPCO64BoTorchMixins(
     @functools.cached_property
     def functions(self) -> list[PCO64]:  # type: ignore[override]
         return _problems()
-
-    def test_evaluate_slack(self) -> None:
-        """BoTorch's own test, on integer points.
-
-        The mixin draws ``evaluate_slack_true``'s points with ``unnormalize``
-        and does not round the discrete inputs, which BoTorch's own
-        ``validate_inputs`` then refuses for any problem declaring
-        ``discrete_inds`` (none of BoTorch's constrained problems does). Its
-        other steps run unchanged, on the points rounded as BoTorch's
-        ``sample_random_feasible`` rounds them.
-        """
-
-        def rounded(X: torch.Tensor, bounds: torch.Tensor) -> torch.Tensor:
-            return unnormalize(X, bounds).round()
-
-        with mock.patch("botorch.utils.testing.unnormalize", side_effect=rounded):
-            super().test_evaluate_slack()
 
 
 # -- expectations computed independently from the DataFrame ---------------------------
