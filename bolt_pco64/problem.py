@@ -194,8 +194,9 @@ class PCOOutcomeConstraint(torch.nn.Module):
 #: What an out-of-memory configuration evaluates to (``oom=`` of :class:`PCO`).
 OOMPolicy = Literal["nan", "impute"]
 
-#: Euclidean distance (in the encoded space) from a point to the configuration it
-#: snaps to beyond which the problem warns: one lattice step.
+#: Euclidean distance (in the encoded space) from a point's nearest integer point
+#: to the configuration it snaps to beyond which the problem warns: one lattice
+#: step (a real point rounding to a configuration, or next to one, stays silent).
 FAR_SNAP_DISTANCE = 1.0
 #: Out-of-memory rows imputed per step (bounds the ``chunk x N`` distance block).
 _IMPUTE_CHUNK = 1024
@@ -204,7 +205,11 @@ _IMPUTE_CHUNK = 1024
 class FarSnapWarning(UserWarning):
     """A point snapped to a configuration more than one lattice step away.
 
-    Issued once per problem (see :meth:`PCO.is_configuration`).
+    The distance is from the point's nearest integer point to the configuration
+    (Euclidean, encoded space; :data:`FAR_SNAP_DISTANCE`). Issued once per
+    problem by the evaluations (``f(X)``, ``evaluate_true``,
+    ``evaluate_slack_true``), not by ``lookup``; see
+    :meth:`PCO.is_configuration`.
     """
 
 
@@ -517,8 +522,8 @@ class PCO(ConstrainedSyntheticTestFunction):
         rows = self.lookup(X)
         if not self._far_snap_warned and X.numel():
             configs = self._configurations(rows, torch.float64)
-            dist = (X.detach().to(torch.float64) - configs).square().sum(dim=-1)
-            dist = dist.sqrt()
+            nearest_lattice = X.detach().to(torch.float64).round()
+            dist = (nearest_lattice - configs).square().sum(dim=-1).sqrt()
             if bool((dist > FAR_SNAP_DISTANCE).any()):
                 self._far_snap_warned = True
                 far = int(dist.reshape(-1).argmax())

@@ -240,10 +240,12 @@ def test_a_far_snap_warns_once_at_the_callers_line() -> None:
     configs = [(1, 0, 0, 0, 0, 6, 0, 0), (5, 2, 2, 2, 2, 9, 2, 2)]
     f = PCO64(table=frame_from(configs, [0.1, 0.2]))
     near = torch.tensor([[2.0, 0, 0, 0, 0, 6, 0, 0]])  # one step from row 0
+    rounds_to_row = torch.tensor([configs[0]], dtype=torch.float) + 0.45
     far = torch.tensor([[1.0, 0, 0, 0, 0, 6, 1, 1]])  # sqrt(2) from row 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", FarSnapWarning)
         f(near)
+        f(rounds_to_row)  # 1.27 from row 0, but its integer point is row 0
         f.lookup(far)  # lookup is silent
     with pytest.warns(FarSnapWarning, match="1.41 lattice steps") as record:
         f(far)
