@@ -296,6 +296,8 @@ def reset_simulated_warnings() -> None:
 
 
 def _warn_simulated(table: Table) -> None:
+    from bolt_pco64._stack import external_stacklevel
+
     name = table.instance.name
     if name in _WARNED:
         return
@@ -304,9 +306,10 @@ def _warn_simulated(table: Table) -> None:
     warnings.warn(
         f"bolt_pco64 is serving a SIMULATED stand-in table ({where}): its numbers "
         f"come from an analytic model, not from the measured {name} sweep. Run "
-        f"`bolt-pco64 fetch` or pass table=... to use the measured table.",
+        f"`bolt-pco64 fetch --problem {name}` or pass table=... to use the "
+        "measured table.",
         SimulatedTableWarning,
-        stacklevel=4,
+        stacklevel=external_stacklevel(),
     )
 
 

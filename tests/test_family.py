@@ -16,7 +16,6 @@ import torch
 from botorch.utils.testing import (
     BaseTestProblemTestCaseMixIn,
     BotorchTestCase,
-    ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
 from hypothesis import given
@@ -41,6 +40,7 @@ from bolt_pco64.snap import nearest_rows_reference
 from bolt_pco64.standins import standin_registry
 from bolt_pco64.table import decode_inputs
 from tests._hypothesis import encode, examples, tables
+from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import CAPACITY, PAD, frame_from, small_frame
 
 NAMES = ("pco16", "pco32", "pco64")
@@ -51,7 +51,7 @@ class TestFamilyBoTorchMixins(
     BotorchTestCase,
     BaseTestProblemTestCaseMixIn,
     SyntheticTestFunctionTestCaseMixin,
-    ConstrainedTestProblemTestCaseMixin,
+    DiscreteConstrainedTestProblemTestCaseMixin,
 ):
     """BoTorch's own test mixins on all three classes, on small synthetic tables
     of each instance's schema (built when a test runs)."""

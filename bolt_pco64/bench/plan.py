@@ -122,7 +122,7 @@ def make_plan(
     tables: Mapping[str, TableLike],
     outs: Mapping[str, Path | str],
     arguments: Mapping[str, dict[str, Any] | None],
-    methods: Sequence[str],
+    methods: str | Sequence[str],
     seeds: int | Sequence[int],
     config: BenchConfig,
     reference: str | None,
@@ -139,8 +139,10 @@ def make_plan(
         outs: Each problem's output directory, by instance name.
         arguments: Each problem's arguments for ``meta.json``; ``None``
             records the checked arguments of this call.
-        methods, seeds, config, reference, jobs, dask_scheduler, progress: As
-            in :func:`~bolt_pco64.bench.run_benchmark`.
+        methods: Method names, or one name (a bare string is one method,
+            never its letters).
+        seeds, config, reference, jobs, dask_scheduler, progress: As in
+            :func:`~bolt_pco64.bench.run_benchmark`.
 
     Raises:
         OutputDirError: If an output directory cannot be created or written.
@@ -154,7 +156,7 @@ def make_plan(
 
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
-    names = check_methods(methods)
+    names = check_methods([methods] if isinstance(methods, str) else methods)
     reference = check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)

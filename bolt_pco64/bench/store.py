@@ -93,22 +93,25 @@ def check_output_dir(out: str | os.PathLike[str]) -> Path:
     folders = [probe]
     if probe == path and (path / "runs").is_dir():
         folders.append(path / "runs")
-    try:
-        if probe.exists() and not probe.is_dir():
-            raise NotADirectoryError(20, "Not a directory", str(probe))
-        for folder in folders:
+    if probe.exists() and not probe.is_dir():
+        raise _dir_error(path, NotADirectoryError(20, "Not a directory"), probe)
+    for folder in folders:
+        try:
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
                 pass
-    except OSError as err:
-        raise _dir_error(path, err) from None
+        except OSError as err:
+            raise _dir_error(path, err, folder) from None
     return path
 
 
-def _dir_error(path: Path, err: OSError) -> OutputDirError:
+def _dir_error(path: Path, err: OSError, where: Path) -> OutputDirError:
+    """The error of an output directory ``path`` found unusable at ``where``
+    (itself, an existing ancestor, or its ``runs`` folder), named instead of
+    the temporary file the check tried to write there."""
     reason = err.strerror or type(err).__name__
     return OutputDirError(
         f"Cannot write to output directory {str(path)!r}: {reason}"
-        + (f" ({err.filename})" if err.filename else "")
+        + (f" ({where})" if where != path else "")
     )
 
 
@@ -312,7 +315,8 @@ class ResultStore:
         try:
             (self.out / "runs").mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise _dir_error(self.out, err) from None
+            where = Path(err.filename) if err.filename else self.out
+            raise _dir_error(self.out, err, where) from None
         for folder in (self.out, self.out / "runs"):
             for p in folder.glob(".*.tmp"):
                 with contextlib.suppress(OSError):
