@@ -135,13 +135,15 @@ def layer_activation_bytes(
     t = m.seq_length * micro_batch_size / cfg.cp
     q = m.num_attention_heads * a.head_dim
     kv = a.num_kv_heads * a.head_dim
+    split = a.sp_divisor(cfg)
     if a.recompute == "full":
-        return 2 * t * m.hidden_size / cfg.sp
+        kept = cfg.tp if a.distribute_saved_activations and split == 1 else split
+        return 2 * t * m.hidden_size / kept
     replicated = 8 * t * m.hidden_size  # norm inputs, QKV and MLP inputs
     # Q, K, V; their pre-norm / pre-rotary copies; the attention output.
     attention = 2 * t * (q + 2 * kv) * 2 + 2 * t * q
     mlp = (6 if a.gated_mlp else 4) * t * m.ffn_hidden_size
-    return replicated / cfg.sp + (attention + mlp) / cfg.tp
+    return replicated / split + (attention + mlp) / cfg.tp
 
 
 def _full_layer_bytes(
@@ -194,6 +196,10 @@ def stage_memory(
         dynamic += 2 * 2 * 2 * tokens * kv / min(cfg.tp, a.num_kv_heads)
     if stage == cfg.pp - 1:
         dynamic += k.logits_bytes * tokens * a.vocab_size / cfg.tp
+        if cfg.pp > 1 and k.retained_logits_bytes:
+            # Every micro-batch's outputs, kept for the step's end.
+            kept = instance.model.seq_length * micro * b / cfg.cp
+            dynamic += k.retained_logits_bytes * kept * a.vocab_size / cfg.tp
     if cfg.zero_stage == 3:
         lp = layer_params(instance, a, cfg.tp)
         dynamic += 2 * 2 * lp + 4 * lp  # two gathered bf16 layers, one fp32 grad

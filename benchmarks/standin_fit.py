@@ -1,0 +1,146 @@
+"""The stand-in against the published traces, before and after fitting its constants.
+
+What it does (issue 27, point 3), on pco64's visited rows
+(:func:`bolt_pco64.traces.visited_rows`: 643 configurations, exact
+feasibility, exact peak memory where the run fitted, observed or exact
+throughput):
+
+1. splits the visited rows into ``--folds`` folds (seeded shuffle);
+2. **before**: each shipped stand-in variant (its table as shipped) on each
+   held-out fold -- nothing is fitted, so every row is held out;
+3. **after**: for each reading -- the traces' reading
+   (:data:`bolt_pco64.simulate.fit.TRACE_READINGS`) and each shipped
+   variant's -- its constants fitted on the other folds
+   (:func:`bolt_pco64.simulate.fit.fit_variant`: memory constants, overhead
+   and capacity on peaks and feasibility; step-time constants and efficiency
+   on throughput) and predicted on the held-out fold
+   (:func:`bolt_pco64.simulate.fit.predict`);
+4. per model and fold: feasibility agreement, throughput Spearman on the rows
+   that ran in both, median absolute and signed peak-memory error (GB) on the
+   rows that ran (measured), median relative throughput error; writes
+   ``OUT/folds.csv`` and ``OUT/summary.csv`` (mean over folds) and prints the
+   summary as a Markdown table.
+
+Run (about 5 minutes on one core)::
+
+    python benchmarks/standin_fit.py --folds 5 --seed 0 --out docs/results/standin3
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from bolt_pco64._io import atomic_write_text
+from bolt_pco64.instances import get_instance
+from bolt_pco64.simulate import fit
+from bolt_pco64.simulate.variants import VARIANTS
+from bolt_pco64.standins import STANDIN_VARIANTS
+from bolt_pco64.table import load_table
+from bolt_pco64.traces import visited_rows
+
+#: Efficiency the step-time fit starts from (stand-in 2.1's fitted value).
+START_EFFICIENCY = 0.59
+
+
+def scores(measured: pd.DataFrame, model: pd.DataFrame) -> dict[str, float]:
+    """Agreement of ``model`` with ``measured`` on the same rows."""
+    ran = measured["ran_successfully"].to_numpy(dtype=bool)
+    pred = model["ran_successfully"].to_numpy(dtype=bool)
+    both = ran & pred
+    t_meas = measured["throughput_mean"].to_numpy(dtype=float)[both]
+    t_model = model["throughput_mean"].to_numpy(dtype=float)[both]
+    err = model["peak_mem"].to_numpy(dtype=float)[ran] - measured[
+        "peak_mem"
+    ].to_numpy(dtype=float)[ran]
+    finite = np.isfinite(err)
+    return {
+        "rows": float(len(measured)),
+        "feasibility_agreement": float((ran == pred).mean()),
+        "model_runs_really_oom": float((pred & ~ran).sum()),
+        "model_oom_really_ran": float((~pred & ran).sum()),
+        "spearman": float(spearmanr(t_model, t_meas).statistic)
+        if both.sum() > 2
+        else float("nan"),
+        "median_rel_throughput_error": float(
+            np.median(np.abs(t_model / t_meas - 1.0))
+        )
+        if both.any()
+        else float("nan"),
+        "peak_error_median_abs_gb": float(np.median(np.abs(err[finite]))),
+        "peak_error_median_gb": float(np.median(err[finite])),
+        "peak_rows_model_oom": float((~finite).sum()),
+    }
+
+
+def shipped_rows(instance: str, variant: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """A shipped stand-in table's values at the visited configurations."""
+    inst = get_instance(instance)
+    table = load_table(f"standin:{variant}", instance=instance)
+    frame = table.frame
+    keys = list(inst.input_columns)
+    merged = rows[keys].merge(
+        frame[[*keys, "ran_successfully", "peak_mem", "throughput_mean"]],
+        on=keys,
+        how="left",
+        validate="one_to_one",
+    )
+    merged.index = rows.index
+    return merged
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instance", default="pco64")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("docs/results/standin3"))
+    args = parser.parse_args()
+    inst = get_instance(args.instance)
+    rows = visited_rows(inst)
+    rng = np.random.default_rng(args.seed)
+    fold = rng.permutation(np.arange(len(rows)) % args.folds)
+    readings = {"traces": fit.TRACE_READINGS[inst.name]}
+    readings.update(VARIANTS[inst.name])
+    records = []
+    t0 = time.perf_counter()
+    shipped = {v: shipped_rows(inst.name, v, rows) for v in STANDIN_VARIANTS[inst.name]}
+    for f in range(args.folds):
+        test = fold == f
+        for v, values in shipped.items():
+            records.append(
+                {
+                    "model": f"2.1 {v} (shipped)",
+                    "fold": f,
+                    **scores(rows[test], values[test]),
+                }
+            )
+        for name, reading in readings.items():
+            fitted = fit.fit_variant(
+                inst, reading, rows[~test], efficiency=START_EFFICIENCY
+            )
+            pred = fit.predict(inst, fitted, rows[test])
+            records.append(
+                {
+                    "model": f"3.0 fit, {name} reading",
+                    "fold": f,
+                    **scores(rows[test], pred),
+                }
+            )
+        print(f"fold {f} done, {time.perf_counter() - t0:.0f} s", flush=True)
+    folds = pd.DataFrame.from_records(records)
+    summary = folds.drop(columns="fold").groupby("model", sort=False).mean()
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.out / "folds.csv", folds.to_csv(index=False))
+    atomic_write_text(args.out / "summary.csv", summary.to_csv())
+    print(summary.round(3).to_markdown())
+    print(f"total {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
