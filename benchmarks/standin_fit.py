@@ -39,6 +39,7 @@ from scipy.stats import spearmanr
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
 from bolt_pco64.simulate import fit
+from bolt_pco64.simulate.calibrate import StandinModel, build_model
 from bolt_pco64.simulate.variants import VARIANTS
 from bolt_pco64.standins import STANDIN_VARIANTS
 from bolt_pco64.table import load_table
@@ -55,9 +56,10 @@ def scores(measured: pd.DataFrame, model: pd.DataFrame) -> dict[str, float]:
     both = ran & pred
     t_meas = measured["throughput_mean"].to_numpy(dtype=float)[both]
     t_model = model["throughput_mean"].to_numpy(dtype=float)[both]
-    err = model["peak_mem"].to_numpy(dtype=float)[ran] - measured[
-        "peak_mem"
-    ].to_numpy(dtype=float)[ran]
+    err = (
+        model["peak_mem"].to_numpy(dtype=float)[ran]
+        - measured["peak_mem"].to_numpy(dtype=float)[ran]
+    )
     finite = np.isfinite(err)
     return {
         "rows": float(len(measured)),
@@ -67,9 +69,7 @@ def scores(measured: pd.DataFrame, model: pd.DataFrame) -> dict[str, float]:
         "spearman": float(spearmanr(t_model, t_meas).statistic)
         if both.sum() > 2
         else float("nan"),
-        "median_rel_throughput_error": float(
-            np.median(np.abs(t_model / t_meas - 1.0))
-        )
+        "median_rel_throughput_error": float(np.median(np.abs(t_model / t_meas - 1.0)))
         if both.any()
         else float("nan"),
         "peak_error_median_abs_gb": float(np.median(np.abs(err[finite]))),
@@ -94,13 +94,61 @@ def shipped_rows(instance: str, variant: str, rows: pd.DataFrame) -> pd.DataFram
     return merged
 
 
+def standin_rows(model: StandinModel, rows: pd.DataFrame) -> pd.DataFrame:
+    """A calibrated stand-in model's values at the visited configurations."""
+    inst = model.instance
+    where = {c.encoded(inst): i for i, c in enumerate(model.configs)}
+    keys = [f"x_{n}" for n in inst.input_columns]
+    idx = np.array([where[tuple(int(v) for v in r)] for r in rows[keys].to_numpy()])
+    feasible = model.feasible[idx]
+    peaks = np.array([p.max() for p in model.peaks])[idx]
+    return pd.DataFrame(
+        {
+            "ran_successfully": feasible,
+            "peak_mem": np.where(feasible, peaks, np.inf),
+            "throughput_mean": np.where(
+                feasible, model.estimate.throughput[idx], np.nan
+            ),
+        },
+        index=rows.index,
+    )
+
+
+def steptime_constants(instance: str) -> str:
+    """The step-time constants of each shipped variant fitted to every visited row."""
+    inst = get_instance(instance)
+    rows = visited_rows(inst)
+    lines = []
+    for name, v in VARIANTS[inst.name].items():
+        fitted = fit.fit_variant(
+            inst, v, rows, efficiency=START_EFFICIENCY, memory=False
+        )
+        values = fit.steptime_vector(
+            fitted.variant.assumptions, fitted.variant.constants, fitted.efficiency
+        )
+        named = {
+            n: float(f"{x:.4g}")
+            for (n, _, _), x in zip(fit.STEPTIME_CONSTANTS, values, strict=False)
+        }
+        lines.append(f"{inst.name} {name}: {named}")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instance", default="pco64")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("docs/results/standin3"))
+    parser.add_argument(
+        "--constants",
+        action="store_true",
+        help="print each variant's step-time constants fitted to all rows, and stop",
+    )
     args = parser.parse_args()
+    if args.constants:
+        print(steptime_constants(args.instance))
+        return
     inst = get_instance(args.instance)
     rows = visited_rows(inst)
     rng = np.random.default_rng(args.seed)
@@ -118,6 +166,18 @@ def main() -> None:
                     "model": f"2.1 {v} (shipped)",
                     "fold": f,
                     **scores(rows[test], values[test]),
+                }
+            )
+        for name, v in VARIANTS[inst.name].items():
+            fitted = fit.fit_variant(
+                inst, v, rows[~test], efficiency=START_EFFICIENCY, memory=False
+            )
+            model = build_model(inst, 0, fitted.variant)
+            records.append(
+                {
+                    "model": f"3.0 {name} (step time fitted, card-calibrated)",
+                    "fold": f,
+                    **scores(rows[test], standin_rows(model, rows[test])),
                 }
             )
         for name, reading in readings.items():
@@ -138,7 +198,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.out / "folds.csv", folds.to_csv(index=False))
     atomic_write_text(args.out / "summary.csv", summary.to_csv())
-    print(summary.round(3).to_markdown())
+    print(summary.round(3).to_string())
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -74,6 +74,8 @@ __all__ = [
     "model_throughput",
     "predict",
     "predict_peak",
+    "steptime_vector",
+    "theta_of",
 ]
 
 #: The reading the pco64 traces select (``benchmarks/standin_fit.py`` scans
@@ -208,7 +210,8 @@ def memory_basis(
     return MemoryBasis(base=base, terms=terms, spread=spread)
 
 
-def _theta(k: ModelConstants) -> np.ndarray:
+def theta_of(k: ModelConstants) -> np.ndarray:
+    """The memory constants of ``k`` as :func:`predict_peak` takes them."""
     ag = k.overlap_comm_factor * k.allgather_bucket_elements / _AG_UNIT
     return np.array([*(getattr(k, n) for n in MEMORY_CONSTANTS), ag])
 
@@ -231,7 +234,7 @@ def fit_memory(
     that ran the excess over it (a hinge, in GB). Non-negative constants; the
     all-gather bucket is returned as elements.
     """
-    x0 = np.append(_theta(start), [0.0, float(np.max(peak[ran]))])
+    x0 = np.append(theta_of(start), [0.0, float(np.max(peak[ran]))])
     x0[:-2] = np.maximum(x0[:-2], 0.0)
     oom = ~ran
 
@@ -281,7 +284,8 @@ def _with_steptime(
     return replace(a, hardware=hardware), replace(k, **ks), float(x[-1])
 
 
-def _steptime_vector(a: Assumptions, k: ModelConstants, efficiency: float) -> np.ndarray:
+def steptime_vector(a: Assumptions, k: ModelConstants, efficiency: float) -> np.ndarray:
+    """The step-time constants of a reading (:data:`STEPTIME_CONSTANTS` order), then ``efficiency``."""
     values = []
     for name, _, _ in STEPTIME_CONSTANTS:
         if name.startswith("hardware."):
@@ -301,7 +305,9 @@ def model_throughput(
     """Noise-free throughput of ``configs`` (the instance's unit)."""
     return np.array(
         [
-            throughput(step_breakdown(instance, a, k, c, efficiency).step_s, instance, a)
+            throughput(
+                step_breakdown(instance, a, k, c, efficiency).step_s, instance, a
+            )
             for c in configs
         ]
     )
@@ -320,7 +326,7 @@ def fit_steptime(
     ``configs`` and ``measured`` are the rows that ran; the residual is the
     log ratio of modelled to measured throughput.
     """
-    x0 = _steptime_vector(a, k, efficiency)
+    x0 = steptime_vector(a, k, efficiency)
     lower = np.array([lo for _, lo, _ in STEPTIME_CONSTANTS] + [EFFICIENCY_BOUNDS[0]])
     upper = np.array([hi for _, _, hi in STEPTIME_CONSTANTS] + [EFFICIENCY_BOUNDS[1]])
     x0 = np.clip(x0, lower, upper)
@@ -353,7 +359,8 @@ class FittedConstants:
         overhead_gb: The fitted uniform overhead (the calibration refits it to
             the card's best peak when it generates).
         capacity_gb: The fitted capacity that separates the rows that ran
-            (the calibration refits it to the card's feasible count).
+            (the calibration refits it to the card's feasible count); NaN
+            where memory was not fitted.
         efficiency: The fitted compute efficiency (likewise re-solved).
     """
 
@@ -369,6 +376,7 @@ def fit_variant(
     rows: pd.DataFrame,
     *,
     efficiency: float = 0.5,
+    memory: bool = True,
     steptime: bool = True,
 ) -> FittedConstants:
     """Fit ``variant``'s constants to measured ``rows``.
@@ -380,7 +388,9 @@ def fit_variant(
             ``ran_successfully``, ``peak_mem`` (GB) and ``throughput_mean``
             (:func:`bolt_pco64.traces.visited_rows` gives such rows).
         efficiency: Starting compute efficiency of the step-time fit.
-        steptime: Fit the step-time constants too (else only memory).
+        memory: Fit the memory constants, overhead and capacity (else they
+            stay the variant's, and overhead and capacity are NaN).
+        steptime: Fit the step-time constants and efficiency.
 
     Returns:
         The fitted reading, overhead and efficiency.
@@ -393,10 +403,12 @@ def fit_variant(
         raise ValueError("Expected measured rows of which some ran, got none.")
     every = configs_of(instance, rows)
     configs = [c for c, r in zip(every, ran, strict=True) if r]
-    basis = memory_basis(instance, variant, every)
-    k, overhead, capacity = fit_memory(
-        basis, rows["peak_mem"].to_numpy(dtype=float), ran, variant.constants
-    )
+    k, overhead, capacity = variant.constants, float("nan"), float("nan")
+    if memory:
+        basis = memory_basis(instance, variant, every)
+        k, overhead, capacity = fit_memory(
+            basis, rows["peak_mem"].to_numpy(dtype=float), ran, k
+        )
     a = variant.assumptions
     if steptime:
         a, k, efficiency = fit_steptime(
@@ -424,7 +436,7 @@ def predict(
     configs = configs_of(instance, rows)
     v = fitted.variant
     basis = memory_basis(instance, v, configs)
-    peak = predict_peak(basis, _theta(v.constants), fitted.overhead_gb)
+    peak = predict_peak(basis, theta_of(v.constants), fitted.overhead_gb)
     ran = peak <= fitted.capacity_gb
     tput = model_throughput(
         instance, v.assumptions, v.constants, configs, fitted.efficiency
