@@ -6,16 +6,21 @@ feasibility, exact peak memory where the run fitted, observed or exact
 throughput):
 
 1. splits the visited rows into ``--folds`` folds (seeded shuffle);
-2. **before**: each shipped stand-in variant (its table as shipped) on each
-   held-out fold -- nothing is fitted, so every row is held out;
-3. **after**: for each reading -- the traces' reading
+2. **before**: each stand-in variant as 2.1 shipped it (its reading with the
+   2.1 constants, :data:`bolt_pco64.simulate.variants.READINGS`, calibrated
+   to the card: the 2.1 table) on each held-out fold -- nothing is fitted,
+   so every row is held out;
+3. **after, shipped**: each variant's step-time constants fitted on the other
+   folds (``memory=False``), calibrated to the card as the generator does
+   (:func:`bolt_pco64.simulate.calibrate.build_model`): what 3.0 ships;
+4. **after, full fit**: for each reading -- the traces' reading
    (:data:`bolt_pco64.simulate.fit.TRACE_READINGS`) and each shipped
    variant's -- its constants fitted on the other folds
    (:func:`bolt_pco64.simulate.fit.fit_variant`: memory constants, overhead
    and capacity on peaks and feasibility; step-time constants and efficiency
    on throughput) and predicted on the held-out fold
    (:func:`bolt_pco64.simulate.fit.predict`);
-4. per model and fold: feasibility agreement, throughput Spearman on the rows
+5. per model and fold: feasibility agreement, throughput Spearman on the rows
    that ran in both, median absolute and signed peak-memory error (GB) on the
    rows that ran (measured), median relative throughput error; writes
    ``OUT/folds.csv`` and ``OUT/summary.csv`` (mean over folds) and prints the
@@ -40,9 +45,8 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
 from bolt_pco64.simulate import fit
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
-from bolt_pco64.simulate.variants import VARIANTS
+from bolt_pco64.simulate.variants import READINGS
 from bolt_pco64.standins import STANDIN_VARIANTS
-from bolt_pco64.table import load_table
 from bolt_pco64.traces import visited_rows
 
 #: Efficiency the step-time fit starts from (stand-in 2.1's fitted value).
@@ -78,22 +82,6 @@ def scores(measured: pd.DataFrame, model: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def shipped_rows(instance: str, variant: str, rows: pd.DataFrame) -> pd.DataFrame:
-    """A shipped stand-in table's values at the visited configurations."""
-    inst = get_instance(instance)
-    table = load_table(f"standin:{variant}", instance=instance)
-    frame = table.frame
-    keys = list(inst.input_columns)
-    merged = rows[keys].merge(
-        frame[[*keys, "ran_successfully", "peak_mem", "throughput_mean"]],
-        on=keys,
-        how="left",
-        validate="one_to_one",
-    )
-    merged.index = rows.index
-    return merged
-
-
 def standin_rows(model: StandinModel, rows: pd.DataFrame) -> pd.DataFrame:
     """A calibrated stand-in model's values at the visited configurations."""
     inst = model.instance
@@ -119,7 +107,7 @@ def steptime_constants(instance: str) -> str:
     inst = get_instance(instance)
     rows = visited_rows(inst)
     lines = []
-    for name, v in VARIANTS[inst.name].items():
+    for name, v in READINGS[inst.name].items():
         fitted = fit.fit_variant(
             inst, v, rows, efficiency=START_EFFICIENCY, memory=False
         )
@@ -154,21 +142,24 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     fold = rng.permutation(np.arange(len(rows)) % args.folds)
     readings = {"traces": fit.TRACE_READINGS[inst.name]}
-    readings.update(VARIANTS[inst.name])
+    readings.update(READINGS[inst.name])
     records = []
     t0 = time.perf_counter()
-    shipped = {v: shipped_rows(inst.name, v, rows) for v in STANDIN_VARIANTS[inst.name]}
+    before = {
+        v: standin_rows(build_model(inst, 0, READINGS[inst.name][v]), rows)
+        for v in STANDIN_VARIANTS[inst.name]
+    }
     for f in range(args.folds):
         test = fold == f
-        for v, values in shipped.items():
+        for v, values in before.items():
             records.append(
                 {
-                    "model": f"2.1 {v} (shipped)",
+                    "model": f"2.1 {v} (as shipped)",
                     "fold": f,
                     **scores(rows[test], values[test]),
                 }
             )
-        for name, v in VARIANTS[inst.name].items():
+        for name, v in READINGS[inst.name].items():
             fitted = fit.fit_variant(
                 inst, v, rows[~test], efficiency=START_EFFICIENCY, memory=False
             )
