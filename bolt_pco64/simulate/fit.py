@@ -47,6 +47,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from bolt_pco64.instances import Instance
+from bolt_pco64.simulate.calibrate import card_feasible
 from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_memory
 from bolt_pco64.simulate.spec import (
     ASSUMPTIONS,
@@ -123,6 +124,12 @@ STEPTIME_CONSTANTS: tuple[tuple[str, float, float], ...] = (
     ("hardware.inter_bus_gbs", 1.0, 100.0),
     ("hardware.intra_bus_gbs", 10.0, 900.0),
 )
+#: Relative throughput gap (log) the step-time fit keeps between the card's
+#: best and every other row that runs (about two standard errors of a row's
+#: measured mean; the calibration's noise draw does the rest).
+RIVAL_MARGIN = 0.003
+#: Weight of a rival's excess against a row's log-throughput error.
+RIVAL_WEIGHT = 30.0
 #: Where the efficiency search of the step-time fit may go.
 EFFICIENCY_BOUNDS = (0.05, 1.0)
 #: Scale of the soft-L1 loss: memory residuals in GB, log-throughput in units.
@@ -320,11 +327,17 @@ def fit_steptime(
     configs: Sequence[Config],
     measured: np.ndarray,
     efficiency: float,
+    best: Config | None = None,
+    rivals: Sequence[Config] = (),
 ) -> tuple[Assumptions, ModelConstants, float]:
     """Step-time constants and efficiency whose throughputs fit ``measured``.
 
     ``configs`` and ``measured`` are the rows that ran; the residual is the
-    log ratio of modelled to measured throughput.
+    log ratio of modelled to measured throughput. Where ``best`` is given
+    (the card's best configuration), each of ``rivals`` (configurations the
+    stand-in lets run) that the model puts within :data:`RIVAL_MARGIN` of it
+    or above adds the excess, times :data:`RIVAL_WEIGHT`: the card says no
+    row outruns its best, and the calibration needs it on top.
     """
     x0 = steptime_vector(a, k, efficiency)
     lower = np.array([lo for _, lo, _ in STEPTIME_CONSTANTS] + [EFFICIENCY_BOUNDS[0]])
@@ -332,10 +345,17 @@ def fit_steptime(
     x0 = np.clip(x0, lower, upper)
     scale = np.maximum(np.abs(x0), 1e-6)
     target = np.log(measured)
+    others = [c for c in rivals if c != best]
 
     def residual(z: np.ndarray) -> np.ndarray:
         ai, ki, eff = _with_steptime(a, k, z * scale)
-        return np.log(model_throughput(instance, ai, ki, configs, eff)) - target
+        fit_part = np.log(model_throughput(instance, ai, ki, configs, eff)) - target
+        if best is None or not others:
+            return fit_part
+        top = np.log(model_throughput(instance, ai, ki, [best], eff))[0]
+        rival = np.log(model_throughput(instance, ai, ki, others, eff))
+        excess = np.maximum(0.0, rival - top + RIVAL_MARGIN)
+        return np.concatenate([fit_part, RIVAL_WEIGHT * excess])
 
     sol = least_squares(
         residual,
@@ -411,6 +431,13 @@ def fit_variant(
         )
     a = variant.assumptions
     if steptime:
+        best, rivals = None, []
+        if not memory:
+            # The card's calibration decides which rows run: none of them may
+            # outrun the card's best.
+            grid, feasible, top = card_feasible(instance, variant)
+            best = grid[top]
+            rivals = [c for c, f in zip(grid, feasible, strict=True) if f]
         a, k, efficiency = fit_steptime(
             instance,
             a,
@@ -418,6 +445,8 @@ def fit_variant(
             configs,
             rows["throughput_mean"].to_numpy(dtype=float)[ran],
             efficiency,
+            best,
+            rivals,
         )
     fitted = replace(variant, assumptions=a, constants=k)
     return FittedConstants(fitted, overhead, capacity, efficiency)
