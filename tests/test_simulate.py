@@ -187,7 +187,8 @@ def test_lists_consistent_with_summaries(shipped: pd.DataFrame) -> None:
 def test_metadata_and_load_table() -> None:
     meta = pq.read_schema(SHIPPED).metadata
     assert meta[b"source"] == b"simulated"
-    assert meta[b"generator_version"] == b"2.1.0" == simulate.GENERATOR_VERSION.encode()
+    assert meta[b"generator_version"] == simulate.GENERATOR_VERSION.encode()
+    assert simulate.GENERATOR_VERSION.startswith("3.")
     assert meta[b"instance"] == b"pco64"
     assert meta[b"variant"] == b"mbs1"
     assert meta[b"seed"] == b"0"

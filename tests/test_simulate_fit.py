@@ -16,7 +16,7 @@ from bolt_pco64.simulate import fit
 from bolt_pco64.simulate.grid import candidate_configurations
 from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_arrays
 from bolt_pco64.simulate.spec import Config
-from bolt_pco64.simulate.variants import VARIANTS, Variant
+from bolt_pco64.simulate.variants import READINGS, Variant
 
 INST = get_instance("pco64")
 
@@ -86,7 +86,7 @@ def test_memory_fit_moves_capacity_between_the_classes() -> None:
 
 
 def test_steptime_fit_reproduces_throughputs() -> None:
-    v = VARIANTS["pco64"]["mbs1"]
+    v = READINGS["pco64"]["mbs1"]
     configs = _slice(25, 3)
     true_k = replace(v.constants, rho_tp=0.6, gemm_half_dim=150.0)
     measured = fit.model_throughput(INST, v.assumptions, true_k, configs, 0.5)
@@ -94,7 +94,7 @@ def test_steptime_fit_reproduces_throughputs() -> None:
         INST, v.assumptions, v.constants, configs, measured, 0.6
     )
     got = fit.model_throughput(INST, a, k, configs, eff)
-    np.testing.assert_allclose(got, measured, rtol=0.02)
+    np.testing.assert_allclose(got, measured, rtol=0.03)
     before = fit.model_throughput(INST, v.assumptions, v.constants, configs, 0.6)
     assert (
         np.abs(np.log(got / measured)).mean() < np.abs(np.log(before / measured)).mean()
