@@ -26,15 +26,22 @@ throughput):
    ``OUT/folds.csv`` and ``OUT/summary.csv`` (mean over folds) and prints the
    summary as a Markdown table.
 
-Run (about 5 minutes on one core)::
+Run (about 10 minutes on a busy two-core machine)::
 
     python benchmarks/standin_fit.py --folds 5 --seed 0 --out docs/results/standin3
+
+``--constants`` prints each variant's step-time constants fitted to every
+visited row (what :data:`bolt_pco64.simulate.variants.TRACE_STEPTIME`
+holds, rounded); ``--readings`` scans memory readings near the traces' one,
+each fitted to every visited row, into ``OUT/readings.csv``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +52,8 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
 from bolt_pco64.simulate import fit
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
+from bolt_pco64.simulate.grid import candidate_configurations
+from bolt_pco64.simulate.spec import Microbatching
 from bolt_pco64.simulate.variants import READINGS
 from bolt_pco64.standins import STANDIN_VARIANTS
 from bolt_pco64.traces import visited_rows
@@ -122,6 +131,70 @@ def steptime_constants(instance: str) -> str:
     return "\n".join(lines)
 
 
+def reading_scan(instance: str) -> pd.DataFrame:
+    """Memory readings near the traces' one, each fitted to every visited row.
+
+    Per reading: the median absolute peak error (GB) on the rows that ran,
+    the feasibility agreement at the fitted capacity, the configurations of
+    the whole grid under that capacity and the rank of the card's best among
+    them (a card-calibrated cut needs it within the published feasible count).
+    """
+    inst = get_instance(instance)
+    rows = visited_rows(inst)
+    ran = rows["ran_successfully"].to_numpy(dtype=bool)
+    grid = candidate_configurations(inst)
+    where = {c.encoded(inst): i for i, c in enumerate(grid)}
+    keys = [f"x_{n}" for n in inst.input_columns]
+    idx = np.array([where[tuple(int(v) for v in r)] for r in rows[keys].to_numpy()])
+    best = where[tuple(inst.published.best_config)]
+    start = fit.TRACE_READINGS[inst.name]
+    out = []
+    for unpiped, piped, zero0, vocab in itertools.product(
+        (
+            Microbatching("count", 1),
+            Microbatching("count", 2),
+            Microbatching("size", 1),
+        ),
+        (
+            Microbatching("per_stage", 2),
+            Microbatching("per_stage", 4),
+            Microbatching("count", 16),
+            Microbatching("count", 32),
+        ),
+        ("distributed", "zero1"),
+        (32000, 151936),
+    ):
+        a = replace(
+            start.assumptions,
+            micro_unpipelined=unpiped,
+            micro_pipelined=piped,
+            zero0=zero0,
+            vocab_size=vocab,
+        )
+        reading = replace(start, assumptions=a)
+        basis = fit.memory_basis(inst, reading, grid)
+        visited = fit.MemoryBasis(basis.base[idx], basis.terms[idx], basis.spread[idx])
+        k, overhead, cap = fit.fit_memory(
+            visited, rows["peak_mem"].to_numpy(dtype=float), ran, reading.constants
+        )
+        peak = fit.predict_peak(basis, fit.theta_of(k), overhead)
+        err = peak[idx][ran] - rows["peak_mem"].to_numpy(dtype=float)[ran]
+        out.append(
+            {
+                "pp=1": unpiped.describe(),
+                "pp>1": piped.describe(),
+                "zero0": zero0,
+                "vocab": vocab,
+                "peak_error_median_abs_gb": float(np.median(np.abs(err))),
+                "feasibility_agreement": float(((peak[idx] <= cap) == ran).mean()),
+                "capacity_gb": cap,
+                "grid_under_capacity": int((peak <= cap).sum()),
+                "best_rank": int((peak < peak[best]).sum()) + 1,
+            }
+        )
+    return pd.DataFrame.from_records(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instance", default="pco64")
@@ -133,7 +206,18 @@ def main() -> None:
         action="store_true",
         help="print each variant's step-time constants fitted to all rows, and stop",
     )
+    parser.add_argument(
+        "--readings",
+        action="store_true",
+        help="scan memory readings (each fitted to all rows) into OUT/readings.csv",
+    )
     args = parser.parse_args()
+    if args.readings:
+        scan = reading_scan(args.instance)
+        args.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out / "readings.csv", scan.to_csv(index=False))
+        print(scan.round(3).to_string())
+        return
     if args.constants:
         print(steptime_constants(args.instance))
         return
