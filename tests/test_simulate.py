@@ -294,3 +294,16 @@ def test_bad_arguments() -> None:
         simulate.make_simulated_table(seed=-1)
     with pytest.raises(ValueError, match="Expected an instance name"):
         simulate.make_simulated_table(instance="pco128")
+
+
+def test_metadata_names_the_fitted_step_time_constants() -> None:
+    """3.0: a pco64 file records the traces-fitted constants of its variant."""
+    from bolt_pco64.simulate.variants import READINGS, VARIANTS
+
+    meta = pq.read_schema(SHIPPED).metadata
+    v = VARIANTS["pco64"]["mbs1"]
+    assert v != READINGS["pco64"]["mbs1"]
+    hw = v.assumptions.hardware
+    assert float(meta[b"assumptions.hardware.inter_bus_gbs"]) == hw.inter_bus_gbs
+    assert float(meta[b"assumptions.hardware.intra_bus_gbs"]) == hw.intra_bus_gbs
+    assert float(meta[b"constants.rho_tp"]) == v.constants.rho_tp

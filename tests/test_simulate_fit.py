@@ -58,7 +58,7 @@ def test_memory_fit_recovers_known_constants() -> None:
             retained_logits_bytes=1.0,
         ),
     )
-    configs = _slice(120, 1)
+    configs = _slice(60, 1)
     peak = _peaks(configs, truth, overhead=3.0)
     basis = fit.memory_basis(INST, reading, configs)
     ran = np.ones(len(configs), dtype=bool)
@@ -87,7 +87,7 @@ def test_memory_fit_moves_capacity_between_the_classes() -> None:
 
 def test_steptime_fit_reproduces_throughputs() -> None:
     v = READINGS["pco64"]["mbs1"]
-    configs = _slice(25, 3)
+    configs = _slice(15, 3)
     true_k = replace(v.constants, rho_tp=0.6, gemm_half_dim=150.0)
     measured = fit.model_throughput(INST, v.assumptions, true_k, configs, 0.5)
     a, k, eff = fit.fit_steptime(

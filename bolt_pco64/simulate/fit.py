@@ -41,12 +41,14 @@ is the step-time fit of each pco64 variant with ``memory=False``: the
 variant's memory reading stays calibrated to the card (560 runs, the best at
 74.2 GB, the largest at 79.3 GB), and the step-time fit keeps every row that
 reading lets run below the card's best (a hinge, :data:`RIVAL_MARGIN`). The
-memory fit is not shipped: under every reading scanned (docs/standins.md),
-the fitted memory model lets 624-682 of the 780 configurations fit under the
-capacity the traces imply, the card's best only the 589th-637th lightest,
-while the card counts 560 with the best among them -- the traces' OOM rows
-below that capacity (57 of 643 visited under the traces' reading) are
-failures a memory cut cannot produce.
+memory fit is not shipped: under the readings that fit the traces' peaks best
+(median error under 4 GB; ``benchmarks/standin_fit.py --readings``), the
+fitted model lets 624 of the 780 configurations fit under the capacity the
+traces imply, the card's best only the 589th-593rd lightest, while the card
+counts 560 with the best among them; the readings that put the best among
+the 560 lightest miss the peaks by a median 7.5 GB or more. The traces' OOM
+rows below the fitted capacity (57 of 643 visited under the traces' reading)
+are failures a memory cut cannot produce.
 """
 
 from __future__ import annotations

@@ -156,6 +156,8 @@ def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
         ),
         "assumptions.zero0": a.zero0,
         "assumptions.hardware": a.hardware.description,
+        "assumptions.hardware.intra_bus_gbs": repr(float(a.hardware.intra_bus_gbs)),
+        "assumptions.hardware.inter_bus_gbs": repr(float(a.hardware.inter_bus_gbs)),
         "assumptions.throughput_unit": a.throughput_unit,
         "recorded_steps": str(model.times.shape[1]),
         "published_best_is_top": str(model.top == model.best).lower(),
