@@ -423,7 +423,10 @@ def fit_variant(
             (:func:`bolt_pco64.traces.visited_rows` gives such rows).
         efficiency: Starting compute efficiency of the step-time fit.
         memory: Fit the memory constants, overhead and capacity (else they
-            stay the variant's, and overhead and capacity are NaN).
+            stay the variant's, overhead and capacity are NaN, and the
+            step-time fit keeps every configuration the variant's card
+            calibration lets run below the card's best:
+            :func:`~bolt_pco64.simulate.calibrate.card_feasible`).
         steptime: Fit the step-time constants and efficiency.
 
     Returns:

@@ -27,13 +27,15 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
 * **Activations** per layer and micro-batch of ``t = s b / cp`` tokens on one
   GPU (:func:`layer_activation_bytes`). With full recomputation (the mode the
   stand-ins assume, :mod:`bolt_pco64.simulate.spec`) each layer keeps only its
-  input, ``2 t h`` bytes split over ``sp`` (Megatron keeps the
-  sequence-parallel shard), plus, during the backward, one layer's full
+  input, ``2 t h`` bytes split over the sequence-parallel ranks (Megatron
+  keeps the sequence-parallel shard; :meth:`Assumptions.sp_divisor`), or over
+  ``tp`` without sequence parallelism where the reading distributes saved
+  activations, plus, during the backward, one layer's full
   activations being recomputed. Those full activations, as selective
   recomputation would store them (Korthikanti et al. 2022, section 4; flash
   attention, Dao et al. 2022, never stores the ``s x s`` scores): the inputs
   of the two norms and of the QKV and MLP input projections (``8 t h`` bytes,
-  split over ``sp``), Q, K, V and their pre-rotary copies and the attention
+  split over the sequence-parallel ranks), Q, K, V and their pre-rotary copies and the attention
   output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
   for SwiGLU), split over ``tp``.
 * **In flight**: the 1F1B schedule's stage ``i`` holds ``min(pp - i, m)``
@@ -41,7 +43,8 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   holds ``2 (pp - i - 1) + (v - 1) pp + 1`` chunk-micro-batches of
   ``L / (pp v)`` layers (Narayanan et al. 2021; Megatron's warm-up count).
 * the logits of the last stage (:attr:`ModelConstants.logits_bytes` per
-  logit), the backward working set of one layer, gradient buffers: ZeRO-2's
+  logit; with a pipeline, :attr:`ModelConstants.retained_logits_bytes` per
+  logit of the whole per-rank batch, 0 unless fitted), the backward working set of one layer, gradient buffers: ZeRO-2's
   ``overlap_comm`` footprint, which DeepSpeed documents as 4.5 times the
   reduce and all-gather bucket sizes (the reduce bucket is the swept
   ``bucket_mb``; the all-gather bucket
