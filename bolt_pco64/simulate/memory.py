@@ -35,8 +35,8 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   recomputation would store them (Korthikanti et al. 2022, section 4; flash
   attention, Dao et al. 2022, never stores the ``s x s`` scores): the inputs
   of the two norms and of the QKV and MLP input projections (``8 t h`` bytes,
-  split over the sequence-parallel ranks), Q, K, V and their pre-rotary copies and the attention
-  output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
+  split over the sequence-parallel ranks), Q, K, V and their pre-rotary
+  copies and the attention output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
   for SwiGLU), split over ``tp``.
 * **In flight**: the 1F1B schedule's stage ``i`` holds ``min(pp - i, m)``
   micro-batches of its ``L / pp`` layers; interleaved with ``v`` chunks it
