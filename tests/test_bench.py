@@ -20,6 +20,7 @@ import torch
 from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, SimulatedTableWarning
+from bolt_pco64.locations import bundled_table_path
 from bolt_pco64.bench import (
     OutputDirError,
     RunContext,
@@ -566,7 +567,13 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
     labels.clear()
     with warnings.catch_warnings():  # the stand-in warns once per process
         warnings.simplefilter("ignore", SimulatedTableWarning)
-        standin = run_benchmark(out=tmp_path / "s", progress=False, **kw)
+        # the stand-in is no longer the default (issue 27): asked for by path
+        standin = run_benchmark(
+            out=tmp_path / "s",
+            progress=False,
+            table=bundled_table_path("pco64"),
+            **kw,
+        )
     assert "| simulated GPU-hours (median) |" in standin.summary_markdown
     cost = "simulated GPU-hours (cumulative)"
     assert labels == ["evaluations", "evaluations", cost, cost, wall]

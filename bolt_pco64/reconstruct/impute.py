@@ -86,7 +86,9 @@ def deterministic(seed: int = FIT_SEED) -> Iterator[None]:
 
 def encoded(frame: pd.DataFrame, instance: Instance) -> np.ndarray:
     """The ``x_<input>`` columns of ``frame`` as an ``N x d`` float64 array."""
-    return frame[[f"x_{c}" for c in instance.input_columns]].to_numpy(np.float64)
+    return frame[[f"x_{c}" for c in instance.input_columns]].to_numpy(
+        np.float64, copy=True
+    )
 
 
 def _fit(X: torch.Tensor, y: np.ndarray, bounds: torch.Tensor) -> SingleTaskGP:
