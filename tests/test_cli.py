@@ -199,7 +199,9 @@ def test_info_names_the_problem_and_checks_the_published_figures(
 def test_info_says_the_pco64_stand_in_meets_its_published_figures() -> None:
     # the stand-in is no longer the default (issue 27): asked for by path
     path = bundled_table_path("pco64")
-    result = CliRunner().invoke(main, ["info", "--problem", "pco64", "--table", str(path)])
+    result = CliRunner().invoke(
+        main, ["info", "--problem", "pco64", "--table", str(path)]
+    )
     assert result.exit_code == 0, result.output
     assert "the stand-in meets its published figures" in result.output
     assert "DIFFERS" not in result.output

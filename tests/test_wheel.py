@@ -49,7 +49,9 @@ for name in names:
 
 
 @pytest.mark.slow
-def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(tmp_path: Path) -> None:
+def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
+    tmp_path: Path,
+) -> None:
     if not (ROOT / "data" / "pco64_simulated.parquet").is_file():
         pytest.fail("data/pco64_simulated.parquet is missing from the checkout")
     # every stand-in of the checkout must ship (pco16/pco32 once generated)

@@ -12,8 +12,8 @@ fitted by maximising the marginal likelihood:
   ``Φ(μ / σ)`` of its posterior, and it is predicted to run where ``μ > 0``;
 - **throughput**: ``throughput_mean`` of the visited rows that ran (exact
   values and observed means; the noise is learnt). On the log scale it
-  cross-validated slightly worse (median relative error 0.71 % against
-  0.67 % on pco64), so the scale is left as it is.
+  cross-validated slightly worse on pco64 in an exploratory run, so the scale
+  is left as it is.
 
 An imputed row's throughput is the throughput model's posterior mean ``μ``,
 its standard error the latent posterior sd; peak memory is ``exp(μ)`` of the
