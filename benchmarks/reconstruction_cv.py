@@ -100,6 +100,30 @@ def _row(instance: str, rows: int, cv: CrossValidation, seconds: float) -> dict:
     }
 
 
+def _write(results: Path, out: list[dict]) -> str:
+    """Write ``cv.csv`` and ``cv.md`` from the rows so far; return the table."""
+    results.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(results / "cv.csv", pd.DataFrame(out).to_csv(index=False))
+    lines = [
+        "| instance | model | visited rows | feasibility accuracy | throughput Spearman "
+        "| median relative error | peak-memory error (median, GB) "
+        "| 95 % interval coverage |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in out:
+        mem = r["peak_mem_median_abs_error_gb"]
+        lines.append(
+            f"| {r['instance']} | {r['model']} | {r['visited_rows']} "
+            f"| {100 * r['feasibility_accuracy']:.1f} % | {r['throughput_spearman']:.4f} "
+            f"| {100 * r['median_relative_error']:.2f} % "
+            f"| {'—' if np.isnan(mem) else f'{mem:.2f}'} "
+            f"| {100 * r['coverage_95']:.1f} % |"
+        )
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(results / "cv.md", text)
+    return text
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--instances", nargs="+", default=["pco64", "pco32", "pco16"])
@@ -107,7 +131,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--results", type=Path, default=Path("docs/results/reconstruction"))
     args = p.parse_args()
-    out = []
+    out: list[dict] = []
     for name in args.instances:
         rows = visited_rows(name)
         for label, make in (("baseline", baseline), ("reconstruction", reconstruction)):
@@ -117,26 +141,8 @@ def main() -> None:
             )
             out.append(_row(name, len(rows), cv, time.perf_counter() - start))
             print(out[-1], flush=True)
-    frame = pd.DataFrame(out)
-    args.results.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.results / "cv.csv", frame.to_csv(index=False))
-    lines = [
-        "| instance | model | visited rows | feasibility accuracy | throughput Spearman "
-        "| median relative error | peak-memory error (median, GB) | 95 % interval coverage |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in out:
-        cover = r["coverage_95"]
-        cover_text = "—" if np.isnan(cover) else f"{100 * cover:.1f} %"
-        lines.append(
-            f"| {r['instance']} | {r['model']} | {r['visited_rows']} "
-            f"| {100 * r['feasibility_accuracy']:.1f} % | {r['throughput_spearman']:.4f} "
-            f"| {100 * r['median_relative_error']:.2f} % "
-            f"| {r['peak_mem_median_abs_error_gb']:.2f} "
-            f"| {cover_text} |"
-        )
-    atomic_write_text(args.results / "cv.md", "\n".join(lines) + "\n")
-    print("\n".join(lines))
+            text = _write(args.results, out)  # after each model: a stopped run keeps it
+    print(text)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ import torch
 from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, SimulatedTableWarning
-from bolt_pco64.locations import bundled_table_path
 from bolt_pco64.bench import (
     OutputDirError,
     RunContext,
@@ -31,6 +30,7 @@ from bolt_pco64.bench.run import record_columns
 from bolt_pco64.cli import main
 from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
+from bolt_pco64.locations import bundled_table_path
 from tests import _fixtures
 from tests._tables import small_frame
 

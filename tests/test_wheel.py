@@ -84,7 +84,7 @@ def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
     assert "bolt_pco64/reconstruction_fingerprints.json" in names
     assert "bolt_pco64/data/traces/LICENSE" in names
     assert "bolt_pco64/data/traces/README.md" in names
-    for name, inst in INSTANCES.items():
+    for inst in INSTANCES.values():
         assert f"bolt_pco64/data/{inst.reconstructed_filename}" in names
         for trace in inst.trace_files:
             assert f"bolt_pco64/data/traces/{trace}" in names
