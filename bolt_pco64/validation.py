@@ -5,6 +5,8 @@ frame and returns the clean one; a frame that breaks one is refused with a
 single :class:`TableError` that names where it came from, the column and the
 first offending row (:func:`table_error` writes that message).
 :func:`parse_float_list` reads one cell of a list column without ``eval``.
+:func:`validate_reconstruction_columns` checks the optional per-row columns of
+a table reconstructed from published traces (:data:`RECONSTRUCTION_COLUMNS`).
 
 :mod:`bolt_pco64.table` loads a table through this module and is the public
 home of :class:`TableError` and :func:`parse_float_list`; this module depends
