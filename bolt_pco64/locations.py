@@ -2,7 +2,10 @@
 
 An instance's measured table is looked for in ``data/`` of a source checkout,
 then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs
-it; its simulated stand-in ships with the package (:func:`bundled_table_path`).
+it; its reconstruction from the published traces
+(:func:`reconstructed_table_path`), the traces themselves
+(:func:`trace_paths`, :func:`traces_dir`) and its simulated stand-in
+(:func:`bundled_table_path`) ship with the package.
 :func:`bolt_pco64.table.load_table` decides which one is read. Nothing here
 reads or writes a table.
 """
