@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from bolt_pco64.standins import content_fingerprint
     from bolt_pco64.table import (
+        ReconstructedTableWarning,
         SimulatedTableWarning,
         Table,
         TableError,
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "PROBLEMS": "bolt_pco64.problem",
     "PCOOutcomeConstraint": "bolt_pco64.problem",
     "problem_class": "bolt_pco64.problem",
+    "ReconstructedTableWarning": "bolt_pco64.table",
     "SimulatedTableWarning": "bolt_pco64.table",
     "Table": "bolt_pco64.table",
     "TableError": "bolt_pco64.table",
@@ -96,6 +98,7 @@ __all__ = [
     "PROBLEMS",
     "Instance",
     "PCOOutcomeConstraint",
+    "ReconstructedTableWarning",
     "SimulatedTableWarning",
     "Table",
     "TableError",

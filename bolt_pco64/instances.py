@@ -18,6 +18,7 @@ dataset holds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -147,6 +148,11 @@ class Instance:
         dataset_revision: Its revision that ``fetch`` downloads.
         raw_csv_filename: Name of the raw sweep export (CSV).
         published: Figures published about the measured table.
+        trace_files: The published optimisation traces made on the measured
+            table (``data/traces/``; design §7), as paths relative to the
+            traces folder. Their configurations are encoded inputs in ``X``
+            order (pco16's knob order differs from pco64's, and so does its
+            instance's ``inputs``).
     """
 
     name: InstanceName
@@ -160,6 +166,7 @@ class Instance:
     dataset_revision: str
     raw_csv_filename: str
     published: PublishedFigures
+    trace_files: tuple[str, ...] = ()
 
     # -- derived names ------------------------------------------------------
 
@@ -202,6 +209,11 @@ class Instance:
         return f"{self.name}_simulated.parquet"
 
     @property
+    def reconstructed_filename(self) -> str:
+        """File name of the shipped reconstruction (``pco64_reconstructed.parquet``)."""
+        return f"{self.name}_reconstructed.parquet"
+
+    @property
     def env_table(self) -> str:
         """Environment variable naming a table file (``BOLT_PCO64_TABLE``)."""
         return f"BOLT_{self.name.upper()}_TABLE"
@@ -209,6 +221,52 @@ class Instance:
     def input_index(self, name: str) -> int:
         """Position of an input column in ``X``."""
         return self.input_columns.index(name)
+
+    def raw_sizes(self, encoded: Sequence[int]) -> dict[str, int]:
+        """Every knob's raw value, inputs and context, of one encoded configuration.
+
+        Keys are the column names less ``log2_`` (``dp_size``, ...,
+        ``zero_stage``): powers of two for the log2 columns, the raw ZeRO stage.
+        """
+        cells = {
+            spec.name: spec.decode(int(v))
+            for spec, v in zip(self.inputs, encoded, strict=True)
+        }
+        cells.update(self.context)
+        return {
+            name.removeprefix("log2_"): (value if name == "zero_stage" else 2**value)
+            for name, value in cells.items()
+        }
+
+    def rule_violation(self, encoded: Sequence[int]) -> str | None:
+        """The hard rule one encoded configuration breaks, or ``None``.
+
+        The rules of every sweep (the grid of ``bolt_pco64.simulate.grid``):
+        the encoded values lie in the published bounds; ``dp*tp*pp*cp`` is
+        the number of GPUs; ``sp <= tp``; more than one model chunk only with
+        ``pp > 1``; ZeRO stage 2 or 3 only with ``pp = 1``; ``pp * chunks``
+        divides the number of layers.
+        """
+        if len(encoded) != self.dim:
+            return f"expected {self.dim} inputs, got {len(encoded)}"
+        for spec, v in zip(self.inputs, encoded, strict=True):
+            if v != int(v) or not spec.low <= v <= spec.high:
+                return (
+                    f"{spec.name} = {v:g} is off the grid "
+                    f"(expected an integer in [{spec.low}, {spec.high}])"
+                )
+        s = self.raw_sizes([int(v) for v in encoded])
+        if s["dp_size"] * s["tp_size"] * s["pp_size"] * s["cp_size"] != self.num_gpus:
+            return f"dp*tp*pp*cp = {self.num_gpus} GPUs is broken"
+        if s["sp_size"] > s["tp_size"]:
+            return "sp <= tp is broken"
+        if s["num_model_chunks"] > 1 and s["pp_size"] == 1:
+            return "more than one model chunk needs pp > 1"
+        if s["zero_stage"] in ZERO_STAGES[1:] and s["pp_size"] > 1:
+            return "ZeRO stage 2/3 needs pp = 1"
+        if self.model.num_layers % (s["pp_size"] * s["num_model_chunks"]):
+            return f"pp * chunks must divide the {self.model.num_layers} layers"
+        return None
 
 
 def _log2(name: str, low: int, high: int) -> InputSpec:
@@ -245,6 +303,11 @@ PCO64_INSTANCE = Instance(
         best_peak_mem_gb=74.2,
         max_feasible_peak_gb=79.3,
     ),
+    trace_files=(
+        "pco64/pco64_random_10trials_100iterations_results.json",
+        "pco64/pco64_tpe_10trials_100iterations_results.json",
+        "pco64/pco64_cmaes_10trials_100iterations_results.json",
+    ),
 )
 
 PCO32_INSTANCE = Instance(
@@ -273,6 +336,7 @@ PCO32_INSTANCE = Instance(
         best_value=0.469575911560675,
         best_config=(5, 0, 0, 0, 0, 8, 1, 0),
     ),
+    trace_files=("pco32/pco32_random_10trials_50iterations_results.json",),
 )
 
 PCO16_INSTANCE = Instance(
@@ -301,6 +365,7 @@ PCO16_INSTANCE = Instance(
         best_value=0.1489374720046964,
         best_config=(4, 0, 0, 0, 8, 1, 0, 2),
     ),
+    trace_files=("pco16/pco16_random_10trials_100iterations_results.json",),
 )
 
 #: Every instance by name (a registry, not an ``if`` chain).

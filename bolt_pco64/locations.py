@@ -2,7 +2,10 @@
 
 An instance's measured table is looked for in ``data/`` of a source checkout,
 then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs
-it; its simulated stand-in ships with the package (:func:`bundled_table_path`).
+it; its reconstruction from the published traces
+(:func:`reconstructed_table_path`), the traces themselves
+(:func:`trace_paths`, :func:`traces_dir`) and its simulated stand-in
+(:func:`bundled_table_path`) ship with the package.
 :func:`bolt_pco64.table.load_table` decides which one is read. Nothing here
 reads or writes a table.
 """
@@ -22,6 +25,9 @@ __all__ = [
     "checkout_data_dir",
     "data_home",
     "measured_table_paths",
+    "reconstructed_table_path",
+    "trace_paths",
+    "traces_dir",
 ]
 
 #: The data home of every instance (see :func:`data_home`).
@@ -83,6 +89,58 @@ def bundled_table_path(
         f"The shipped stand-in table {name!r} is missing from the "
         "installation; reinstall bolt_pco64."
     )
+
+
+def _shipped(relative: str) -> Path | None:
+    """A file shipped under ``data/`` (the wheel's ``bolt_pco64/data/`` or the
+    checkout's ``data/``), or ``None`` if this installation lacks it."""
+    packaged = resources.files("bolt_pco64").joinpath("data", *relative.split("/"))
+    if packaged.is_file():
+        return Path(str(packaged))
+    checkout = checkout_data_dir()
+    if checkout is not None and (checkout / relative).is_file():
+        return checkout / relative
+    return None
+
+
+def traces_dir() -> Path:
+    """The shipped folder of published traces (``data/traces/``, design §7).
+
+    Raises:
+        FileNotFoundError: If the installation lacks it.
+    """
+    readme = _shipped("traces/README.md")
+    if readme is None:
+        raise FileNotFoundError(
+            "The shipped traces folder (data/traces/) is missing from the "
+            "installation; reinstall bolt_pco64."
+        )
+    return readme.parent
+
+
+def trace_paths(instance: str | Instance = DEFAULT_INSTANCE) -> list[Path]:
+    """Paths of ``instance``'s shipped trace files (its ``trace_files``), in order.
+
+    Raises:
+        FileNotFoundError: If the installation lacks one of them.
+    """
+    out = []
+    for relative in instances.get_instance(instance).trace_files:
+        path = _shipped(f"traces/{relative}")
+        if path is None:
+            raise FileNotFoundError(
+                f"The shipped trace file {relative!r} is missing from the "
+                "installation; reinstall bolt_pco64."
+            )
+        out.append(path)
+    return out
+
+
+def reconstructed_table_path(
+    instance: str | Instance = DEFAULT_INSTANCE,
+) -> Path | None:
+    """Path of ``instance``'s shipped reconstruction, or ``None`` if not shipped."""
+    return _shipped(instances.get_instance(instance).reconstructed_filename)
 
 
 def measured_table_paths(instance: str | Instance = DEFAULT_INSTANCE) -> list[Path]:

@@ -9,16 +9,17 @@ these classes.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
 import torch
-from botorch.test_functions.base import ConstrainedBaseTestProblem
-from botorch.test_functions.synthetic import SyntheticTestFunction
+from botorch.test_functions.synthetic import ConstrainedSyntheticTestFunction
 from torch import Tensor
 
 from bolt_pco64._deprecated import deprecated_names
+from bolt_pco64._stack import external_stacklevel
 from bolt_pco64.instances import (
     PCO16_INSTANCE,
     PCO32_INSTANCE,
@@ -31,11 +32,15 @@ from bolt_pco64.snap import RowSnapper
 from bolt_pco64.table import Table, load_table
 
 __all__ = [
+    "FAR_SNAP_DISTANCE",
+    "OOM_POLICIES",
     "PCO",
     "PCO16",
     "PCO32",
     "PCO64",
     "PROBLEMS",
+    "FarSnapWarning",
+    "OOMPolicy",
     "PCOOutcomeConstraint",
     "is_noise_std",
     "problem_class",
@@ -186,51 +191,149 @@ class PCOOutcomeConstraint(torch.nn.Module):
         return _gather(self.margin_bits, rows, _result_dtype(X, self.bounds.dtype))
 
 
-class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
+#: What an out-of-memory configuration evaluates to (``oom=`` of :class:`PCO`).
+OOMPolicy = Literal["nan", "impute"]
+
+#: Euclidean distance (in the encoded space) from a point's nearest integer point
+#: to the configuration it snaps to beyond which the problem warns: one lattice
+#: step (a real point rounding to a configuration, or next to one, stays silent).
+FAR_SNAP_DISTANCE = 1.0
+#: Out-of-memory rows imputed per step (bounds the ``chunk x N`` distance block).
+_IMPUTE_CHUNK = 1024
+
+
+class FarSnapWarning(UserWarning):
+    """A point snapped to a configuration more than one lattice step away.
+
+    The distance is from the point's nearest integer point to the configuration
+    (Euclidean, encoded space; :data:`FAR_SNAP_DISTANCE`). Issued once per
+    problem by the evaluations (``f(X)``, ``evaluate_true``,
+    ``evaluate_slack_true``), not by ``lookup``; see
+    :meth:`PCO.is_configuration`.
+    """
+
+
+def _keep_nan(values: Tensor, X: Tensor, ran: Tensor) -> Tensor:
+    """The ``"nan"`` policy: the column as measured (NaN where the row OOMed)."""
+    return values
+
+
+def _impute_nearest_feasible(values: Tensor, X: Tensor, ran: Tensor) -> Tensor:
+    """The ``"impute"`` policy (the anchor bolt-bench's rule).
+
+    Each row that did not run gets the mean of ``values`` over the rows that
+    ran and lie nearest to it (Euclidean distance in the encoded space; all
+    the equidistant nearest ones). Squared distances of integer rows are
+    integers, exact in float64, so ties are found exactly.
+
+    Args:
+        values: An ``N``-dim float64 column.
+        X: The ``N x d``-dim encoded rows.
+        ran: An ``N``-dim bool tensor, True where the row ran (did not OOM).
+
+    Returns:
+        A new ``N``-dim float64 tensor, ``values`` where the row ran.
+    """
+    out = values.clone()
+    oom = (~ran).nonzero().squeeze(-1)
+    if oom.numel() == 0 or not bool(ran.any()):
+        return out
+    x = X.to(torch.float64)
+    done, done_values = x[ran], values[ran]
+    for start in range(0, oom.numel(), _IMPUTE_CHUNK):
+        idx = oom[start : start + _IMPUTE_CHUNK]
+        d2 = (x[idx].unsqueeze(-2) - done).square().sum(dim=-1)
+        nearest = d2 == d2.amin(dim=-1, keepdim=True)
+        total = torch.where(nearest, done_values, 0.0).sum(dim=-1)
+        out[idx] = total / nearest.sum(dim=-1)
+    return out
+
+
+#: How each ``oom`` policy fills the rows that ran out of memory.
+OOM_POLICIES: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+    "nan": _keep_nan,
+    "impute": _impute_nearest_feasible,
+}
+
+
+def _is_constraint_noise(value: object) -> bool:
+    """None, a float >= 0, or a list of one (BoTorch's per-constraint form)."""
+    if isinstance(value, list):
+        return len(value) == 1 and _is_constraint_noise(value[0])
+    return value != "measured" and is_noise_std(value)
+
+
+def _point_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return kwargs["X"] if "X" in kwargs else args[0]
+
+
+def _snap_inputs(
+    problem: PCO, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Forward pre-hook of every :class:`PCO`: ``f(X)`` evaluates configurations.
+
+    Validates ``X`` (errors that name the input column) and replaces each point
+    by the configuration it snaps to, in the result's dtype, before BoTorch's
+    ``forward`` runs; BoTorch's own validation then sees integer points of the
+    bounds, as it requires of discrete inputs.
+    """
+    X = _point_argument(args, kwargs)
+    rows = problem._snap(X)
+    configs = problem._configurations(rows, _result_dtype(X, problem.bounds.dtype))
+    if "X" in kwargs:
+        return args, {**kwargs, "X": configs}
+    return (configs, *args[1:]), kwargs
+
+
+def _add_measured_noise(
+    problem: PCO, args: tuple[Any, ...], kwargs: dict[str, Any], output: Tensor
+) -> Tensor | None:
+    """Forward hook of every :class:`PCO`: the ``noise_std="measured"`` noise.
+
+    BoTorch's ``forward`` scales one standard deviation per objective; this adds
+    Gaussian noise scaled by each row's ``throughput_std`` after it, with the
+    sign of the objective (so a negated problem gets ``-(f + std * z)``).
+    """
+    noise = kwargs.get("noise", args[1] if len(args) > 1 else True)
+    if not (problem.measured_noise and noise):
+        return None
+    rows = problem.outcome_constraint.snapper(_point_argument(args, kwargs))
+    z = _gather(problem.std_bits, rows, output.dtype) * torch.randn_like(output)
+    return output - z if problem.negate else output + z
+
+
+class PCO(ConstrainedSyntheticTestFunction):
     r"""A pco problem: training throughput by parallelism configuration.
 
     A ``d``-dimensional maximisation problem over the rows of a tabular
     benchmark; :class:`PCO16`, :class:`PCO32` and :class:`PCO64` bind it to one
     instance each (:attr:`instance`, which names the inputs, in ``X`` order,
     and their encoding: log2 columns as stored, ``zero_stage`` as the ordinal
-    0/1/2 of stage 0/2/3). Every input is declared continuous: any real point
-    inside ``bounds`` is accepted and snaps to the nearest table row (Euclidean
-    distance in the encoding; ties go to the earliest row in canonical order).
-    The value is that row's ``throughput_mean``, **NaN where the configuration
-    ran out of memory** -- a crash, not a bad value. The memory constraint is
-    :attr:`outcome_constraint` (``c(X) <= 0`` iff feasible);
-    :meth:`evaluate_slack_true` is ``-c(X)``, so :meth:`is_feasible` works as
-    in BoTorch.
+    0/1/2 of stage 0/2/3). Every input is declared discrete (BoTorch's
+    ``discrete_inds``: ordered integers between the bounds; none continuous or
+    categorical), so BoTorch's mixed optimizers know the structure.
+
+    A point snaps to the nearest table row (Euclidean distance in the encoding;
+    ties go to the earliest row in canonical order). ``f(X)`` accepts any real
+    point inside ``bounds``: it validates ``X`` (errors name the offending entry
+    and input column) and snaps it before BoTorch's ``forward`` runs.
+    :meth:`evaluate_true`, :meth:`evaluate_slack_true` and :meth:`is_feasible`
+    are BoTorch's own: integer points inside the bounds, snapped likewise.
+    Only 780 of the 29,160 integer points of pco64's bounds are configurations:
+    :meth:`is_configuration` says which, and a snap farther than one lattice
+    step (:data:`FAR_SNAP_DISTANCE`) warns once per problem
+    (:class:`FarSnapWarning`).
+
+    The value is the row's ``throughput_mean``, **NaN where the configuration
+    ran out of memory** -- a crash, not a bad value -- unless ``oom="impute"``.
+    The memory constraint is :attr:`outcome_constraint` (``c(X) <= 0`` iff
+    feasible); :meth:`evaluate_slack_true` is ``-c(X)``, so :meth:`is_feasible`
+    works as in BoTorch.
 
     The class attributes (``dim``, ``_bounds``, ``_optimal_value``,
     ``_optimizers``) state the instance's published figures; a problem
     recomputes bounds, optimum and optimizer from the table it serves, whatever
     its size.
-
-    Args:
-        noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian noise
-            with that standard deviation, as in BoTorch), or ``"measured"``:
-            each evaluation gets Gaussian noise with its own row's measured
-            ``throughput_std`` (heteroscedastic; NaN stays NaN) -- the standard
-            error of the row's estimate (the runner's delta-method
-            ``std / sqrt(n) / mean**2``, :mod:`bolt_pco64.estimators`), so the
-            noise of repeating that measurement, not the spread of single
-            steps. Noise uses the
-            global torch generator, as in BoTorch; seed it with
-            ``torch.manual_seed`` for repeatable noisy runs.
-        negate: If True, negate the objective (as in BoTorch).
-        dtype: The dtype of ``bounds``, ``optimizers`` and ``candidates()``.
-        table: A path (parquet or raw CSV), a DataFrame, a loaded
-            :class:`~bolt_pco64.table.Table` of the instance, or ``None`` for
-            the default source order (the instance's ``BOLT_PCO64_TABLE``, its
-            measured table, then its simulated stand-in with a warning); see
-            :func:`~bolt_pco64.table.load_table`.
-
-    Raises:
-        TypeError: If the class binds no instance (use a subclass).
-        ValueError: If ``noise_std`` is invalid or the table is another
-            instance's.
-        TableError: If the table breaks the instance's schema.
     """
 
     #: The instance this class serves (set by each subclass).
@@ -241,14 +344,16 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
     _check_grad_at_opt = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """State a subclass's ``instance``'s published figures as BoTorch's
-        class attributes."""
+        """State a subclass's ``instance``'s published figures and input types
+        as BoTorch's class attributes."""
         super().__init_subclass__(**kwargs)
         inst = cls.__dict__.get("instance")
         if inst is None:
             return
         cls.dim = inst.dim
-        cls.continuous_inds = list(range(inst.dim))
+        cls.continuous_inds = []
+        cls.discrete_inds = list(range(inst.dim))
+        cls.categorical_inds = []
         cls._bounds = [(float(lo), float(hi)) for lo, hi in inst.bounds]
         cls._optimal_value = inst.published.best_value
         cls._optimizers = [tuple(float(v) for v in inst.published.best_config)]
@@ -259,10 +364,57 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
     def __init__(
         self,
         noise_std: NoiseStd = None,
+        constraint_noise_std: float | list[float] | None = None,
         negate: bool = False,
+        bounds: list[tuple[float, float]] | None = None,
         dtype: torch.dtype = torch.double,
+        *,
         table: TableLike = None,
+        oom: OOMPolicy = "nan",
     ) -> None:
+        r"""Build the problem on a table of the class's instance.
+
+        The arguments are BoTorch's constrained test problems', in their order,
+        then this package's own (keyword-only).
+
+        Args:
+            noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian
+                noise with that standard deviation, added by BoTorch's
+                ``forward``), or ``"measured"``: each evaluation gets Gaussian
+                noise with its own row's measured ``throughput_std``
+                (heteroscedastic; NaN stays NaN) -- the standard error of the
+                row's estimate (the runner's delta-method ``std / sqrt(n) /
+                mean**2``, :mod:`bolt_pco64.estimators`). BoTorch's ``forward``
+                takes one standard deviation per objective, so with
+                ``"measured"`` the attribute ``noise_std`` is ``None``,
+                ``measured_noise`` is True, and a forward hook adds the per-row
+                noise. Noise uses the global torch generator, as in BoTorch;
+                seed it with ``torch.manual_seed`` for repeatable noisy runs.
+            constraint_noise_std: ``None`` or a float >= 0 (or a list of one):
+                Gaussian noise BoTorch's ``evaluate_slack`` adds to the slack.
+            negate: If True, negate the objective (as in BoTorch).
+            bounds: ``None``, or the table's own bounds as ``d`` (lower, upper)
+                pairs: the bounds are the bounding box of the table's
+                configurations, and a point outside it has no row to snap to.
+            dtype: The dtype of ``bounds``, ``optimizers`` and ``candidates()``.
+            table: A path (parquet or raw CSV), a DataFrame, a loaded
+                :class:`~bolt_pco64.table.Table` of the instance, or ``None``
+                for the default source order (see
+                :func:`~bolt_pco64.table.load_table`).
+            oom: What a configuration that ran out of memory evaluates to:
+                ``"nan"`` (the default and the contract: NaN, a crash) or
+                ``"impute"`` (the anchor bolt-bench's rule: the mean
+                ``throughput_mean`` of the equidistant nearest rows that ran,
+                Euclidean in the encoded space; with ``"measured"`` noise, the
+                mean of their ``throughput_std``). The slack is unchanged, so
+                :meth:`is_feasible` still tells the crash. Computed once here.
+
+        Raises:
+            TypeError: If the class binds no instance (use a subclass).
+            ValueError: If ``noise_std``, ``constraint_noise_std``, ``bounds``
+                or ``oom`` is invalid, or the table is another instance's.
+            TableError: If the table breaks the instance's schema.
+        """
         if not hasattr(type(self), "instance"):
             raise TypeError(
                 "Expected a problem class bound to an instance (PCO16, PCO32, "
@@ -270,24 +422,56 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
             )
         if not is_noise_std(noise_std):
             raise ValueError(
-                f"Expected `noise_std` to be None, a float >= 0 or 'measured', got {noise_std!r}."
+                "Expected `noise_std` to be None, a float >= 0 or 'measured', "
+                f"got {noise_std!r}."
+            )
+        if not _is_constraint_noise(constraint_noise_std):
+            raise ValueError(
+                "Expected `constraint_noise_std` to be None, a float >= 0 or a "
+                f"list of one, got {constraint_noise_std!r}."
+            )
+        if oom not in OOM_POLICIES:
+            raise ValueError(
+                f"Expected `oom` to be one of {tuple(OOM_POLICIES)}, got {oom!r}."
             )
         self.table: Table = load_table(table, instance=self.instance)
-        best = self.table.best_row
-        self._bounds = [
+        own_bounds = [
             tuple(float(v) for v in col) for col in self.table.bounds.T.tolist()
         ]
+        if bounds is not None and [tuple(map(float, b)) for b in bounds] != own_bounds:
+            raise ValueError(
+                "Expected `bounds` to be None or the table's bounds "
+                f"{own_bounds}, got {bounds!r}: the bounds are the bounding box "
+                "of the configurations; restrict the search in the optimizer."
+            )
+        best = self.table.best_row
+        self._bounds = own_bounds
         self._optimal_value = float(self.table.frame["throughput_mean"].iloc[best])
         self._optimizers = [tuple(float(v) for v in self.table.X[best].tolist())]
         self._worst_feasible_value = float(
             self.table.frame["throughput_mean"].iloc[self.table.worst_feasible_row]
         )
-        super().__init__(noise_std=noise_std, negate=negate, dtype=dtype)  # type: ignore[arg-type]
-        self.outcome_constraint = PCOOutcomeConstraint(self.table)
-        self.register_buffer(
-            "throughput_bits", _frozen(self.table.column("throughput_mean"))
+        measured = noise_std == "measured"
+        super().__init__(
+            noise_std=None if measured else noise_std,  # type: ignore[arg-type]
+            constraint_noise_std=constraint_noise_std,
+            negate=negate,
+            dtype=dtype,
         )
-        self.register_buffer("std_bits", _frozen(self.table.column("throughput_std")))
+        #: Whether evaluations get each row's measured ``throughput_std`` as noise.
+        self.measured_noise: bool = measured
+        #: The ``oom`` policy this problem was built with.
+        self.oom: OOMPolicy = oom
+        self._far_snap_warned = False
+        self.outcome_constraint = PCOOutcomeConstraint(self.table)
+        fill = OOM_POLICIES[oom]
+        mean = self.table.column("throughput_mean")
+        ran = ~mean.isnan()
+        self.register_buffer("throughput_bits", _frozen(fill(mean, self.table.X, ran)))
+        std = self.table.column("throughput_std")
+        self.register_buffer("std_bits", _frozen(fill(std, self.table.X, ran)))
+        self.register_forward_pre_hook(_snap_inputs, with_kwargs=True)
+        self.register_forward_hook(_add_measured_noise, with_kwargs=True)
 
     # -- lookups -------------------------------------------------------------
 
@@ -301,7 +485,7 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
         return rows.to(dtype=self.bounds.dtype, copy=True)
 
     def lookup(self, X: Tensor) -> Tensor:
-        """Indices of the rows that ``X`` snaps to.
+        """Indices of the rows that ``X`` snaps to (silently: no far-snap warning).
 
         Args:
             X: A ``batch_shape x d``-dim tensor of points inside the bounds.
@@ -312,72 +496,88 @@ class PCO(SyntheticTestFunction, ConstrainedBaseTestProblem):
         """
         return self.outcome_constraint.lookup(X)
 
-    def _values(self, bits: Tensor, X: Tensor, rows: Tensor | None = None) -> Tensor:
-        """Values of a float64 column stored as ``bits`` at the rows ``X`` snaps to.
-
-        ``X`` must already be validated; ``rows`` skips the snapping if known.
-        """
-        if rows is None:
-            rows = self.outcome_constraint.snapper(X)
-        return _gather(bits, rows, _result_dtype(X, self.bounds.dtype))
-
-    # -- BoTorch interface ----------------------------------------------------
-
-    def evaluate_true(self, X: Tensor) -> Tensor:
-        """Noiseless throughput of the snapped rows.
+    def is_configuration(self, X: Tensor) -> Tensor:
+        """Whether each point is a configuration (a row of the table) exactly.
 
         Args:
             X: A ``batch_shape x d``-dim tensor of points inside the bounds.
 
         Returns:
-            A ``batch_shape``-dim tensor (X's dtype and device; the problem's
-            dtype for integer ``X``): ``throughput_mean``, NaN where the row ran
-            out of memory. Always a new tensor, never a view of the table.
+            A ``batch_shape``-dim bool tensor on ``X``'s device: True where the
+            point equals its snapped row in every input (it evaluates itself),
+            False where evaluating it would evaluate another configuration.
         """
-        validate_points(X, self.bounds, self.instance.input_columns)
-        return self._evaluate_true(X)
+        rows = self.lookup(X)
+        configs = self._configurations(rows, torch.float64)
+        return (X.detach().to(torch.float64) == configs).all(dim=-1)
+
+    def _configurations(self, rows: Tensor, dtype: torch.dtype) -> Tensor:
+        """The ``batch_shape x d``-dim configurations of rows, a new tensor."""
+        table = self.outcome_constraint.snapper.rows
+        flat = torch.index_select(table, 0, rows.reshape(-1).to(table.device))
+        return flat.to(dtype).reshape(*rows.shape, table.shape[-1]).to(rows.device)
+
+    def _snap(self, X: Tensor) -> Tensor:
+        """Validated row indices of ``X``, warning once about a far snap."""
+        rows = self.lookup(X)
+        if not self._far_snap_warned and X.numel():
+            configs = self._configurations(rows, torch.float64)
+            nearest_lattice = X.detach().to(torch.float64).round()
+            dist = (nearest_lattice - configs).square().sum(dim=-1).sqrt()
+            if bool((dist > FAR_SNAP_DISTANCE).any()):
+                self._far_snap_warned = True
+                far = int(dist.reshape(-1).argmax())
+                point = X.detach().reshape(-1, X.shape[-1])[far].tolist()
+                config = configs.reshape(-1, X.shape[-1])[far].tolist()
+                warnings.warn(
+                    f"A point snapped to a configuration {dist.reshape(-1)[far]:.3g} "
+                    f"lattice steps away ({point} -> {config}); only "
+                    f"{self.outcome_constraint.snapper.num_rows} of the "
+                    f"{self._lattice_size()} integer points of the bounds are "
+                    "configurations. Check with "
+                    "`problem.is_configuration(X)`, or choose among "
+                    "`problem.candidates()`. (Warned once per problem.)",
+                    FarSnapWarning,
+                    stacklevel=external_stacklevel(),
+                )
+        return rows
+
+    def _lattice_size(self) -> int:
+        """Number of integer points of the bounds."""
+        span = (self.bounds[1] - self.bounds[0]).to(torch.float64) + 1
+        return int(span.prod())
+
+    # -- BoTorch's hooks ------------------------------------------------------
 
     def _evaluate_true(self, X: Tensor) -> Tensor:
-        return self._values(self.throughput_bits, X)
-
-    def forward(self, X: Tensor, noise: bool = True) -> Tensor:
-        """Throughput with observation noise (see ``noise_std``), negated if asked.
-
-        As BoTorch's ``BaseTestProblem.forward`` (noise ``noise_std *
-        randn_like(f)`` from the global generator, then negation), except that
-        the noise is drawn in the result's dtype (also for integer ``X``) and
-        ``"measured"`` scales it by each row's ``throughput_std``.
+        """Noiseless throughput of the rows ``X`` snaps to.
 
         Args:
             X: A ``batch_shape x d``-dim tensor of points inside the bounds.
-            noise: If True, add observation noise as set by ``noise_std``.
 
         Returns:
-            A new ``batch_shape``-dim tensor; NaN where the row ran out of memory.
+            A new ``batch_shape``-dim tensor (X's dtype and device; the
+            problem's dtype for integer ``X``): ``throughput_mean``, NaN where
+            the row ran out of memory (``oom="nan"``) or its nearest rows' mean
+            (``oom="impute"``). Never a view of the table.
         """
-        validate_points(X, self.bounds, self.instance.input_columns)
-        rows = self.outcome_constraint.snapper(X)
-        f = self._values(self.throughput_bits, X, rows)
-        if noise and self.noise_std is not None:
-            if self.noise_std == "measured":
-                scale = self._values(self.std_bits, X, rows)
-            else:
-                scale = torch.tensor(self.noise_std, dtype=f.dtype, device=f.device)
-            f = f + scale * torch.randn_like(f)
-        return -f if self.negate else f
+        rows = self._snap(X)
+        return _gather(self.throughput_bits, rows, _result_dtype(X, self.bounds.dtype))
 
-    def evaluate_slack_true(self, X: Tensor) -> Tensor:
+    def _evaluate_slack_true(self, X: Tensor) -> Tensor:
         """Constraint slack ``-c(X)`` of ``batch_shape x d``-dim points.
 
         Returns:
-            A ``batch_shape x 1``-dim tensor, ``>= 0`` iff the configuration fits
-            in memory (BoTorch's slack convention).
+            A new ``batch_shape x 1``-dim tensor, ``>= 0`` iff the configuration
+            fits in memory (BoTorch's slack convention).
         """
-        validate_points(X, self.bounds, self.instance.input_columns)
-        return self._evaluate_slack_true(X)
-
-    def _evaluate_slack_true(self, X: Tensor) -> Tensor:
-        return -self._values(self.outcome_constraint.margin_bits, X).unsqueeze(-1)
+        rows = self._snap(X)
+        margin = _gather(
+            self.outcome_constraint.margin_bits,
+            rows,
+            _result_dtype(X, self.bounds.dtype),
+        )
+        return -margin.unsqueeze(-1)
 
     @property
     def is_simulated(self) -> bool:
@@ -440,9 +640,16 @@ def problem_class(instance: str | Instance) -> type[PCO]:
     """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
 
     Raises:
-        ValueError: If no instance has that name.
+        ValueError: If no instance has that name, or the instance has no
+            problem class here.
     """
-    return PROBLEMS[get_instance(instance).name]
+    name = get_instance(instance).name
+    if name not in PROBLEMS:
+        raise ValueError(
+            f"Expected an instance with a problem class ({sorted(PROBLEMS)}), "
+            f"got {name!r}."
+        )
+    return PROBLEMS[name]
 
 
 __getattr__ = deprecated_names(

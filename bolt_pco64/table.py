@@ -18,7 +18,10 @@ Where an instance's table comes from, first match wins (see :func:`load_table`;
    ``pco64.parquet`` in :func:`~bolt_pco64.locations.data_home` (where
    ``bolt-pco64 fetch`` puts it; ``BOLT_PCO64_HOME`` is the data home of every
    instance; :mod:`bolt_pco64.locations` says where each file is looked for);
-4. the instance's shipped, **simulated** stand-in ``pco64_simulated.parquet``,
+4. the instance's shipped **reconstruction** from the published traces of the
+   measured table, ``pco64_reconstructed.parquet`` (design §7), with a
+   :class:`ReconstructedTableWarning` once per process and instance;
+5. the instance's shipped, **simulated** stand-in ``pco64_simulated.parquet``,
    with a :class:`SimulatedTableWarning` once per process and instance.
 
 A table file is only ever read, never written to.
@@ -29,6 +32,14 @@ content fingerprint is registered (:mod:`bolt_pco64.standins`), so a
 DataFrame, a CSV export, a re-saved parquet or a renamed copy of the stand-in
 are all labelled simulated (:attr:`Table.is_simulated`, ``str(table.source)``,
 the warning).
+
+**So does a reconstruction**: a table is reconstructed if it has the per-row
+``source`` column (:data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`, kept
+in :attr:`Table.frame` and validated), if its parquet metadata says
+``source=reconstructed``, or if its fingerprint is registered
+(:mod:`bolt_pco64.reconstruct.registry`); ``str(table.source)`` then carries
+"reconstructed from published traces of the measured table; N exact, M
+observed, K imputed", and :class:`ReconstructedTableWarning` is issued.
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ from torch import Tensor
 from bolt_pco64 import instances, locations
 from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
+from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.standins import (
     STANDIN_PREFIX,
     content_fingerprint,
@@ -57,10 +69,13 @@ from bolt_pco64.standins import (
 )
 from bolt_pco64.validation import (
     LIST_COLUMNS,
+    ROW_SOURCES,
     TableError,
     parse_float_list,
+    reconstruction_label,
     table_error,
     validate_frame,
+    validate_reconstruction_columns,
 )
 
 # MAX_LOG2 stays importable from here (bolt_pco64.snap names it).
@@ -80,6 +95,7 @@ __all__ = [
     "OUTPUT_COLUMNS",
     "ZERO_STAGES",
     "InstanceLike",
+    "ReconstructedTableWarning",
     "SimulatedTableWarning",
     "Table",
     "TableError",
@@ -126,11 +142,18 @@ __getattr__ = deprecated_names(
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance
 
-SourceKind = Literal["argument", "dataframe", "environment", "measured", "simulated"]
+SourceKind = Literal[
+    "argument", "dataframe", "environment", "measured", "reconstructed", "simulated"
+]
 
 
 class SimulatedTableWarning(UserWarning):
     """Issued (once per process) when the simulated stand-in table is served."""
+
+
+class ReconstructedTableWarning(UserWarning):
+    """Issued (once per process and instance) when a table reconstructed from
+    the published traces is served (design §7)."""
 
 
 @dataclass(frozen=True)
@@ -141,22 +164,34 @@ class TableSource:
         kind: ``"argument"`` (a path passed in), ``"dataframe"`` (a DataFrame
             passed in), ``"environment"`` (the instance's ``BOLT_PCO64_TABLE``),
             ``"measured"``
-            (the measured table found in a checkout or the data home) or
+            (the measured table found in a checkout or the data home),
+            ``"reconstructed"`` (the shipped reconstruction) or
             ``"simulated"`` (the shipped stand-in).
         path: The file read, or ``None`` for a DataFrame.
         simulated: Whether the table is the simulated stand-in, whichever way
             it was found: the shipped file, parquet metadata
             ``source=simulated``, or a registered
             :func:`~bolt_pco64.standins.content_fingerprint`.
+        reconstruction: The reconstruction's label (``"reconstructed from
+            published traces of the measured table; N exact, M observed, K
+            imputed"``) whichever way it was recognised, else ``""``.
     """
 
     kind: SourceKind
     path: Path | None
     simulated: bool = False
+    reconstruction: str = ""
+
+    @property
+    def reconstructed(self) -> bool:
+        """Whether the table is a reconstruction from the published traces."""
+        return bool(self.reconstruction)
 
     def __str__(self) -> str:
         where = str(self.path) if self.path is not None else "<DataFrame>"
         label = " [SIMULATED stand-in, not measured data]" if self.simulated else ""
+        if self.reconstruction:
+            label += f" [{self.reconstruction}]"
         return f"{self.kind}: {where}{label}"
 
 
@@ -286,16 +321,37 @@ def read_table_file(path: Path) -> tuple[pd.DataFrame, dict[str, str]]:
 
 #: Instances whose stand-in warning this process has issued.
 _WARNED: set[str] = set()
+#: Instances whose reconstruction warning this process has issued.
+_WARNED_RECONSTRUCTED: set[str] = set()
 
 
 def reset_simulated_warnings() -> None:
-    """Forget which instances' stand-in warnings this process has issued, so
-    the next stand-in served warns again (for tests, and long-lived processes
-    that want the reminder again)."""
+    """Forget which instances' stand-in and reconstruction warnings this
+    process has issued, so the next one served warns again (for tests, and
+    long-lived processes that want the reminder again)."""
     _WARNED.clear()
+    _WARNED_RECONSTRUCTED.clear()
+
+
+def _warn_reconstructed(table: Table) -> None:
+    name = table.instance.name
+    if name in _WARNED_RECONSTRUCTED:
+        return
+    _WARNED_RECONSTRUCTED.add(name)
+    where = table.source.path or "a DataFrame"
+    warnings.warn(
+        f"bolt_pco64 is serving the {name} table {table.source.reconstruction} "
+        f"({where}); imputed rows and the columns "
+        f"{table.metadata.get('modelled_columns', 'no trace gives')} are modelled. "
+        f"Run `bolt-pco64 fetch` or pass table=... to use the measured table.",
+        ReconstructedTableWarning,
+        stacklevel=4,
+    )
 
 
 def _warn_simulated(table: Table) -> None:
+    from bolt_pco64._stack import external_stacklevel
+
     name = table.instance.name
     if name in _WARNED:
         return
@@ -304,9 +360,10 @@ def _warn_simulated(table: Table) -> None:
     warnings.warn(
         f"bolt_pco64 is serving a SIMULATED stand-in table ({where}): its numbers "
         f"come from an analytic model, not from the measured {name} sweep. Run "
-        f"`bolt-pco64 fetch` or pass table=... to use the measured table.",
+        f"`bolt-pco64 fetch --problem {name}` or pass table=... to use the "
+        "measured table.",
         SimulatedTableWarning,
-        stacklevel=4,
+        stacklevel=external_stacklevel(),
     )
 
 
@@ -314,7 +371,8 @@ class Table:
     """A validated table of one instance, in canonical order.
 
     Args:
-        frame: The raw table (extra columns are dropped).
+        frame: The raw table (extra columns other than a reconstruction's
+            per-row columns are dropped).
         source: Where it came from.
         metadata: The parquet file's key-value metadata, if any.
         instance: The instance (name or :class:`~bolt_pco64.instances.Instance`)
@@ -324,7 +382,10 @@ class Table:
         instance: The :class:`~bolt_pco64.instances.Instance`.
         frame: The card's 17 columns in ``instance.columns`` order, rows in
             canonical order (index ``0..N-1``); inputs as int64,
-            ``ran_successfully`` as bool, the list columns as tuples of floats.
+            ``ran_successfully`` as bool, the list columns as tuples of floats;
+            then, for a reconstruction, its per-row
+            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS` (validated;
+            other extra columns are dropped).
         X: Encoded inputs, an ``N x d``-dim float64 tensor (CPU), ``d`` inputs.
         source: Where the table came from (:class:`TableSource`), with
             ``simulated`` set if the content is a registered stand-in's.
@@ -357,6 +418,11 @@ class Table:
                 f"expected a {name} table, got one labelled {labelled!r}",
             )
         clean = validate_frame(frame, where, self.instance)
+        extra = validate_reconstruction_columns(
+            frame, where, clean["ran_successfully"].to_numpy(dtype=bool)
+        )
+        if extra is not None:
+            clean = pd.concat([clean, extra], axis=1)
         encoded = encode_inputs(clean, self.instance)
         order = np.lexsort(encoded.T[::-1])
         self.frame: pd.DataFrame = clean.iloc[order].reset_index(drop=True)
@@ -367,7 +433,21 @@ class Table:
             or self.metadata.get("source") == "simulated"
             or self.fingerprint in standin_registry()
         )
-        self.source: TableSource = replace(source, simulated=simulated)
+        self.source: TableSource = replace(
+            source, simulated=simulated, reconstruction=self._reconstruction_label()
+        )
+
+    def _reconstruction_label(self) -> str:
+        """The reconstruction label, if this table is recognised as one."""
+        if "source" in self.frame.columns:
+            counts = self.frame["source"].value_counts()
+            return reconstruction_label(*(int(counts.get(s, 0)) for s in ROW_SOURCES))
+        entry = reconstruction_registry().get(self.fingerprint)
+        if entry is None and self.metadata.get("source") == "reconstructed":
+            entry = {s: self.metadata.get(f"counts.{s}", "?") for s in ROW_SOURCES}
+        if entry is None:
+            return ""
+        return reconstruction_label(*(entry[s] for s in ROW_SOURCES))
 
     def __repr__(self) -> str:
         return (
@@ -381,6 +461,11 @@ class Table:
     def is_simulated(self) -> bool:
         """Whether this is the simulated stand-in rather than measured data."""
         return self.source.simulated
+
+    @property
+    def is_reconstructed(self) -> bool:
+        """Whether this is a reconstruction from the published traces (design §7)."""
+        return self.source.reconstructed
 
     @property
     def feasible(self) -> Tensor:
@@ -443,13 +528,16 @@ def load_table(
             an already loaded :class:`Table` of ``instance`` (returned as is), or
             ``None`` to search the instance's environment variable
             (``BOLT_PCO64_TABLE``), then its measured table, then its shipped
-            simulated stand-in (see the module docstring).
+            reconstruction, then its shipped simulated stand-in (see the
+            module docstring).
         instance: The instance, ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
             :class:`~bolt_pco64.instances.Instance`).
 
     Returns:
         The validated :class:`Table` in canonical order; a simulated one issues
-        a :class:`SimulatedTableWarning` (once per process and instance).
+        a :class:`SimulatedTableWarning`, a reconstructed one a
+        :class:`ReconstructedTableWarning` (each once per process and
+        instance).
 
     Raises:
         FileNotFoundError: If a named file does not exist.
@@ -468,6 +556,8 @@ def load_table(
     table = _load(source, inst)
     if table.is_simulated:
         _warn_simulated(table)
+    if table.is_reconstructed:
+        _warn_reconstructed(table)
     return table
 
 
@@ -493,4 +583,7 @@ def _load(
     for path in locations.measured_table_paths(inst):
         if path.is_file():
             return _from_path(path, "measured", inst)
+    reconstructed = locations.reconstructed_table_path(inst)
+    if reconstructed is not None:
+        return _from_path(reconstructed, "reconstructed", inst)
     return _from_path(locations.bundled_table_path(inst), "simulated", inst)

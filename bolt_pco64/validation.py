@@ -5,6 +5,8 @@ frame and returns the clean one; a frame that breaks one is refused with a
 single :class:`TableError` that names where it came from, the column and the
 first offending row (:func:`table_error` writes that message).
 :func:`parse_float_list` reads one cell of a list column without ``eval``.
+:func:`validate_reconstruction_columns` checks the optional per-row columns of
+a table reconstructed from published traces (:data:`RECONSTRUCTION_COLUMNS`).
 
 :mod:`bolt_pco64.table` loads a table through this module and is the public
 home of :class:`TableError` and :func:`parse_float_list`; this module depends
@@ -24,10 +26,14 @@ from bolt_pco64.instances import Instance
 __all__ = [
     "LIST_COLUMNS",
     "MAX_LOG2",
+    "RECONSTRUCTION_COLUMNS",
+    "ROW_SOURCES",
     "TableError",
     "parse_float_list",
+    "reconstruction_label",
     "table_error",
     "validate_frame",
+    "validate_reconstruction_columns",
 ]
 
 #: Columns that hold a list of numbers, published as a string such as "[1.0, 2.5]".
@@ -42,6 +48,30 @@ _FLOAT_COLUMNS = (
     "overall_time",
     "peak_mem",
 )
+
+
+#: The per-row columns of a table reconstructed from published traces (design
+#: §7), optional in any table and validated where present: where the row's
+#: values come from, the throughput's standard error, the probability that the
+#: configuration runs, the trace observations behind it, whether the row's
+#: existence is inferred.
+RECONSTRUCTION_COLUMNS: tuple[str, ...] = (
+    "source",
+    "throughput_se",
+    "feasible_probability",
+    "n_observations",
+    "inferred",
+)
+#: The values of a reconstruction's ``source`` column.
+ROW_SOURCES: tuple[str, ...] = ("exact", "observed", "imputed")
+
+
+def reconstruction_label(exact: int, observed: int, imputed: int) -> str:
+    """The label a reconstruction carries in every form (design §7)."""
+    return (
+        "reconstructed from published traces of the measured table; "
+        f"{exact} exact, {observed} observed, {imputed} imputed"
+    )
 
 
 class TableError(ValueError):
@@ -386,3 +416,98 @@ def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFram
     for column in LIST_COLUMNS:
         frame[column] = frame[column].astype(object)
     return frame
+
+
+def validate_reconstruction_columns(
+    raw: pd.DataFrame, where: str, feasible: np.ndarray
+) -> pd.DataFrame | None:
+    """Check a reconstruction's per-row columns, if ``raw`` has any.
+
+    Returns ``None`` if ``raw`` has none of :data:`RECONSTRUCTION_COLUMNS`,
+    else all of them, clean (rows in ``raw``'s order): ``source`` one of
+    :data:`ROW_SOURCES`; ``throughput_se`` 0 for an exact row that ran,
+    finite ``>= 0`` for any row that ran, NaN for one that did not;
+    ``feasible_probability`` in ``[0, 1]``; ``n_observations`` an integer
+    ``>= 0``, 0 where imputed; ``inferred`` a boolean, false where a trace
+    observed the row. ``feasible`` is the clean ``ran_successfully``.
+    """
+    present = [c for c in RECONSTRUCTION_COLUMNS if c in raw.columns]
+    if not present:
+        return None
+    missing = [c for c in RECONSTRUCTION_COLUMNS if c not in raw.columns]
+    if missing:
+        raise table_error(
+            where,
+            missing[0],
+            None,
+            f"missing column(s) {missing}: a reconstruction has all of "
+            f"{list(RECONSTRUCTION_COLUMNS)}",
+        )
+    raw = raw.reset_index(drop=True)
+    source = raw["source"].astype(object).to_numpy()
+    bad = ~np.isin(source, ROW_SOURCES)
+    if bad.any():
+        i = _first(bad)
+        raise table_error(
+            where,
+            "source",
+            i,
+            f"expected one of {list(ROW_SOURCES)}, got {source[i]!r}",
+        )
+    source = source.astype(str)
+    se = _numeric(raw, "throughput_se", where)
+    ok = np.where(feasible, np.isfinite(se) & (se >= 0), np.isnan(se))
+    ok &= ~(feasible & (source == "exact")) | (se == 0)
+    if not ok.all():
+        i = _first(~ok)
+        raise table_error(
+            where,
+            "throughput_se",
+            i,
+            "expected 0 for an exact row that ran, a finite value >= 0 for "
+            f"another row that ran, NaN for one that did not; got {se[i]}",
+        )
+    prob = _numeric(raw, "feasible_probability", where)
+    bad = ~((prob >= 0) & (prob <= 1))
+    if bad.any():
+        i = _first(bad)
+        raise table_error(
+            where,
+            "feasible_probability",
+            i,
+            f"expected a value in [0, 1], got {prob[i]}",
+        )
+    k = _numeric(raw, "n_observations", where)
+    bad = (
+        ~np.isfinite(k)
+        | (k < 0)
+        | (k != np.round(k))
+        | ((source == "imputed") & (k != 0))
+    )
+    if bad.any():
+        i = _first(bad)
+        raise table_error(
+            where,
+            "n_observations",
+            i,
+            f"expected an integer >= 0 (0 where imputed), got {k[i]}",
+        )
+    inferred = _boolean(raw, "inferred", where)
+    bad = inferred & (source != "imputed")
+    if bad.any():
+        i = _first(bad)
+        raise table_error(
+            where,
+            "inferred",
+            i,
+            f"expected False for a row a trace observed ({source[i]})",
+        )
+    return pd.DataFrame(
+        {
+            "source": source,
+            "throughput_se": se,
+            "feasible_probability": prob,
+            "n_observations": k.astype(np.int64),
+            "inferred": inferred,
+        }
+    )

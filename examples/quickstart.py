@@ -55,6 +55,9 @@ def main() -> None:
     rows = f.lookup(X)  # canonical row indices, to read any other column
     peak_mem = f.table.column("peak_mem")[rows]  # inf where the run OOMed
     overall_time = f.table.column("overall_time")[rows]  # NaN where it OOMed
+    # BoTorch's is_feasible takes integer points (every input is discrete):
+    # ask it about the configurations the points snapped to.
+    feasible = f.is_feasible(candidates[rows])
 
     configs = [
         " ".join(f"{key}={v}" for key, v in decode_inputs(candidates[r]).items())
@@ -70,7 +73,7 @@ def main() -> None:
     for k, (what, _) in enumerate(chosen):
         print(
             f"{what:<{w}}  {configs[k]:<{c}}  {throughput[k].item():7.5f} "
-            f"{margin[k].item():7.3f} {bool(f.is_feasible(X[k : k + 1]).item())!s:>5} "
+            f"{margin[k].item():7.3f} {bool(feasible[k])!s:>5} "
             f"{peak_mem[k].item():6.1f} {overall_time[k].item():6.0f}"
         )
     print()

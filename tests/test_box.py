@@ -42,6 +42,17 @@ def fitted(problem: PCO64) -> tuple[ConstrainedModels, torch.Tensor, torch.Tenso
     return _fit(problem, torch.arange(0, 72, 4))
 
 
+def test_integer_values_is_the_structure_the_problem_declares(problem: PCO64) -> None:
+    """``propose_mixed``'s ``discrete_dims`` are what a BoTorch user derives
+    from the problem: every ``discrete_inds`` input, its integer range."""
+    dims = integer_values(problem.bounds)
+    assert sorted(dims) == problem.discrete_inds
+    assert problem.continuous_inds == problem.categorical_inds == []
+    lo, hi = problem.bounds.to(torch.int64).tolist()
+    for i in problem.discrete_inds:
+        assert dims[i] == [float(v) for v in range(lo[i], hi[i] + 1)]
+
+
 def test_integer_values_lists_each_bound_range() -> None:
     bounds = torch.tensor([[1.0, 0.0, 6.0], [3.0, 0.0, 7.0]])
     assert integer_values(bounds) == {

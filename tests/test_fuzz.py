@@ -438,7 +438,29 @@ def _expected(X: torch.Tensor):
     return _THROUGHPUT[rows].to(dtype), rows
 
 
+#: BoTorch's public methods, which validate with BoTorch's own checks first.
+_BOTORCH_CALLS = ("evaluate_true", "slack")
+#: What BoTorch's checks raise on malformed input (a list has no ``shape``, a
+#: 0-dim tensor no last dimension, a complex tensor no ``>=``).
+_BOTORCH_ERRORS = (
+    ValueError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    NotImplementedError,
+)
+
+
+def _is_integer_valued(X: object) -> bool:
+    if not isinstance(X, torch.Tensor) or not X.is_floating_point():
+        return True
+    return torch.equal(X, X.round())
+
+
 def _check_point_api(X: object, expected) -> None:
+    """``f(X)``, ``lookup`` and the constraint answer any real point of the
+    bounds or refuse with a ValueError/TypeError; BoTorch's ``evaluate_true``
+    and ``evaluate_slack_true`` answer integer points and refuse the rest."""
     calls = {
         "forward": lambda: _problem()(X),
         "evaluate_true": lambda: _problem().evaluate_true(X),
@@ -447,8 +469,10 @@ def _check_point_api(X: object, expected) -> None:
         "constraint": lambda: _problem().outcome_constraint(X),
     }
     for name, call in calls.items():
-        if expected is None:
-            with pytest.raises((ValueError, TypeError)) as info:
+        botorch = name in _BOTORCH_CALLS
+        if expected is None or (botorch and not _is_integer_valued(X)):
+            errors = _BOTORCH_ERRORS if botorch else (ValueError, TypeError)
+            with pytest.raises(errors) as info:
                 call()
             assert str(info.value), name
             continue
@@ -491,7 +515,7 @@ def test_fuzzed_points_answer_correctly_or_refuse(X: torch.Tensor) -> None:
 def test_non_tensor_points_are_a_type_error(X: object) -> None:
     _check_point_api(X, None)
     with pytest.raises(TypeError, match=r"torch\.Tensor"):
-        _problem().evaluate_true(X)
+        _problem()(X)
 
 
 def test_integer_tensor_of_a_configuration_is_answered() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -16,13 +15,13 @@ from botorch.test_functions.synthetic import SyntheticTestFunction
 from botorch.utils.testing import (
     BaseTestProblemTestCaseMixIn,
     BotorchTestCase,
-    ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
 
 from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
 from bolt_pco64.locations import bundled_table_path
 from bolt_pco64.table import SimulatedTableWarning
+from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import PAD, frame_from, small_frame
 
 INPUT_COLUMNS = PCO64.instance.input_columns
@@ -53,7 +52,7 @@ class TestPCO64BoTorchMixins(
     BotorchTestCase,
     BaseTestProblemTestCaseMixIn,
     SyntheticTestFunctionTestCaseMixin,
-    ConstrainedTestProblemTestCaseMixin,
+    DiscreteConstrainedTestProblemTestCaseMixin,
 ):
     """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in.
 
@@ -211,6 +210,9 @@ def test_nan_inf_and_out_of_bounds_name_the_entry(problem: PCO64) -> None:
     with pytest.raises(
         ValueError, match=r"within the bounds.*X\[2, 5\].*\(log2_dp_bucket_size_mb\)"
     ):
+        problem(X)
+    # BoTorch's public methods validate first, with BoTorch's own message.
+    with pytest.raises(ValueError, match="within the bounds"):
         problem.evaluate_true(X)
     with pytest.raises(ValueError, match="within the bounds"):
         problem.evaluate_slack_true(X)
@@ -269,36 +271,44 @@ def test_evaluations_never_alias_the_table(problem: PCO64) -> None:
 
 
 def test_noise_and_negate_behave_as_in_botorch(frame: pd.DataFrame) -> None:
+    """Same seed, same draws: ``f(X)`` is BoTorch's ``noise_std * randn_like(f)``
+    added to the noiseless value, then negated; and ``evaluate_slack`` adds
+    ``constraint_noise_std * randn_like(slack)``."""
     base = PCO64(table=frame)
-    noisy = PCO64(table=frame, noise_std=0.5, negate=True)
+    noisy = PCO64(table=frame, noise_std=0.5, constraint_noise_std=0.25, negate=True)
     C = base.candidates()
-    truth = base(C)
-    with mock.patch(
-        "botorch.test_functions.base.torch.randn_like", side_effect=torch.ones_like
-    ):
-        got = noisy(C)
-    torch.testing.assert_close(got, -(truth + 0.5), equal_nan=True)
+    truth = base.evaluate_true(C)
+    torch.manual_seed(3)
+    got = noisy(C)
+    torch.manual_seed(3)
+    expected = -(truth + 0.5 * torch.randn_like(truth))
+    torch.testing.assert_close(got, expected, equal_nan=True)
+    assert not torch.equal(got.nan_to_num(), (-truth).nan_to_num())
     torch.testing.assert_close(noisy(C, noise=False), -truth, equal_nan=True)
+    slack = base.evaluate_slack_true(C)
+    torch.manual_seed(4)
+    got_slack = noisy.evaluate_slack(C)
+    torch.manual_seed(4)
+    torch.testing.assert_close(got_slack, slack + 0.25 * torch.randn_like(slack))
 
 
 def test_measured_noise_uses_each_rows_std(frame: pd.DataFrame) -> None:
     f = PCO64(table=frame, noise_std="measured")
+    assert (f.noise_std, f.measured_noise) == (None, True)
     C = f.candidates()
     enc = _canonical(frame)
     std = torch.tensor(enc["throughput_std"].to_numpy(dtype=float))
     mean = torch.tensor(enc["throughput_mean"].to_numpy(dtype=float))
-    with mock.patch("torch.randn_like", side_effect=lambda t: torch.full_like(t, 2.0)):
-        got = f(C)
-    torch.testing.assert_close(got, mean + 2.0 * std, equal_nan=True)
+    torch.manual_seed(5)
+    got = f(C)
+    torch.manual_seed(5)
+    torch.testing.assert_close(got, mean + std * torch.randn_like(mean), equal_nan=True)
     assert torch.equal(got.isnan(), mean.isnan())
-    torch.manual_seed(0)
-    a = f(C)
-    torch.manual_seed(0)
-    b = f(C)
-    assert torch.equal(a.nan_to_num(), b.nan_to_num())
-    assert not torch.equal(a.nan_to_num(), mean.nan_to_num())
+    assert not torch.equal(got.nan_to_num(), mean.nan_to_num())
     neg = PCO64(table=frame, noise_std="measured", negate=True)
     torch.testing.assert_close(neg(C, noise=False), -mean, equal_nan=True)
+    torch.manual_seed(5)
+    torch.testing.assert_close(neg(X=C), -got, equal_nan=True)
 
 
 @pytest.mark.parametrize("noise_std", [-1.0, "loud", float("nan"), True])

@@ -20,27 +20,38 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECK = """
 import sys, warnings, pathlib, bolt_pco64
 import pandas as pd
-from bolt_pco64 import SimulatedTableWarning, problem_class
+from bolt_pco64 import ReconstructedTableWarning, SimulatedTableWarning, problem_class
+from bolt_pco64.locations import bundled_table_path
 names = sys.argv[1:]
+target = pathlib.Path(r"{target}")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     problems = [problem_class(name)() for name in names for _ in range(2)]
-assert [type(w.message) for w in caught] == [SimulatedTableWarning] * len(names), caught
-assert pathlib.Path(bolt_pco64.__file__).is_relative_to(pathlib.Path(r"{target}"))
+# the default is the shipped reconstruction (issue 27), one warning per instance
+assert [type(w.message) for w in caught] == [ReconstructedTableWarning] * len(names), caught
+assert pathlib.Path(bolt_pco64.__file__).is_relative_to(target)
 for f in problems:
-    assert f.table.source.kind == "simulated" and f.is_simulated
-    assert pathlib.Path(f.table.source.path).is_relative_to(pathlib.Path(r"{target}"))
-    # recognised by its content, without the file's metadata or name
+    assert f.table.source.kind == "reconstructed" and f.table.is_reconstructed
+    assert pathlib.Path(f.table.source.path).is_relative_to(target)
+    assert "reconstructed from published traces" in str(f.table.source)
+# the stand-ins still ship and are labelled, also without the file's metadata or name
+for name in names:
+    path = bundled_table_path(name)
+    assert path.is_relative_to(target)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SimulatedTableWarning)
-        g = type(f)(table=pd.read_parquet(f.table.source.path))
+        f = problem_class(name)(table=path)
+        g = problem_class(name)(table=pd.read_parquet(path))
+    assert f.is_simulated
     assert g.is_simulated and g.table.source.kind == "dataframe"
-    print(f.table.instance.name, len(f.table), f.table.n_feasible)
+    print(name, len(f.table), f.table.n_feasible)
 """
 
 
 @pytest.mark.slow
-def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
+def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
+    tmp_path: Path,
+) -> None:
     if not (ROOT / "data" / "pco64_simulated.parquet").is_file():
         pytest.fail("data/pco64_simulated.parquet is missing from the checkout")
     # every stand-in of the checkout must ship (pco16/pco32 once generated)
@@ -69,6 +80,14 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     for name in shipped:
         assert f"bolt_pco64/data/{name}_simulated.parquet" in names
     assert "bolt_pco64/standin_fingerprints.json" in names
+    # the published traces with their licence notice, and the reconstructions
+    assert "bolt_pco64/reconstruction_fingerprints.json" in names
+    assert "bolt_pco64/data/traces/LICENSE" in names
+    assert "bolt_pco64/data/traces/README.md" in names
+    for inst in INSTANCES.values():
+        assert f"bolt_pco64/data/{inst.reconstructed_filename}" in names
+        for trace in inst.trace_files:
+            assert f"bolt_pco64/data/traces/{trace}" in names
     target = tmp_path / "site"
     subprocess.run(
         [
@@ -99,6 +118,6 @@ def test_wheel_ships_and_serves_the_stand_in(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     served = [line.split() for line in out.stdout.splitlines()]
-    assert [name for name, _, _ in served] == [n for n in shipped for _ in range(2)]
+    assert [name for name, _, _ in served] == shipped
     for _, rows, feasible in served:
         assert 0 < int(feasible) <= int(rows)

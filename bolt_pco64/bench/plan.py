@@ -129,7 +129,7 @@ def make_plan(
     tables: Mapping[str, TableLike],
     outs: Mapping[str, Path | str],
     arguments: Mapping[str, dict[str, Any] | None],
-    methods: Sequence[str],
+    methods: str | Sequence[str],
     seeds: int | Sequence[int],
     config: BenchConfig,
     reference: str | None,
@@ -147,8 +147,10 @@ def make_plan(
         outs: Each problem's output directory, by instance name.
         arguments: Each problem's arguments for ``meta.json``; ``None``
             records the checked arguments of this call.
-        methods, seeds, config, reference, jobs, dask_scheduler, progress: As
-            in :func:`~bolt_pco64.bench.run_benchmark`.
+        methods: Method names, or one name (a bare string is one method,
+            never its letters).
+        seeds, config, reference, jobs, dask_scheduler, progress: As in
+            :func:`~bolt_pco64.bench.run_benchmark`.
         registry: Where the methods are looked up: names to methods
             (:class:`~bolt_pco64.bench.contract.Method` or functions),
             ``None`` for :func:`~bolt_pco64.bench.registry.method_registry`'s.
@@ -166,7 +168,7 @@ def make_plan(
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
     found = method_registry() if registry is None else registry
-    names = check_methods(methods, found)
+    names = check_methods([methods] if isinstance(methods, str) else methods, found)
     reference = check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)

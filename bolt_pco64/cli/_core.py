@@ -120,14 +120,21 @@ def _table_origin(table_path: Path | None, instance: Instance) -> str | None:
 def _load(table_path: Path | None, problem: str = "pco64") -> Any:
     """``problem``'s table, or a one-line :class:`CLIError` naming its origin.
 
-    The stand-in's Python warning is not shown: the commands say it in words.
+    The stand-in's and the reconstruction's Python warnings are not shown: the
+    commands say it in words (``table.source`` carries the label).
     """
-    from bolt_pco64.table import SimulatedTableWarning, TableError, load_table
+    from bolt_pco64.table import (
+        ReconstructedTableWarning,
+        SimulatedTableWarning,
+        TableError,
+        load_table,
+    )
 
     instance = get_instance(problem)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SimulatedTableWarning)
+            warnings.simplefilter("ignore", ReconstructedTableWarning)
             return load_table(table_path, instance=instance)
     except (TableError, OSError, ValueError) as err:
         raise _one_line(err, _table_origin(table_path, instance)) from err

@@ -116,6 +116,8 @@ def info(problem: str, table_path: Path | None) -> None:
     ]
     if table.is_simulated:
         lines.append("NOTE: these numbers are SIMULATED (stand-in), not measured.")
+    if table.is_reconstructed:
+        lines.append(f"NOTE: this table is {table.source.reconstruction}.")
     click.echo("\n".join(lines))
 
 
@@ -147,7 +149,8 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
 
 
 @main.command(
-    short_help="Write the SIMULATED stand-in table (seed 0: the shipped file)."
+    short_help="Write the SIMULATED stand-in table (seed 0: the shipped file), or "
+    "the reconstruction from published traces (--from-traces)."
 )
 @_problem_option()
 @click.option(
@@ -164,8 +167,29 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     help="Stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS) [default: the "
     "problem's default variant].",
 )
-def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
-    """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file)."""
+@click.option(
+    "--from-traces",
+    "traces",
+    multiple=True,
+    metavar="PATH|shipped",
+    help="Write the reconstruction from published traces instead (design §7): a "
+    "results file, a folder of them (*.json), or 'shipped' for the package's own "
+    "traces of the problem; repeatable. 'shipped' reproduces the shipped table.",
+)
+def generate(
+    problem: str,
+    out: Path,
+    seed: int,
+    variant: str | None,
+    traces: tuple[str, ...],
+) -> None:
+    """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file),
+    or with --from-traces the table reconstructed from published traces of the
+    measured table (the shipped traces reproduce the shipped reconstruction).
+    A refused trace writes nothing."""
+    if traces:
+        _generate_from_traces(problem, out, traces)
+        return
     from bolt_pco64.instances import get_instance
     from bolt_pco64.simulate import write_simulated_table
     from bolt_pco64.standins import check_variant
@@ -177,6 +201,43 @@ def generate(problem: str, out: Path, seed: int, variant: str | None) -> None:
     try:
         chosen = {} if variant is None else {"variant": variant}
         path = write_simulated_table(out, seed=seed, instance=problem, **chosen)
+    except OSError as err:
+        raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
+    click.echo(str(path))
+
+
+def _trace_files(problem: str, traces: tuple[str, ...]) -> list[Path]:
+    from bolt_pco64 import locations
+
+    files: list[Path] = []
+    for item in traces:
+        if item == "shipped":
+            files.extend(locations.trace_paths(problem))
+            continue
+        path = Path(item).expanduser()
+        if path.is_dir():
+            found = sorted(path.glob("*.json"))
+            if not found:
+                raise CLIError(
+                    f"--from-traces: expected *.json files in {path}, got none"
+                )
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise CLIError(f"--from-traces: no such file or folder: {path}")
+    return files
+
+
+def _generate_from_traces(problem: str, out: Path, traces: tuple[str, ...]) -> None:
+    from bolt_pco64.reconstruct.build import write_reconstructed_table
+    from bolt_pco64.traces import TraceError
+
+    files = _trace_files(problem, traces)
+    try:
+        path = write_reconstructed_table(out, instance=problem, paths=files)
+    except (TraceError, ValueError) as err:
+        raise _one_line(err) from err
     except OSError as err:
         raise CLIError(f"--out: expected a writable path, got {out}: {err}") from err
     click.echo(str(path))

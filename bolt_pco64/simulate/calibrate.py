@@ -62,6 +62,7 @@ __all__ = [
     "StandinModel",
     "build_model",
     "calibrate",
+    "card_feasible",
     "draw_noise",
     "measured_estimate",
     "measured_times",
@@ -319,15 +320,24 @@ def _solve_efficiency(
     return 0.5 * (lo + hi)
 
 
-def build_model(
-    instance: Instance, seed: int, variant: str | Variant | None = None
-) -> StandinModel:
-    """Calibrate (once) and compute everything the table is written from.
+@dataclass(frozen=True)
+class _Memory:
+    """The memory half of a calibration (steps 1 and 2): no step time, no noise."""
 
-    ``variant`` is a variant's name (``None``: the instance's default) or a
-    :class:`~bolt_pco64.simulate.variants.Variant` (e.g. one not shipped).
-    """
-    v = variant if isinstance(variant, Variant) else variant_for(instance, variant)
+    configs: list[Config]
+    best: int
+    base: np.ndarray
+    spreads: list[tuple[np.ndarray, np.ndarray]]
+    state_gb: np.ndarray
+    overhead: float
+    fragmentation: float
+    usable: float
+    footprint: np.ndarray
+    feasible: np.ndarray
+
+
+def _memory(instance: Instance, v: Variant) -> _Memory:
+    """Calibration steps 1 and 2 of ``v`` (see :func:`build_model`)."""
     a, k = v.assumptions, v.constants
     configs = candidate_configurations(instance)
     n = len(configs)
@@ -359,6 +369,39 @@ def build_model(
     peaks_by_stage = (base + overhead) * spread
     foot = (peaks_by_stage + frag * dyn).max(axis=1) + fixed
     feasible = foot <= usable
+    return _Memory(
+        configs, best, base, spreads, state_gb, overhead, frag, usable, foot, feasible
+    )
+
+
+def card_feasible(
+    instance: Instance, variant: str | Variant | None = None
+) -> tuple[list[Config], np.ndarray, int]:
+    """``(candidates, feasible, best row)`` as the calibration sets them.
+
+    Feasibility depends only on the memory model (calibration steps 1 and 2),
+    not on the step time or the noise.
+    """
+    v = variant if isinstance(variant, Variant) else variant_for(instance, variant)
+    mem = _memory(instance, v)
+    return mem.configs, mem.feasible, mem.best
+
+
+def build_model(
+    instance: Instance, seed: int, variant: str | Variant | None = None
+) -> StandinModel:
+    """Calibrate (once) and compute everything the table is written from.
+
+    ``variant`` is a variant's name (``None``: the instance's default) or a
+    :class:`~bolt_pco64.simulate.variants.Variant` (e.g. one not shipped).
+    """
+    v = variant if isinstance(variant, Variant) else variant_for(instance, variant)
+    a, k = v.assumptions, v.constants
+    mem = _memory(instance, v)
+    configs, best, base, spreads = mem.configs, mem.best, mem.base, mem.spreads
+    n = len(configs)
+    overhead, frag, usable = mem.overhead, mem.fragmentation, mem.usable
+    foot, feasible, state_gb = mem.footprint, mem.feasible, mem.state_gb
 
     comms = [dict(communicators(c, instance.gpus_per_host)) for c in configs]
     inter_dp = np.array([float(c.get("dp", False)) for c in comms])

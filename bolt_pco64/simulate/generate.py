@@ -71,7 +71,7 @@ __all__ = [
 
 #: Version of the generator, recorded in the parquet metadata. Bump it whenever
 #: the model, the constants or the output format change.
-GENERATOR_VERSION = "2.1.0"
+GENERATOR_VERSION = "3.0.0"
 #: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (docs/architecture.md §1).
 OOM_PAD = 1.0
 #: Decimals of the seconds in ``all_time_steps``.
@@ -156,6 +156,8 @@ def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
         ),
         "assumptions.zero0": a.zero0,
         "assumptions.hardware": a.hardware.description,
+        "assumptions.hardware.intra_bus_gbs": repr(float(a.hardware.intra_bus_gbs)),
+        "assumptions.hardware.inter_bus_gbs": repr(float(a.hardware.inter_bus_gbs)),
         "assumptions.throughput_unit": a.throughput_unit,
         "recorded_steps": str(model.times.shape[1]),
         "published_best_is_top": str(model.top == model.best).lower(),

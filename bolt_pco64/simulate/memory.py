@@ -27,21 +27,24 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
 * **Activations** per layer and micro-batch of ``t = s b / cp`` tokens on one
   GPU (:func:`layer_activation_bytes`). With full recomputation (the mode the
   stand-ins assume, :mod:`bolt_pco64.simulate.spec`) each layer keeps only its
-  input, ``2 t h`` bytes split over ``sp`` (Megatron keeps the
-  sequence-parallel shard), plus, during the backward, one layer's full
+  input, ``2 t h`` bytes split over the sequence-parallel ranks (Megatron
+  keeps the sequence-parallel shard; :meth:`Assumptions.sp_divisor`), or over
+  ``tp`` without sequence parallelism where the reading distributes saved
+  activations, plus, during the backward, one layer's full
   activations being recomputed. Those full activations, as selective
   recomputation would store them (Korthikanti et al. 2022, section 4; flash
   attention, Dao et al. 2022, never stores the ``s x s`` scores): the inputs
   of the two norms and of the QKV and MLP input projections (``8 t h`` bytes,
-  split over ``sp``), Q, K, V and their pre-rotary copies and the attention
-  output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
+  split over the sequence-parallel ranks), Q, K, V and their pre-rotary
+  copies and the attention output, and the MLP's stored tensors (``4 t f`` bytes for GeLU, ``6 t f``
   for SwiGLU), split over ``tp``.
 * **In flight**: the 1F1B schedule's stage ``i`` holds ``min(pp - i, m)``
   micro-batches of its ``L / pp`` layers; interleaved with ``v`` chunks it
   holds ``2 (pp - i - 1) + (v - 1) pp + 1`` chunk-micro-batches of
   ``L / (pp v)`` layers (Narayanan et al. 2021; Megatron's warm-up count).
 * the logits of the last stage (:attr:`ModelConstants.logits_bytes` per
-  logit), the backward working set of one layer, gradient buffers: ZeRO-2's
+  logit; with a pipeline, :attr:`ModelConstants.retained_logits_bytes` per
+  logit of the whole per-rank batch, 0 unless fitted), the backward working set of one layer, gradient buffers: ZeRO-2's
   ``overlap_comm`` footprint, which DeepSpeed documents as 4.5 times the
   reduce and all-gather bucket sizes (the reduce bucket is the swept
   ``bucket_mb``; the all-gather bucket
@@ -135,13 +138,15 @@ def layer_activation_bytes(
     t = m.seq_length * micro_batch_size / cfg.cp
     q = m.num_attention_heads * a.head_dim
     kv = a.num_kv_heads * a.head_dim
+    split = a.sp_divisor(cfg)
     if a.recompute == "full":
-        return 2 * t * m.hidden_size / cfg.sp
+        kept = cfg.tp if a.distribute_saved_activations and split == 1 else split
+        return 2 * t * m.hidden_size / kept
     replicated = 8 * t * m.hidden_size  # norm inputs, QKV and MLP inputs
     # Q, K, V; their pre-norm / pre-rotary copies; the attention output.
     attention = 2 * t * (q + 2 * kv) * 2 + 2 * t * q
     mlp = (6 if a.gated_mlp else 4) * t * m.ffn_hidden_size
-    return replicated / cfg.sp + (attention + mlp) / cfg.tp
+    return replicated / split + (attention + mlp) / cfg.tp
 
 
 def _full_layer_bytes(
@@ -194,6 +199,10 @@ def stage_memory(
         dynamic += 2 * 2 * 2 * tokens * kv / min(cfg.tp, a.num_kv_heads)
     if stage == cfg.pp - 1:
         dynamic += k.logits_bytes * tokens * a.vocab_size / cfg.tp
+        if cfg.pp > 1 and k.retained_logits_bytes:
+            # Every micro-batch's outputs, kept for the step's end.
+            kept = instance.model.seq_length * micro * b / cfg.cp
+            dynamic += k.retained_logits_bytes * kept * a.vocab_size / cfg.tp
     if cfg.zero_stage == 3:
         lp = layer_params(instance, a, cfg.tp)
         dynamic += 2 * 2 * lp + 4 * lp  # two gathered bf16 layers, one fp32 grad

@@ -30,6 +30,7 @@ __all__ = [
     "Microbatching",
     "ModelConstants",
     "Recompute",
+    "SequenceParallelGroup",
     "ThroughputUnit",
     "Zero0",
     "assumptions_for",
@@ -175,6 +176,10 @@ DGX_H100 = Hardware(
 #: fp32 gradient buffer (``6 + 12 / N``). ``N = dp * cp``.
 Zero0 = Literal["deepspeed", "zero1", "distributed"]
 
+#: Over which ranks sequence parallelism splits (see
+#: :attr:`Assumptions.sequence_parallel_group`).
+SequenceParallelGroup = Literal["sp", "tp"]
+
 #: How a micro-batch rule splits a data-parallel rank's share of the global
 #: batch (see :class:`Microbatching`).
 MicroRule = Literal["size", "count", "per_stage", "accumulation"]
@@ -242,6 +247,15 @@ class Assumptions:
         usable_fraction: Usable share of a GPU's memory where the instance
             publishes no peak (so the calibration cannot fit it); ``None``
             where it is fitted (pco64).
+        sequence_parallel_group: Over how many ranks sequence parallelism
+            splits the regions tensor parallelism leaves replicated:
+            ``"sp"``, the ``sp`` knob's size; ``"tp"``, the whole
+            tensor-parallel group whenever ``sp > 1`` (ColossalAI's
+            ``split_gather`` mode and Megatron's ``--sequence-parallel`` treat
+            the knob as a switch).
+        distribute_saved_activations: Full recomputation keeps each layer's
+            input split over the tensor-parallel ranks even without sequence
+            parallelism (Megatron's ``--distribute-saved-activations``).
     """
 
     architecture: str
@@ -256,6 +270,14 @@ class Assumptions:
     hardware: Hardware
     throughput_unit: ThroughputUnit
     usable_fraction: float | None = None
+    sequence_parallel_group: SequenceParallelGroup = "sp"
+    distribute_saved_activations: bool = False
+
+    def sp_divisor(self, cfg: Config) -> int:
+        """Ranks that split ``cfg``'s sequence-parallel regions (1: none)."""
+        if cfg.sp == 1:
+            return 1
+        return cfg.tp if self.sequence_parallel_group == "tp" else cfg.sp
 
     def micro_batches(self, cfg: Config, instance: Instance) -> tuple[int, int]:
         """``(micro-batches per step, sequences per micro-batch)`` of ``cfg``."""
@@ -399,6 +421,12 @@ class ModelConstants:
             feasible peak.
         overlap_comm_factor: ZeRO-2's ``overlap_comm`` footprint in units of
             the reduce plus all-gather bucket bytes (DeepSpeed documents 4.5).
+        retained_logits_bytes: Bytes per logit of the *whole* per-rank batch
+            that a pipeline's last stage keeps until the step ends (a
+            schedule that returns every micro-batch's outputs, as
+            ColossalAI's ``return_outputs`` does); 0: only the micro-batch in
+            flight (:attr:`logits_bytes`). Fitted to the traces (stand-in
+            3.0).
     """
 
     cuda_context_gb: float = 0.6
@@ -425,3 +453,4 @@ class ModelConstants:
     fragmentation_prior: float = 0.1
     allgather_bucket_elements: float = 6.5e8
     overlap_comm_factor: float = 4.5
+    retained_logits_bytes: float = 0.0

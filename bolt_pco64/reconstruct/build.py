@@ -1,0 +1,279 @@
+"""Assembling and writing a reconstructed table (design §7).
+
+One row per configuration of the reconstruction's grid
+(:mod:`bolt_pco64.reconstruct.grid`), the card's 17 columns and the
+per-row :data:`RECONSTRUCTION_COLUMNS`:
+
+- visited rows: ``ran_successfully`` and ``peak_mem`` exact
+  (``gpu_memory_gb * (1 - slack)``), ``throughput_mean`` exact
+  (``source = "exact"``, standard error 0) or the mean of ``k`` noisy
+  observations (``"observed"``, ``noise_std / sqrt(k)``); a visited run that
+  did not fit is ``"exact"``;
+- the instance's published best configuration: its throughput is the
+  published best value (standard error 0) where no trace gives it exactly
+  (pco16's best was never visited: its row stays ``"imputed"`` for its
+  peak memory, with the published throughput);
+- unvisited rows: imputed (``"imputed"``) by :class:`~bolt_pco64.reconstruct.
+  impute.Imputer` fitted to the visited rows only, with the model's standard
+  error and feasibility probability, rounded to
+  :data:`~bolt_pco64.reconstruct.impute.DECIMALS`;
+- infeasible rows follow the card: throughput NaN, ``peak_mem`` inf,
+  ``peak_mem_normalised`` the stand-in's pad
+  (:data:`bolt_pco64.simulate.generate.OOM_PAD`); feasible ones
+  ``peak_mem / gpu_memory_gb - 1``;
+- :data:`~bolt_pco64.reconstruct.timing.MODELLED_COLUMNS` modelled
+  (:mod:`bolt_pco64.reconstruct.timing`).
+
+The parquet's key-value metadata says ``source=reconstructed``, the generator
+version, the counts, which columns are modelled and the SHA-256 of every trace
+read. The same traces give the same file, bit for bit, on one machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bolt_pco64 import instances, locations
+from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
+from bolt_pco64.reconstruct.grid import reconstruction_grid
+from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
+from bolt_pco64.reconstruct.timing import (
+    MODELLED_COLUMNS,
+    TIMING_SEED,
+    modelled_columns,
+)
+from bolt_pco64.simulate.generate import OOM_PAD
+from bolt_pco64.traces import visited_rows
+from bolt_pco64.validation import (
+    RECONSTRUCTION_COLUMNS,
+    ROW_SOURCES,
+    reconstruction_label,
+)
+
+__all__ = [
+    "GENERATOR_VERSION",
+    "RECONSTRUCTION_COLUMNS",
+    "Reconstruction",
+    "make_reconstruction",
+    "register_reconstructions",
+    "write_reconstructed_table",
+]
+
+#: Version of the reconstruction (bumped whenever a shipped table changes).
+GENERATOR_VERSION = "1.0.0"
+#: Parquet compression of a written table.
+COMPRESSION = "zstd"
+
+
+@dataclass(frozen=True)
+class Reconstruction:
+    """A reconstructed table and its metadata.
+
+    Attributes:
+        frame: The table: the card's columns in order, then
+            :data:`RECONSTRUCTION_COLUMNS`; rows in canonical order.
+        metadata: The parquet's key-value metadata.
+    """
+
+    frame: pd.DataFrame
+    metadata: dict[str, str]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def make_reconstruction(
+    instance: str | Instance = DEFAULT_INSTANCE,
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+) -> Reconstruction:
+    """Reconstruct ``instance``'s table from its traces.
+
+    Args:
+        instance: The instance.
+        paths: Its trace files; ``None``: the shipped ones.
+
+    Raises:
+        FileNotFoundError: If a trace file does not exist.
+        bolt_pco64.traces.TraceError: If a trace is refused (see
+            :func:`bolt_pco64.traces.visited_rows`).
+        ValueError: If the visited rows do not fit the instance's grid.
+    """
+    inst = instances.get_instance(instance)
+    files = [Path(p) for p in (locations.trace_paths(inst) if paths is None else paths)]
+    rows = visited_rows(inst, files)
+    grid = reconstruction_grid(inst, encoded(rows, inst))
+    n = len(grid.X)
+    key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
+    at = np.array([key.get(tuple(x), -1) for x in grid.X.tolist()])
+    seen = at >= 0
+    vis = rows.iloc[at[seen]].reset_index(drop=True)
+
+    ran = np.zeros(n, dtype=bool)
+    tm = np.full(n, np.nan)
+    se = np.full(n, np.nan)
+    pm = np.full(n, np.inf)
+    prob = np.zeros(n)
+    k = np.zeros(n, dtype=np.int64)
+    source = np.full(n, "imputed", dtype=object)
+    ran[seen] = vis["ran_successfully"].to_numpy(dtype=bool)
+    tm[seen] = vis["throughput_mean"].to_numpy()
+    se[seen] = vis["throughput_se"].to_numpy()
+    pm[seen] = vis["peak_mem"].to_numpy()
+    prob[seen] = ran[seen].astype(np.float64)
+    k[seen] = vis["k"].to_numpy()
+    source[seen] = vis["source"].to_numpy()
+
+    predicted_peak = np.full(n, np.inf)
+    if (~seen).any():
+        pred = Imputer(inst).fit(rows).predict(grid.X[~seen])
+        fit = pred.feasible
+        idx = np.flatnonzero(~seen)
+        ran[idx] = fit
+        prob[idx] = np.round(
+            pred.feasible_probability, DECIMALS["feasible_probability"]
+        )
+        floor = 10.0 ** -DECIMALS["throughput"]  # a run that fits has throughput
+        tput = np.maximum(np.round(pred.throughput, DECIMALS["throughput"]), floor)
+        tm[idx] = np.where(fit, tput, np.nan)
+        se[idx] = np.where(
+            fit, np.round(pred.throughput_se, DECIMALS["throughput_se"]), np.nan
+        )
+        # A run that fits stays under the GPU's memory (a margin < 0).
+        cap = inst.gpu_memory_gb - 10.0 ** -DECIMALS["peak_mem"]
+        peak = np.minimum(np.round(pred.peak_mem, DECIMALS["peak_mem"]), cap)
+        pm[idx] = np.where(fit, peak, np.inf)
+        predicted_peak[idx] = peak
+
+    # The published best (the instance's figures; the traces' optimal_value
+    # agrees) pins its row's throughput where no trace gives it exactly.
+    best = np.flatnonzero(
+        (np.asarray(inst.published.best_config) == grid.X).all(axis=1)
+    )
+    if len(best) == 1 and source[best[0]] != "exact":
+        i = int(best[0])
+        if seen[i] and not ran[i]:
+            raise ValueError(
+                f"Expected the published best {list(inst.published.best_config)} "
+                "to have run, got an out-of-memory run in the traces."
+            )
+        if not seen[i]:
+            pm[i] = predicted_peak[i]
+        ran[i], tm[i], se[i], prob[i] = True, inst.published.best_value, 0.0, 1.0
+        if seen[i]:
+            source[i] = "exact"
+
+    modelled = modelled_columns(inst, tm, pm, ran)
+    data: dict[str, object] = {}
+    for j, spec in enumerate(inst.inputs):
+        data[spec.name] = np.array(
+            [spec.decode(int(v)) for v in grid.X[:, j]], dtype=np.int64
+        )
+    for name, value in inst.context:
+        data[name] = np.full(n, value, dtype=np.int64)
+    data.update(
+        ran_successfully=ran,
+        throughput_mean=np.where(ran, tm, np.nan),
+        peak_mem_normalised=np.where(ran, pm / inst.gpu_memory_gb - 1.0, OOM_PAD),
+        peak_mem=np.where(ran, pm, np.inf),
+        **modelled,
+        source=source.astype(str),
+        throughput_se=np.where(ran, se, np.nan),
+        feasible_probability=prob,
+        n_observations=k,
+        inferred=grid.inferred,
+    )
+    frame = pd.DataFrame({c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS)})
+    counts = {
+        s: int((frame["source"] == s).sum()) for s in ("exact", "observed", "imputed")
+    }
+    meta = {
+        "source": "reconstructed",
+        "generator": "bolt_pco64.reconstruct",
+        "generator_version": GENERATOR_VERSION,
+        "instance": inst.name,
+        "description": reconstruction_label(
+            counts["exact"], counts["observed"], counts["imputed"]
+        ),
+        "counts.exact": str(counts["exact"]),
+        "counts.observed": str(counts["observed"]),
+        "counts.imputed": str(counts["imputed"]),
+        "counts.inferred": str(int(grid.inferred.sum())),
+        "grid": grid.describe(),
+        "modelled_columns": ",".join(MODELLED_COLUMNS),
+        "fit_seed": str(FIT_SEED),
+        "timing_seed": str(TIMING_SEED),
+        "traces": ";".join(f"{p.name}:{_sha256(p)}" for p in files),
+    }
+    return Reconstruction(frame, meta)
+
+
+def write_reconstructed_table(
+    path: str | os.PathLike[str],
+    instance: str | Instance = DEFAULT_INSTANCE,
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+) -> Path:
+    """Write ``instance``'s reconstruction to ``path`` as parquet, atomically.
+
+    The traces are read and checked first: a refused trace raises before
+    anything is written, and a failed write leaves nothing behind
+    (:func:`bolt_pco64._io.atomic_write_with`). Arguments as
+    :func:`make_reconstruction`.
+
+    Returns:
+        The path written.
+    """
+    rec = make_reconstruction(instance, paths)
+    table = pa.Table.from_pandas(rec.frame, preserve_index=False)
+    extra = {k.encode(): v.encode() for k, v in rec.metadata.items()}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+
+    def _write(tmp: Path) -> None:
+        pq.write_table(table, tmp, compression=COMPRESSION)
+
+    target = Path(path)
+    atomic_write_with(target, _write)
+    return target
+
+
+def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
+    """Write the reconstruction registry from the reconstructed tables ``paths``.
+
+    For the package's maintainers, after regenerating the shipped tables: each
+    table's :func:`~bolt_pco64.standins.content_fingerprint` is recorded with
+    its instance, generator version, file name and counts
+    (:mod:`bolt_pco64.reconstruct.registry`), so that any form of it (a CSV
+    export of the card's columns alone included) is recognised. Written
+    atomically; returns the registry's path.
+    """
+    # Imported here: table sits above this module's other imports.
+    from bolt_pco64.reconstruct.registry import registry_path
+    from bolt_pco64.table import load_table
+
+    entries: dict[str, dict[str, str]] = {}
+    for path in paths:
+        p = Path(path)
+        meta = pq.read_schema(p).metadata or {}
+        name = meta.get(b"instance", b"").decode()
+        table = load_table(p, instance=name)
+        entries[table.fingerprint] = {
+            "instance": name,
+            "generator_version": meta.get(b"generator_version", b"").decode(),
+            "file": p.name,
+            **{s: meta.get(f"counts.{s}".encode(), b"").decode() for s in ROW_SOURCES},
+        }
+    target = registry_path()
+    text = json.dumps(dict(sorted(entries.items())), indent=2) + "\n"
+    atomic_write_text(target, text)
+    return target

@@ -1,0 +1,292 @@
+"""Imputing the rows no trace visited, from the visited rows only.
+
+Three exact Gaussian processes (BoTorch ``SingleTaskGP``, ARD Matérn-5/2,
+inputs normalised to the instance's bounds, outcomes standardised), each
+fitted by maximising the marginal likelihood:
+
+- **peak memory**: ``log peak_mem`` of the visited rows that ran (exact);
+- **feasibility**: the ``±1`` labels of every visited row (exact), on the
+  encoded inputs *and* the memory model's predicted ``log peak_mem`` (the
+  crash boundary is a memory boundary: the feature carries what the memory
+  model learnt from the runs that fit); the probability that a row runs is
+  ``Φ(μ / σ)`` of its posterior, and it is predicted to run where ``μ > 0``;
+- **throughput**: ``throughput_mean`` of the visited rows that ran (exact
+  values and observed means; the noise is learnt). On the log scale it
+  cross-validated slightly worse on pco64 in an exploratory run, so the scale
+  is left as it is.
+
+An imputed row's throughput is the throughput model's posterior mean ``μ``,
+its standard error the latent posterior sd; peak memory is ``exp(μ)`` of the
+memory model, its standard error ``exp(μ) σ`` (delta method). :data:`DECIMALS` rounds what is written, so that a
+regeneration on one machine is bit for bit (the fit itself runs under
+:func:`deterministic`: one thread and a fixed seed).
+
+:func:`cross_validate` measures the accuracy on held-out visited rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import norm, spearmanr
+
+from bolt_pco64.instances import Instance
+
+if TYPE_CHECKING:
+    from botorch.models import SingleTaskGP
+
+__all__ = [
+    "DECIMALS",
+    "FIT_SEED",
+    "CrossValidation",
+    "Fitter",
+    "Imputation",
+    "Imputer",
+    "cross_validate",
+    "deterministic",
+    "encoded",
+]
+
+#: Seed of every fit (torch's generator, inside :func:`deterministic`).
+FIT_SEED = 27
+#: Decimals an imputed value is rounded to (throughput in its unit, its
+#: standard error, peak memory in GB, the feasibility probability).
+DECIMALS: dict[str, int] = {
+    "throughput": 6,
+    "throughput_se": 6,
+    "peak_mem": 3,
+    "peak_mem_se": 3,
+    "feasible_probability": 4,
+}
+
+
+@contextlib.contextmanager
+def deterministic(seed: int = FIT_SEED) -> Iterator[None]:
+    """Run a fit bit for bit reproducibly on one machine.
+
+    One intra-op thread (a parallel reduction's order varies) and torch's
+    generator seeded with ``seed``; both restored on exit.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def encoded(frame: pd.DataFrame, instance: Instance) -> np.ndarray:
+    """The ``x_<input>`` columns of ``frame`` as an ``N x d`` float64 array."""
+    return frame[[f"x_{c}" for c in instance.input_columns]].to_numpy(
+        np.float64, copy=True
+    )
+
+
+def _fit(X: torch.Tensor, y: np.ndarray, bounds: torch.Tensor) -> SingleTaskGP:
+    # Imported here: BoTorch is heavy, and nothing else in the package needs it
+    # at import.
+    from botorch.fit import fit_gpytorch_mll
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms import Normalize, Standardize
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    Y = torch.as_tensor(y, dtype=torch.double).reshape(-1, 1)
+    model = SingleTaskGP(
+        X,
+        Y,
+        input_transform=Normalize(X.shape[-1], bounds=bounds),
+        outcome_transform=Standardize(1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+    model.eval()
+    return model
+
+
+def _posterior(model: SingleTaskGP, X: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    with torch.no_grad():
+        post = model.posterior(X)
+    return (
+        post.mean.squeeze(-1).numpy().astype(np.float64),
+        post.variance.clamp_min(0).sqrt().squeeze(-1).numpy().astype(np.float64),
+    )
+
+
+@dataclass(frozen=True)
+class Imputation:
+    """Predictions for ``N`` configurations (``N``-dim float64 arrays).
+
+    Attributes:
+        feasible_probability: Probability that the configuration runs.
+        feasible: Predicted to run (the feasibility posterior mean ``> 0``).
+        throughput: Predicted throughput (for every row; meaningful where it runs).
+        throughput_se: Its standard error.
+        peak_mem: Predicted peak memory (GB) where it runs.
+        peak_mem_se: Its standard error (GB).
+    """
+
+    feasible_probability: np.ndarray
+    feasible: np.ndarray
+    throughput: np.ndarray
+    throughput_se: np.ndarray
+    peak_mem: np.ndarray
+    peak_mem_se: np.ndarray
+
+
+class Imputer:
+    """The models of the module docstring, fitted to visited rows.
+
+    Args:
+        instance: The instance (its bounds normalise the inputs).
+
+    Call :meth:`fit` with the visited rows
+    (:func:`bolt_pco64.traces.visited_rows`, or a subset), then
+    :meth:`predict`.
+    """
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+        lo, hi = zip(*instance.bounds, strict=True)
+        self._bounds = torch.tensor([lo, hi], dtype=torch.double)
+        self._models: tuple[SingleTaskGP, SingleTaskGP, SingleTaskGP] | None = None
+
+    def fit(self, rows: pd.DataFrame, seed: int = FIT_SEED) -> Imputer:
+        """Fit the three models to ``rows`` (under :func:`deterministic`)."""
+        X = torch.from_numpy(encoded(rows, self.instance))
+        ran = rows["ran_successfully"].to_numpy(dtype=bool)
+        if ran.sum() < 2 or (~ran).sum() < 1:
+            raise ValueError(
+                "Expected at least two visited rows that ran and one that did "
+                f"not, got {int(ran.sum())} and {int((~ran).sum())}."
+            )
+        with deterministic(seed):
+            memory = _fit(
+                X[ran], np.log(rows["peak_mem"].to_numpy()[ran]), self._bounds
+            )
+            feature, _ = _posterior(memory, X)
+            feasibility = _fit(
+                self._augment(X, feature), np.where(ran, 1.0, -1.0), self._augmented
+            )
+            throughput = _fit(
+                X[ran], rows["throughput_mean"].to_numpy()[ran], self._bounds
+            )
+        self._models = (memory, feasibility, throughput)
+        return self
+
+    @property
+    def _augmented(self) -> torch.Tensor:
+        # The log-peak feature is normalised over a fixed range of log GB.
+        extra = torch.tensor([[0.0], [np.log(4 * self.instance.gpu_memory_gb)]])
+        return torch.cat([self._bounds, extra.double()], dim=-1)
+
+    @staticmethod
+    def _augment(X: torch.Tensor, log_peak: np.ndarray) -> torch.Tensor:
+        return torch.cat([X, torch.from_numpy(log_peak).reshape(-1, 1)], dim=-1)
+
+    def predict(self, X: np.ndarray) -> Imputation:
+        """Predictions for the encoded configurations ``X`` (``N x d``)."""
+        if self._models is None:
+            raise RuntimeError("Expected a fitted Imputer; call fit() first.")
+        memory, feasibility, throughput = self._models
+        Xt = torch.as_tensor(np.asarray(X, dtype=np.float64))
+        with deterministic():
+            lm, sm = _posterior(memory, Xt)
+            mu, sd = _posterior(feasibility, self._augment(Xt, lm))
+            lt, st = _posterior(throughput, Xt)
+        prob = norm.cdf(mu / np.maximum(sd, 1e-12))
+        pm = np.exp(lm)
+        return Imputation(
+            feasible_probability=prob,
+            feasible=mu > 0,
+            throughput=lt,
+            throughput_se=st,
+            peak_mem=pm,
+            peak_mem_se=pm * sm,
+        )
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Held-out accuracy over the visited rows.
+
+    Attributes:
+        name: The model's name.
+        feasibility_accuracy: Fraction of held-out rows whose feasibility is
+            predicted right.
+        throughput_spearman: Spearman's rank correlation of predicted and
+            trace throughput on held-out rows that ran.
+        median_relative_error: Median ``|predicted / trace - 1|`` there.
+        peak_mem_median_abs_error: Median ``|predicted - exact|`` peak memory
+            (GB) there (NaN for a model without one).
+        coverage_95: Fraction of held-out rows that ran whose trace throughput
+            lies within ±1.96 predicted standard errors (NaN without one).
+        predictions: Per visited row, in the rows' order: ``feasible``,
+            ``throughput``, ``throughput_se`` (held out).
+    """
+
+    name: str
+    feasibility_accuracy: float
+    throughput_spearman: float
+    median_relative_error: float
+    peak_mem_median_abs_error: float
+    coverage_95: float
+    predictions: pd.DataFrame
+
+
+#: What :func:`cross_validate` fits: visited rows in, a predictor out.
+Fitter = Callable[[pd.DataFrame], Callable[[np.ndarray], Imputation]]
+
+
+def cross_validate(
+    rows: pd.DataFrame,
+    instance: Instance,
+    fitter: Fitter,
+    name: str,
+    folds: int = 5,
+    seed: int = 0,
+) -> CrossValidation:
+    """``folds``-fold cross-validation of ``fitter`` on the visited ``rows``.
+
+    Rows are shuffled with ``numpy.random.default_rng(seed)`` and split into
+    ``folds`` near-equal folds; each fold is predicted by a fit to the others.
+    """
+    n = len(rows)
+    order = np.random.default_rng(seed).permutation(n)
+    feasible = np.zeros(n, dtype=bool)
+    tp = np.full(n, np.nan)
+    se = np.full(n, np.nan)
+    pm = np.full(n, np.nan)
+    X = encoded(rows, instance)
+    for held in np.array_split(order, folds):
+        train = np.setdiff1d(order, held)
+        predict = fitter(rows.iloc[np.sort(train)].reset_index(drop=True))
+        out = predict(X[held])
+        feasible[held] = out.feasible
+        tp[held] = out.throughput
+        se[held] = out.throughput_se
+        pm[held] = out.peak_mem
+    ran = rows["ran_successfully"].to_numpy(dtype=bool)
+    truth = rows["throughput_mean"].to_numpy()
+    peak = rows["peak_mem"].to_numpy()
+    inside = np.abs(tp[ran] - truth[ran]) <= 1.96 * se[ran]
+    return CrossValidation(
+        name=name,
+        feasibility_accuracy=float((feasible == ran).mean()),
+        throughput_spearman=float(spearmanr(tp[ran], truth[ran]).statistic),
+        median_relative_error=float(np.median(np.abs(tp[ran] / truth[ran] - 1))),
+        peak_mem_median_abs_error=float(np.nanmedian(np.abs(pm[ran] - peak[ran]))),
+        coverage_95=float(inside.mean()) if np.isfinite(se[ran]).all() else np.nan,
+        predictions=pd.DataFrame(
+            {"feasible": feasible, "throughput": tp, "throughput_se": se}
+        ),
+    )

@@ -1,0 +1,392 @@
+"""The reconstruction from published traces (bolt_pco64.reconstruct, design §7)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from bolt_pco64 import locations as locations_module
+from bolt_pco64 import table as table_module
+from bolt_pco64.cli import main
+from bolt_pco64.instances import INSTANCES, PCO32_INSTANCE, PCO64_INSTANCE
+from bolt_pco64.problem import PCO16, PCO32, PCO64
+from bolt_pco64.reconstruct.build import make_reconstruction, write_reconstructed_table
+from bolt_pco64.reconstruct.grid import full_grid, reconstruction_grid
+from bolt_pco64.reconstruct.registry import reconstruction_registry
+from bolt_pco64.table import (
+    ReconstructedTableWarning,
+    SimulatedTableWarning,
+    TableError,
+    load_table,
+)
+from bolt_pco64.traces import OOM_SLACK, TraceError, visited_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEMS = {"pco16": PCO16, "pco32": PCO32, "pco64": PCO64}
+
+# pco64 configurations (encoded) for a tiny trace: three that run, two OOM.
+RUN = [
+    [4, 2, 0, 0, 2, 6, 1, 0],
+    [4, 0, 2, 0, 0, 9, 0, 1],
+    [5, 1, 0, 0, 1, 8, 0, 0],
+    [3, 1, 2, 0, 0, 7, 0, 0],
+]
+OOM = [[1, 0, 4, 1, 0, 6, 0, 0], [2, 0, 4, 0, 0, 6, 0, 2]]
+
+
+def _tiny_trace(path: Path, slack_of_first: float = 0.25) -> Path:
+    cands = [*RUN, *OOM, RUN[0]]
+    seen_c = [slack_of_first, 0.5, 0.4, 0.3, OOM_SLACK, OOM_SLACK, slack_of_first]
+    seen_y = [0.27, 0.24, 0.2, 0.15, 0.1, 0.1, 0.271]
+    trial = {
+        "trial": 0,
+        "seed": 0,
+        "candidates": cands,
+        "seen_y": seen_y,
+        "seen_c": seen_c,
+        "best_obs_x_all": [RUN[0]],
+        "best_obs_true_all": [0.2705],
+        "best_obs_regret_all": [0.0],
+        "simple_regret_all": [0.0],
+    }
+    content = {
+        "problem": "pco64",
+        "acq_fn": "random",
+        "noise_std": 0.001,
+        "no_repeats": False,
+        "optimal_value": 0.270684453437186,
+        "trials": [trial],
+    }
+    path.write_text(json.dumps(content))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    trace = _tiny_trace(tmp_path_factory.mktemp("traces") / "t.json")
+    return trace, make_reconstruction("pco64", [trace]).frame
+
+
+# -- the grid --------------------------------------------------------------------
+
+
+def test_full_grid_of_pco64_is_the_cards_780() -> None:
+    assert len(full_grid(PCO64_INSTANCE)) == PCO64_INSTANCE.published.rows
+
+
+def test_grid_keeps_every_visited_row_and_the_published_count() -> None:
+    for name in ("pco32", "pco16"):
+        inst = INSTANCES[name]
+        rows = visited_rows(name)
+        X = rows[[f"x_{c}" for c in inst.input_columns]].to_numpy().astype(int)
+        grid = reconstruction_grid(inst, X)
+        assert len(grid.X) == inst.published.rows
+        keys = {tuple(x) for x in grid.X.tolist()}
+        assert {tuple(x) for x in X.tolist()} <= keys
+        assert grid.visited.sum() == len(rows)
+        assert (grid.inferred == ~grid.visited).all()
+        assert grid.dropped_layouts  # a layout no trace visited
+
+
+def test_grid_drops_an_unvisited_layout_only_while_over_the_count() -> None:
+    rows = visited_rows("pco32")
+    X = rows[[f"x_{c}" for c in PCO32_INSTANCE.input_columns]].to_numpy().astype(int)
+    # A published count above grid - layout: the layout must stay.
+    inst = dataclasses.replace(
+        PCO32_INSTANCE,
+        published=dataclasses.replace(PCO32_INSTANCE.published, rows=420),
+    )
+    grid = reconstruction_grid(inst, X)
+    assert len(grid.X) == 420
+    assert grid.dropped_layouts == ()
+
+
+def test_grid_refuses_more_visited_rows_than_published() -> None:
+    rows = visited_rows("pco32")
+    X = rows[[f"x_{c}" for c in PCO32_INSTANCE.input_columns]].to_numpy().astype(int)
+    inst = dataclasses.replace(
+        PCO32_INSTANCE,
+        published=dataclasses.replace(PCO32_INSTANCE.published, rows=100),
+    )
+    with pytest.raises(ValueError, match="at most 100"):
+        reconstruction_grid(inst, X)
+
+
+# -- a reconstruction from a tiny trace -------------------------------------------
+
+
+def test_tiny_reconstruction_keeps_the_traces_values(tiny) -> None:
+    _, frame = tiny
+    assert len(frame) == 780
+    table = load_table(frame, instance="pco64")  # validates every invariant
+    enc = table.X.numpy().astype(int).tolist()
+    at = {tuple(x): i for i, x in enumerate(enc)}
+    for x, slack in zip(RUN, [0.25, 0.5, 0.4, 0.3], strict=True):
+        row = table.frame.iloc[at[tuple(x)]]
+        assert row["ran_successfully"]
+        assert row["peak_mem"] == 96 * (1 - slack)
+        assert row["source"] in {"exact", "observed"}
+    first = table.frame.iloc[at[tuple(RUN[0])]]
+    assert (first["source"], first["throughput_mean"], first["throughput_se"]) == (
+        "exact",
+        0.2705,
+        0.0,
+    )
+    second = table.frame.iloc[at[tuple(RUN[1])]]
+    assert second["source"] == "observed"
+    assert second["throughput_mean"] == 0.24
+    assert second["throughput_se"] == pytest.approx(0.001)
+    for x in OOM:
+        row = table.frame.iloc[at[tuple(x)]]
+        assert not row["ran_successfully"]
+        assert math.isinf(row["peak_mem"])
+        assert row["source"] == "exact"
+    counts = table.frame["source"].value_counts().to_dict()
+    assert counts == {"imputed": 774, "exact": 3, "observed": 3}
+    assert not table.frame["inferred"].any()  # pco64's rows are the card's
+
+
+def test_imputed_rows_keep_the_cards_invariants(tiny) -> None:
+    _, frame = tiny
+    imp = frame[frame["source"] == "imputed"]
+    ran = imp["ran_successfully"].to_numpy()
+    assert ran.any()
+    assert (~ran).any()
+    assert imp.loc[~ran, "throughput_mean"].isna().all()
+    assert np.isinf(imp.loc[~ran, "peak_mem"]).all()
+    assert (
+        imp.loc[~ran, "peak_mem_normalised"]
+        == frame.loc[~frame["ran_successfully"], "peak_mem_normalised"].iloc[0]
+    ).all()
+    assert (imp.loc[ran, "throughput_se"] > 0).all()
+    assert (imp.loc[ran, "peak_mem"] < 96).all()
+    p = imp["feasible_probability"].to_numpy()
+    assert ((p > 0.5) == ran).all() or ((p >= 0.5) == ran).all()
+
+
+def test_modelled_columns_read_the_throughput_back(tiny) -> None:
+    from bolt_pco64.estimators import estimate_throughput, step_matrix, work_per_step
+
+    _, frame = tiny
+    table = load_table(frame, instance="pco64")
+    ran = table.frame["ran_successfully"].to_numpy()
+    times = step_matrix(table.frame["all_time_steps"][ran])
+    est = estimate_throughput(times, scale=work_per_step(PCO64_INSTANCE))
+    tm = table.frame.loc[ran, "throughput_mean"].to_numpy()
+    np.testing.assert_allclose(est.throughput, tm, rtol=1e-5)
+    assert (table.frame.loc[ran, "overall_time"] > times.sum(axis=1) - 1e-9).all()
+
+
+def test_regeneration_is_bit_for_bit(tiny, tmp_path: Path) -> None:
+    trace, _ = tiny
+    a = write_reconstructed_table(tmp_path / "a.parquet", "pco64", [trace])
+    b = write_reconstructed_table(tmp_path / "b.parquet", "pco64", [trace])
+    assert a.read_bytes() == b.read_bytes()
+    meta = pq.read_schema(a).metadata
+    assert meta[b"source"] == b"reconstructed"
+    assert meta[b"counts.imputed"] == b"774"
+
+
+def test_the_label_travels_in_every_form(tiny, tmp_path: Path) -> None:
+    trace, _ = tiny
+    path = write_reconstructed_table(tmp_path / "r.parquet", "pco64", [trace])
+    label = (
+        "reconstructed from published traces of the measured table; "
+        "3 exact, 3 observed, 774 imputed"
+    )
+    frame = load_table(path).frame
+    csv = tmp_path / "r.csv"
+    frame.to_csv(csv, index=False)
+    bare = tmp_path / "bare.parquet"  # no metadata, columns kept
+    pq.write_table(
+        pa.Table.from_pandas(pd.read_parquet(path)).replace_schema_metadata({}), bare
+    )
+    for source in (path, frame, csv, bare):
+        table_module.reset_simulated_warnings()
+        with pytest.warns(ReconstructedTableWarning, match="reconstructed from"):
+            table = load_table(source)
+        assert table.is_reconstructed
+        assert label in str(table.source)
+        assert not table.is_simulated
+
+
+def test_reconstruction_columns_are_validated(tiny) -> None:
+    _, frame = tiny
+    bad = frame.copy()
+    bad.loc[3, "source"] = "guessed"
+    with pytest.raises(TableError, match="'source', row"):
+        load_table(bad)
+    bad = frame.copy()
+    row = int(
+        np.flatnonzero((frame["source"] == "exact") & frame["ran_successfully"])[0]
+    )
+    bad.loc[row, "throughput_se"] = 0.01
+    with pytest.raises(TableError, match="throughput_se"):
+        load_table(bad)
+    bad = frame.drop(columns=["inferred"])
+    with pytest.raises(TableError, match="missing column"):
+        load_table(bad)
+
+
+# -- bad traces leave nothing behind ----------------------------------------------
+
+
+def test_cli_generate_from_traces(tiny, tmp_path: Path) -> None:
+    trace, _ = tiny
+    out = tmp_path / "r.parquet"
+    result = CliRunner().invoke(
+        main, ["generate", "--from-traces", str(trace), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert load_table(out).is_reconstructed
+
+
+def test_cli_disagreeing_traces_write_nothing(tmp_path: Path) -> None:
+    first = _tiny_trace(tmp_path / "first.json")
+    second = _tiny_trace(tmp_path / "second.json", slack_of_first=0.3)
+    out = tmp_path / "out" / "r.parquet"
+    out.parent.mkdir()
+    result = CliRunner().invoke(
+        main,
+        [
+            "generate",
+            "--from-traces",
+            str(first),
+            "--from-traces",
+            str(second),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "first.json" in result.output
+    assert "second.json" in result.output
+    assert str(RUN[0]) in result.output
+    assert list(out.parent.iterdir()) == []
+
+
+def test_cli_not_a_trace_writes_nothing(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"hello": 1}')
+    out = tmp_path / "out" / "r.parquet"
+    out.parent.mkdir()
+    result = CliRunner().invoke(
+        main, ["generate", "--from-traces", str(junk), "--out", str(out)]
+    )
+    assert result.exit_code != 0
+    assert "not a results file" in result.output
+    assert list(out.parent.iterdir()) == []
+
+
+def test_write_refuses_off_grid_trace(tmp_path: Path) -> None:
+    trace = _tiny_trace(tmp_path / "t.json")
+    content = json.loads(trace.read_text())
+    content["trials"][0]["candidates"][1] = [4, 0, 2, 0, 0, 12, 0, 1]
+    trace.write_text(json.dumps(content))
+    out = tmp_path / "r.parquet"
+    with pytest.raises(TraceError, match="off the grid"):
+        write_reconstructed_table(out, "pco64", [trace])
+    assert not out.exists()
+
+
+# -- the shipped reconstructions are the default -----------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_default_problem_serves_the_reconstruction(name: str) -> None:
+    inst = INSTANCES[name]
+    table_module.reset_simulated_warnings()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problem = PROBLEMS[name]()
+    kinds = [type(w.message) for w in caught]
+    assert ReconstructedTableWarning in kinds
+    assert SimulatedTableWarning not in kinds
+    table = problem.table
+    assert table.source.kind == "reconstructed"
+    assert "reconstructed from published traces of the measured table" in str(
+        table.source
+    )
+    assert len(table) == inst.published.rows
+    rows = visited_rows(name)
+    enc = {tuple(int(v) for v in x): i for i, x in enumerate(table.X.tolist())}
+    at = [
+        enc[tuple(int(v) for v in x)]
+        for x in rows[[f"x_{c}" for c in inst.input_columns]].to_numpy()
+    ]
+    frame = table.frame.iloc[at]
+    assert (
+        frame["ran_successfully"].to_numpy() == rows["ran_successfully"].to_numpy()
+    ).all()
+    assert (frame["peak_mem"].to_numpy() == rows["peak_mem"].to_numpy()).all()
+    assert (frame["source"].to_numpy() == rows["source"].to_numpy()).all()
+
+
+def test_default_pco64_best_is_the_cards() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReconstructedTableWarning)
+        problem = PCO64()
+    assert problem.optimal_value == PCO64_INSTANCE.published.best_value
+    assert (
+        tuple(int(v) for v in problem.optimizers[0].tolist())
+        == PCO64_INSTANCE.published.best_config
+    )
+
+
+def test_reconstruction_comes_between_measured_and_stand_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table_module.reset_simulated_warnings()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert load_table().source.kind == "reconstructed"
+        # a measured table wins
+        home = tmp_path / "home"
+        home.mkdir()
+        shutil.copyfile(
+            locations_module.bundled_table_path("pco64"), home / "pco64.parquet"
+        )
+        monkeypatch.setenv("BOLT_PCO64_HOME", str(home))
+        assert load_table().source.kind == "measured"
+        # without a reconstruction, the stand-in
+        monkeypatch.setenv("BOLT_PCO64_HOME", str(tmp_path / "empty"))
+        monkeypatch.setattr(
+            locations_module, "reconstructed_table_path", lambda inst: None
+        )
+        assert load_table().source.kind == "simulated"
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_shipped_reconstruction_is_registered(name: str, tmp_path: Path) -> None:
+    """A CSV of the card's columns alone is still recognised (registry)."""
+    path = ROOT / "data" / INSTANCES[name].reconstructed_filename
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReconstructedTableWarning)
+        table = load_table(path, instance=name)
+        assert table.fingerprint in reconstruction_registry()
+        csv = tmp_path / "bare.csv"
+        table.frame[list(INSTANCES[name].columns)].to_csv(csv, index=False)
+        bare = load_table(csv, instance=name)
+    assert bare.is_reconstructed
+    assert str(table.source).split("[")[-1] == str(bare.source).split("[")[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_shipped_reconstruction_regenerates_bit_for_bit(
+    name: str, tmp_path: Path
+) -> None:
+    shipped = ROOT / "data" / INSTANCES[name].reconstructed_filename
+    out = write_reconstructed_table(tmp_path / shipped.name, name)
+    assert out.read_bytes() == shipped.read_bytes()
