@@ -60,7 +60,6 @@ __all__ = [
     "StepEstimate",
     "ThroughputUnit",
     "estimate_throughput",
-    "inlier_mask",
     "step_matrix",
     "work_per_step",
 ]
@@ -219,33 +218,6 @@ def _inliers(timed: NDArray[np.float64], iqrs: float) -> NDArray[np.bool_]:
         q25, q75 = np.nanquantile(timed, [0.25, 0.75], axis=-1, keepdims=True)
     dev = np.abs(timed - median)
     return present & ((dev < iqrs * (q75 - q25)) | (dev == 0))
-
-
-def inlier_mask(
-    times: ArrayLike,
-    steps: ArrayLike | None = None,
-    defaults: EstimatorDefaults = ESTIMATOR_DEFAULTS,
-) -> NDArray[np.bool_]:
-    """Which recorded steps the estimate uses (warm-up and outliers are not).
-
-    Args:
-        times: A ``batch_shape x n``-dim array of step times (NaN-padded).
-        steps: Recorded steps seen per run (the first ``k``; ``None``: all):
-            an int or a ``batch_shape``-dim integer array.
-        defaults: The estimator settings.
-
-    Returns:
-        A ``batch_shape x n``-dim bool array.
-
-    Raises:
-        ValueError: On a step time that is not > 0 or NaN, or bad ``steps``.
-    """
-    t = _check_times(times)
-    k = _check_steps(steps, t.shape[:-1])
-    w = defaults.warmup_steps
-    out = np.zeros(t.shape, dtype=bool)
-    out[..., w:] = _inliers(_timed(t, k, w), defaults.outlier_iqrs)
-    return out
 
 
 def estimate_throughput(

@@ -10,7 +10,6 @@ import pytest
 from bolt_pco64.estimators import (
     EstimatorDefaults,
     estimate_throughput,
-    inlier_mask,
     step_matrix,
     work_per_step,
 )
@@ -104,10 +103,11 @@ def test_batch_of_ragged_runs() -> None:
     assert est.throughput[0, 0] == est.throughput[1, 1]
 
 
-def test_inlier_mask() -> None:
-    mask = inlier_mask(RUN)
-    assert mask.tolist() == [False, True, True, True, True, False]
-    assert inlier_mask(RUN, steps=3).tolist() == [False, True, True] + [False] * 3
+def test_a_partial_run_drops_the_warm_up_of_its_first_steps() -> None:
+    # The first 3 recorded steps (5, 1, 2): the warm-up dropped, 1 and 2 kept.
+    est = estimate_throughput(RUN, steps=3)
+    assert (int(est.n_timed), int(est.n_inliers)) == (2, 2)
+    assert math.isclose(float(est.mean_step_s), 1.5, rel_tol=1e-12)
 
 
 def test_agrees_with_a_per_run_reference() -> None:
