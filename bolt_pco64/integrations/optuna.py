@@ -58,8 +58,8 @@ objective of ``study.optimize``::
   The former keyword ``crash`` and spellings ``"fail"`` (now ``"failed"``)
   and ``"pruned"`` (now ``"missing"``) are accepted with a
   ``DeprecationWarning``. Whatever the report, a crash costs what the time
-  model charges it (:data:`SECONDS_ATTR`: the start-up plus the step in which
-  memory ran out). The choice was measured (``benchmarks/optuna_crash.py``,
+  model charges it (:data:`SECONDS_ATTR`: the start-up plus the steps it
+  recorded, if any, plus the step in which memory ran out). The choice was measured (``benchmarks/optuna_crash.py``,
   the README's Optuna section).
 
 **Harness methods.** :class:`OptunaTPE` (``optuna_tpe``), :class:`OptunaGP`
@@ -139,7 +139,8 @@ ROW_PARAMS_ATTR = "row_params"
 FEASIBLE_ATTR = "ran_successfully"
 #: ``trial.user_attrs`` key of the run's wall-clock seconds under the time
 #: model (:func:`bolt_pco64.integrations.common.run_seconds`: the start-up plus
-#: ``overall_time``; a crash the start-up plus the step in which memory ran out).
+#: ``overall_time``; a crash the start-up, the steps it recorded if any and the
+#: step in which memory ran out).
 SECONDS_ATTR = "run_seconds"
 
 

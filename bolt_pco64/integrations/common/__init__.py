@@ -11,7 +11,8 @@ needs from a pco problem, without importing any framework:
 - :func:`knob_levels`: the raw levels of each knob that the loaded table holds;
 - :func:`run_seconds`: the time model's entry point, a run's wall-clock seconds
   per row (:class:`bolt_pco64.costs.TimeModel`: start-up plus the training
-  loop; a crash start-up plus the step in which memory ran out);
+  loop; a crash start-up, its recorded steps if any and the step in which
+  memory ran out);
 - :class:`Evaluation` and :class:`TableRuns`: one evaluation of a
   configuration (row, ran, throughput, memory margin, seconds);
 - :data:`CrashReport` and :class:`CrashPolicy`: the one vocabulary of how a

@@ -39,8 +39,9 @@ def run_seconds(
 
     The time model's entry point for adapters, the harness's own
     (:attr:`bolt_pco64.costs.TimeModel.run_seconds`): a run takes the
-    start-up plus its ``overall_time``; a crash the start-up plus the step in
-    which memory ran out.
+    start-up plus its ``overall_time``; a crash the start-up plus the steps it
+    recorded, if any, plus the step in which memory ran out (estimated from
+    its feasible neighbours, :class:`~bolt_pco64.costs.TimeModel`).
 
     Raises:
         ValueError: If ``startup_seconds`` is not a finite number >= 0.
