@@ -332,6 +332,8 @@ def test_run_benchmark_runs_the_named_problem(tmp_path: Path) -> None:
         ("bolt_pco64.fetch", "HF_REPO_ID"),
         ("bolt_pco64.bench", "RECORD_COLUMNS"),
         ("bolt_pco64.table", "ENV_TABLE"),
+        ("bolt_pco64.bench", "DEFAULT_METHODS"),
+        ("bolt_pco64.bench.config", "DEFAULT_METHODS"),
     ],
 )
 def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:

@@ -120,7 +120,6 @@ if TYPE_CHECKING:
     )
     from bolt_pco64.bench.benchmark import BenchResult, run_benchmark
     from bolt_pco64.bench.config import (
-        DEFAULT_METHODS,
         DEFAULTS,
         QUICK,
         QUICK_FAMILY,
@@ -166,7 +165,6 @@ _WHERE: dict[str, str] = {
     "run_problems": "family",
     "BenchResult": "benchmark",
     "run_benchmark": "benchmark",
-    "DEFAULT_METHODS": "config",
     "DEFAULTS": "config",
     "QUICK": "config",
     "QUICK_FAMILY": "config",
@@ -205,7 +203,6 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "DEFAULTS",
-    "DEFAULT_METHODS",
     "ENTRY_POINT_GROUP",
     "METHODS",
     "QUICK",
@@ -253,7 +250,7 @@ __all__ = [
 
 
 #: Deprecated names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {"RECORD_COLUMNS": "run"}
+_DEPRECATED: dict[str, str] = {"RECORD_COLUMNS": "run", "DEFAULT_METHODS": "config"}
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Real
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.clock import ClockBudget
 from bolt_pco64.bench.methods import BUILTINS
 from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
@@ -31,7 +32,6 @@ POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
 
 __all__ = [
     "DEFAULTS",
-    "DEFAULT_METHODS",
     "EARLY_STOP_CHOICES",
     "POSITIVE_REAL",
     "QUICK",
@@ -109,8 +109,10 @@ QUICK_FAMILY = BenchDefaults(
     n_init=QUICK.n_init,
     out="bench-results/quick-all",
 )
-#: The default methods (``DEFAULTS.methods``).
-DEFAULT_METHODS: tuple[str, ...] = DEFAULTS.methods
+#: Deprecated: ``DEFAULT_METHODS`` is ``DEFAULTS.methods`` (one default, one name).
+__getattr__ = deprecated_names(
+    __name__, {"DEFAULT_METHODS": (lambda: DEFAULTS.methods, "DEFAULTS.methods")}
+)
 
 
 @dataclass(frozen=True)
