@@ -1,4 +1,8 @@
-"""Ax's own benchmark loop on pco64: one replication of Ax's default strategy.
+"""
+Ax: a benchmark replication
+===========================
+
+Ax's own benchmark loop on pco64: one replication of Ax's default strategy.
 
 Ax's ``benchmark_replication`` runs Ax's default generation strategy (center
 point, Sobol, then BoTorch) on the problem from

@@ -1,4 +1,8 @@
-"""A closed constrained-BO loop on pco64, written out in plain BoTorch.
+"""
+A constrained BoTorch loop
+==========================
+
+A closed constrained-BO loop on pco64, written out in plain BoTorch.
 
 pco64 has a crash constraint: an out-of-memory (OOM) configuration returns no
 throughput at all. The loop therefore uses two GPs:

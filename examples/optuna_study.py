@@ -1,4 +1,8 @@
-"""Optuna's samplers on a pco problem, through OptunaHub's benchmark interface.
+"""
+Optuna: samplers and crashes
+============================
+
+Optuna's samplers on a pco problem, through OptunaHub's benchmark interface.
 
 First the three lines: a problem of :mod:`bolt_pco64.optuna` is the objective
 of ``study.optimize``. Every trial records the memory constraint
