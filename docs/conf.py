@@ -130,27 +130,34 @@ def _drop_builtin_type_docstrings(
         lines.clear()
 
 
-def _link_folders_to_their_readme(app: Sphinx, docname: str, source: list[str]) -> None:
-    """A results page's link to a folder (``[x](snapping/)``) shows, on a code
-    host, the folder's README; on the site it goes to that README, else to
-    the folder's first Markdown file."""
+def _prepare_results_page(app: Sphinx, docname: str, source: list[str]) -> None:
+    """A page under ``results/`` as a code host would show it.
+
+    A link to a folder (``[x](snapping/)``) goes to the folder's README, else
+    to its first Markdown file. A Markdown file other than a README (a summary
+    table a README links to, often without a heading) is an orphan page: built,
+    reachable from its README, in no table of contents.
+    """
     if not docname.startswith("results/"):
         return
     here = (DOCS / docname).parent
 
     def target(match: re.Match[str]) -> str:
-        folder = here / match.group(2)
+        folder = here / match.group(1)
         pages = [folder / "README.md"] if (folder / "README.md").exists() else []
         pages = pages or sorted(folder.glob("*.md"))
         if not pages:
             return match.group(0)
-        return f"]({match.group(2)}{pages[0].name})"
+        return f"]({match.group(1)}{pages[0].name})"
 
-    source[0] = re.sub(r"\]\((?!https?:)(([^)#\s]+/))\)", target, source[0])
+    text = re.sub(r"\]\((?!https?:)([^)#\s]+/)\)", target, source[0])
+    if not docname.endswith("/README"):
+        text = "---\norphan: true\n---\n" + text
+    source[0] = text
 
 
 def setup(app: Sphinx) -> None:
     """Write the results section from the folders of ``docs/results/``."""
     write_results_index(DOCS)
     app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
-    app.connect("source-read", _link_folders_to_their_readme)
+    app.connect("source-read", _prepare_results_page)

@@ -16,8 +16,11 @@ Run: ``python examples/custom_method.py [--seeds 2] [--budget 20] [--out DIR]``
 # A method is a function
 # ----------------------
 #
-# This one tries the configurations with the lowest peak memory first: it
-# never crashes, and it shows what ignoring the objective costs.
+# This one tries the configurations with the lowest peak memory first. It
+# reads the table's ``peak_mem`` column, which no real method could know
+# before running a configuration (an oracle of the constraint): it never
+# picks a crash after the initial design, and shows what ignoring the
+# objective costs.
 
 import argparse
 

@@ -45,7 +45,6 @@ def write_results_index(docs: Path) -> Path:
     if (results / "README.md").exists():
         readmes.append(results / "README.md")
     readmes += sorted(results.glob("*/README.md"))
-    others = sorted(p for p in results.rglob("*.md") if p not in readmes)
 
     def docname(path: Path) -> str:
         return path.relative_to(docs).with_suffix("").as_posix()
@@ -64,8 +63,6 @@ def write_results_index(docs: Path) -> Path:
         lines.append(f"| [{_title(path)}]({docname(path)}.md) | `docs/{folder}/` |")
     lines += ["", "```{toctree}", ":maxdepth: 1", ":hidden:", ""]
     lines += [docname(p) for p in readmes]
-    lines += ["```", "", "```{toctree}", ":hidden:", ""]
-    lines += [f"{p.relative_to(docs.parent).as_posix()} <{docname(p)}>" for p in others]
     lines += ["```", ""]
     text = "\n".join(lines)
     target = docs / "results.md"
