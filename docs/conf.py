@@ -37,6 +37,7 @@ import bolt_pco64  # noqa: E402
 _entry = types.ModuleType("bolt_pco64.__main__")
 _entry.__sphinx_mock__ = True  # type: ignore[attr-defined]
 sys.modules.setdefault("bolt_pco64.__main__", _entry)
+from api_index import write_public_names  # noqa: E402
 from results_index import write_results_index  # noqa: E402
 
 project = "bolt_pco64"
@@ -61,6 +62,7 @@ exclude_patterns = [
     "_build",
     "_templates",
     "sphinxext",
+    "public-names.md",  # included by api.md
     "tutorials/*.ipynb",
     "tutorials/*.py",
     "tutorials/*.md5",
@@ -74,16 +76,29 @@ myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
 myst_heading_anchors = 3  # README-style links to "page.md#a-heading" resolve
 
 # -- API reference -----------------------------------------------------------
+# One page per public module (docs/_templates/autosummary/module.rst), its
+# members documented inline, each object once: under the module that defines
+# it (a package's re-exports, `from bolt_pco64 import PCO64`, are listed on
+# the API page and link there), so every cross-reference has one target.
 autosummary_generate = True
-autosummary_ignore_module_all = False  # a module's public names are its __all__
+autosummary_ignore_module_all = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    "ignore-module-all": True,  # with members: those the module defines
+}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# Type hints link by their full name (two modules define a `RunOutcome`) and
+# show the short one.
+autodoc_typehints_format = "fully-qualified"
+python_use_unqualified_type_names = True
 autodoc_class_signature = "separated"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+toc_object_entries_show_parents = "hide"  # the right bar lists a page's members
 
 # -- Tutorials ---------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -159,5 +174,6 @@ def _prepare_results_page(app: Sphinx, docname: str, source: list[str]) -> None:
 def setup(app: Sphinx) -> None:
     """Write the results section from the folders of ``docs/results/``."""
     write_results_index(DOCS)
+    write_public_names(DOCS)
     app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
     app.connect("source-read", _prepare_results_page)

@@ -54,5 +54,8 @@ def main() -> None:
     ax.set_axis_off()
 
 
+# %%
+# Run it (the output below is the site's build run, on a small budget).
+
 if __name__ == "__main__":  # required for --jobs (worker processes re-import this file)
     main()

@@ -86,5 +86,8 @@ def main() -> None:
         print(f"GP, crash={crash}: {summary(study, problem)}")
 
 
+# %%
+# Run it (the output below is the site's build run, on a small budget).
+
 if __name__ == "__main__":
     main()

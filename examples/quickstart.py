@@ -83,5 +83,8 @@ def main() -> None:
     )
 
 
+# %%
+# Run it (the output below is the site's build run, on a small budget).
+
 if __name__ == "__main__":
     main()
