@@ -192,3 +192,36 @@ def test_search_finds_pco64(browser: object, base_url: str) -> None:
     assert any("PCO64" in (href or "") for href in hrefs), hrefs
     severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not [e for e in severe if "favicon.ico" not in e["message"]], severe
+
+
+def _built() -> None:
+    if not (SITE / "index.html").exists():
+        pytest.skip(f"the site is not built ({SITE}): run `bash .ci/docs` first")
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("bolt_pco64.problem", "PCO64"),
+        ("bolt_pco64.problem", "PCOOutcomeConstraint"),
+        ("bolt_pco64.table", "load_table"),
+        ("bolt_pco64.bench.benchmark", "run_benchmark"),
+    ],
+)
+def test_the_api_reference_documents(module: str, name: str) -> None:
+    _built()
+    page = SITE / "generated" / f"{module}.html"
+    assert page.exists(), page
+    assert f"{module}.{name}" in _anchors(page)
+    assert f"{module}.{name}" in (SITE / "api.html").read_text(encoding="utf-8")
+
+
+def test_every_tutorial_ran_during_the_build() -> None:
+    """Each example is a tutorial page with the output of its build-time run."""
+    _built()
+    examples = sorted((SITE.parent.parent.parent / "examples").glob("*.py"))
+    assert examples
+    for example in examples:
+        page = SITE / "tutorials" / f"{example.stem}.html"
+        assert page.exists(), page
+        assert "sphx-glr-script-out" in page.read_text(encoding="utf-8"), page
