@@ -1,4 +1,8 @@
-"""Ax's own benchmark loop on pco64: one replication of Ax's default strategy.
+"""
+Ax: a benchmark replication
+===========================
+
+Ax's own benchmark loop on pco64: one replication of Ax's default strategy.
 
 Ax's ``benchmark_replication`` runs Ax's default generation strategy (center
 point, Sobol, then BoTorch) on the problem from
@@ -122,6 +126,9 @@ def main() -> None:
             f"{','.join(str(best[n]) for n in names)}: true throughput {value}"
         )
 
+
+# %%
+# Run it (the output below is the site's build run, on a small budget).
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,8 @@
-"""Compare acquisition functions on pco64 with the benchmark harness.
+"""
+Benchmarking acquisition functions
+==================================
+
+Compare acquisition functions on pco64 with the benchmark harness.
 
 Calls :func:`bolt_pco64.bench.run_benchmark` for a small comparison (random,
 constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
@@ -14,6 +18,8 @@ Run: ``python examples/compare_acquisitions.py [--seeds 3] [--budget 30]``
 from __future__ import annotations
 
 import argparse
+
+import matplotlib.pyplot as plt
 
 from bolt_pco64.bench import QUICK, run_benchmark
 
@@ -42,7 +48,14 @@ def main() -> None:
     for name, error in result.errors.items():
         print(f"failed run {name}: {error}")
     print(f"regret plot: {result.plot}")
+    # The plot, as a figure (the site shows the figures a tutorial leaves open).
+    _, ax = plt.subplots(figsize=(10, 4))
+    ax.imshow(plt.imread(result.plot))
+    ax.set_axis_off()
 
+
+# %%
+# Run it (the output below is the site's build run, on a small budget).
 
 if __name__ == "__main__":  # required for --jobs (worker processes re-import this file)
     main()

@@ -1,4 +1,8 @@
-"""A closed constrained-BO loop on pco64, written out in plain BoTorch.
+"""
+A constrained BoTorch loop
+==========================
+
+A closed constrained-BO loop on pco64, written out in plain BoTorch.
 
 pco64 has a crash constraint: an out-of-memory (OOM) configuration returns no
 throughput at all. The loop therefore uses two GPs:
@@ -131,6 +135,9 @@ def main() -> None:
         f"regret {regret:.5f}; {ooms} of {len(y)} evaluations ran out of memory"
     )
 
+
+# %%
+# Run it (the output below is the site's build run, on a small budget).
 
 if __name__ == "__main__":
     main()

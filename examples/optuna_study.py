@@ -1,4 +1,8 @@
-"""Optuna's samplers on a pco problem, through OptunaHub's benchmark interface.
+"""
+Optuna: samplers and crashes
+============================
+
+Optuna's samplers on a pco problem, through OptunaHub's benchmark interface.
 
 First the three lines: a problem of :mod:`bolt_pco64.optuna` is the objective
 of ``study.optimize``. Every trial records the memory constraint
@@ -81,6 +85,9 @@ def main() -> None:
         study.optimize(problem, n_trials=args.trials)
         print(f"GP, crash_report={crash}: {summary(study, problem)}")
 
+
+# %%
+# Run it (the output below is the site's build run, on a small budget).
 
 if __name__ == "__main__":
     main()

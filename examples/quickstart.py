@@ -1,6 +1,9 @@
-"""Quick start: evaluate pco64 configurations, read the memory constraint and
-auxiliary columns through ``lookup()``, and see a run that does not fit in
-memory.
+"""
+Quick start: evaluate configurations
+====================================
+
+Evaluate pco64 configurations, read the memory constraint and auxiliary
+columns through ``lookup()``, and see a run that does not fit in memory.
 
 The configurations shown are chosen from the table by what they are, so the
 script works on any table of the card's schema: the optimum, the feasible
@@ -82,6 +85,9 @@ def main() -> None:
         "no time:\nthe crash is a hidden constraint, learnt only by running."
     )
 
+
+# %%
+# Run it (the output below is the site's build run, on a small budget).
 
 if __name__ == "__main__":
     main()

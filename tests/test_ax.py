@@ -261,8 +261,8 @@ def test_default_representation_is_documented() -> None:
     problem = get_benchmark_problem(table=_hand_frame())
     assert isinstance(problem.noise, CrashObservation)
     assert problem.noise.report == DEFAULT_CRASH_REPORT
-    readme = (REPO / "README.md").read_text()
-    assert f'`crash_report="{DEFAULT_CRASH_REPORT}"` (the default)' in readme
+    guide = (REPO / "docs" / "ax.md").read_text()  # the site's Ax page
+    assert f'`crash_report="{DEFAULT_CRASH_REPORT}"` (the default)' in guide
 
 
 def test_bad_crash_report_is_named() -> None:

@@ -116,8 +116,9 @@ def _pyproject() -> dict:
 
 
 def _runtime_extras(project: dict) -> list[str]:
-    """The extras that add features (not the developer tools)."""
-    return [e for e in project["optional-dependencies"] if e not in ("test", "dev")]
+    """The extras that add features (not the developer tools: tests, lint, docs)."""
+    tools = ("test", "dev", "docs")
+    return [e for e in project["optional-dependencies"] if e not in tools]
 
 
 def test_every_runtime_requirement_has_a_lower_bound_to_pin() -> None:

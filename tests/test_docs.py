@@ -1,16 +1,37 @@
-"""The documents the package's docstrings cite exist and hold what they cite."""
+"""The documents: what the package's docstrings cite exists, and the code on
+the documentation site's pages runs.
+
+The site itself (built by ``bash .ci/docs``) is tested in a browser by
+``tests/test_site.py``; its tutorials are ``examples/*.py``, run during the
+build and by ``tests/test_examples.py``.
+"""
 
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
+import pytest
+
+from bolt_pco64 import table as table_module
+
 ROOT = Path(__file__).resolve().parent.parent
-ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DOCS = ROOT / "docs"
+ARCHITECTURE = DOCS / "architecture.md"
 
 
 def _sources() -> list[Path]:
     return sorted((ROOT / "bolt_pco64").rglob("*.py"))
+
+
+def _pages() -> list[Path]:
+    """The site's own Markdown pages (not generated, not under results/)."""
+    return sorted(DOCS.glob("*.md"))
+
+
+def _python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
 
 
 def test_every_cited_section_of_the_architecture_document_exists() -> None:
@@ -29,3 +50,41 @@ def test_no_module_cites_a_document_the_package_does_not_ship() -> None:
         path.name for path in _sources() if "design section" in path.read_text()
     ]
     assert not offenders
+
+
+def test_every_relative_link_of_a_page_points_at_a_file() -> None:
+    """Links between the Markdown pages resolve in the repository too (a code
+    host shows them as files); the site build checks the same for the HTML."""
+    broken = []
+    for page in [ROOT / "README.md", *_pages()]:
+        text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            path = target.split("#", 1)[0]
+            if not path or re.match(r"[a-z]+:", path):
+                continue  # an anchor of the page itself, or another site
+            if path.startswith("tutorials/"):  # generated from examples/
+                stem = Path(path).stem
+                source = "GALLERY_HEADER.rst" if stem == "index" else f"{stem}.py"
+                path = f"../examples/{source}"
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "page",
+    [p for p in _pages() if _python_blocks(p.read_text())],
+    ids=lambda p: p.name,
+)
+def test_the_python_blocks_of_a_page_run_in_order(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page's Python blocks run as written, in order, in one namespace."""
+    monkeypatch.chdir(tmp_path)
+    table_module.reset_simulated_warnings()
+    namespace: dict[str, object] = {"__name__": f"__{page.stem}__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", table_module.SimulatedTableWarning)
+        for i, block in enumerate(_python_blocks(page.read_text())):
+            exec(compile(block, f"{page.name}[python block {i}]", "exec"), namespace)

@@ -128,3 +128,64 @@ def test_compare_acquisitions(tmp_path: Path) -> None:
     assert "| qlognei | 1 |" in out
     assert f"regret plot: {tmp_path / 'cmp' / 'regret.png'}" in out
     assert (tmp_path / "cmp" / "regret.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_cost_workers(tmp_path: Path) -> None:
+    out = _run(
+        "cost_workers.py",
+        "--seeds", "1", "--budget-hours", "60", "--workers", "2", "--n-init", "4",
+        "--out", str(tmp_path / "cw"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    # The time model's own description, then both workers used by each method.
+    assert "a run costs start-up" in out
+    table = re.search(r"^worker\s+0\s+1$", out, flags=re.M)
+    assert table is not None, out
+    assert (tmp_path / "cw" / "cost_summary.md").read_text() in out
+    assert (tmp_path / "cw" / "cost.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_early_termination(tmp_path: Path) -> None:
+    out = _run(
+        "early_termination.py", "--budget-hours", "40", "--n-init", "4",
+        "--out", str(tmp_path / "et"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    steps = [int(k) for k in re.findall(r"^after\s+(\d+) steps:", out, flags=re.M)]
+    assert steps, out
+    assert steps == list(range(1, len(steps) + 1))
+    runs = dict(re.findall(r"^\s*(none|posterior): (\d+) runs", out, flags=re.M))
+    assert set(runs) == {"none", "posterior"}, out
+    stopped = re.search(r"^\s*none: \d+ runs, (\d+) stopped", out, flags=re.M)
+    assert stopped is not None
+    assert stopped.group(1) == "0"  # no policy, no stop
+    for policy in ("none", "posterior"):
+        assert (tmp_path / "et" / policy / "summary.md").exists()
+
+
+@pytest.mark.slow
+def test_informed_prior(tmp_path: Path) -> None:
+    out = _run("informed_prior.py", "--steps", "2", cwd=tmp_path)
+    assert len(re.findall(r"^step \d: row\s+\d+ -> ", out, flags=re.M)) == 2
+    assert re.search(r"after 5 runs$", out, flags=re.M), out
+    # The named parameters of both prior means, each printed with a value.
+    assert re.search(r"^throughput: flop_time \S+, ", out, flags=re.M), out
+    assert re.search(r"^memory: bytes_weights \S+, ", out, flags=re.M), out
+
+
+@pytest.mark.slow
+def test_custom_method(tmp_path: Path) -> None:
+    out = _run(
+        "custom_method.py", "--seeds", "1", "--budget", "6", "--n-init", "4",
+        "--out", str(tmp_path / "cm"),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.startswith("True\n")  # registered
+    assert "| lowest_memory_first | 1 |" in out
+    records = pd.read_parquet(tmp_path / "cm" / "runs.parquet")
+    mine = records[records["method"] == "lowest_memory_first"].sort_values("iteration")
+    # After the shared initial design the oracle method never picks a crash.
+    assert mine["feasible"].iloc[4:].all()
+    assert len(mine) == 6

@@ -1,5 +1,7 @@
-"""The README's Python code blocks run as written, in order, in one namespace,
-and the only warnings they raise are the stand-ins' (one per instance)."""
+"""The README, the repository's landing page: its Python code blocks run as
+written, in order, in one namespace, and the only warnings they raise are the
+stand-ins' (one per instance); it stays one page long (the rest of the
+documentation is the site under docs/, whose links tests/test_docs.py checks)."""
 
 from __future__ import annotations
 
@@ -48,3 +50,12 @@ def test_readme_python_blocks_run_with_only_the_table_warnings(
     # one per instance whose stand-in the README serves (once per process each)
     messages = [str(w.message) for w in caught]
     assert len(set(messages)) == len(messages), got
+
+
+def test_readme_stays_a_landing_page() -> None:
+    size = len(README.read_bytes())
+    assert size <= 12 * 1024, f"Expected README.md <= 12 KB, got {size} bytes"
+    text = README.read_text(encoding="utf-8")
+    # the commands it promises: install, the main job, the tests
+    for command in ("pip install .", "bolt-pco64 bench --quick", "python -m pytest"):
+        assert command in text, command

@@ -288,7 +288,7 @@ class ResultStore:
         }
 
     def n_init(self) -> dict[str, int]:
-        """``"method/seed" -> `` the initial-design size the run used, for the
+        """``"method/seed"`` -> the initial-design size the run used, for the
         requested runs stored with it."""
         return {
             f"{m}/{s}": int(meta["n_init"])

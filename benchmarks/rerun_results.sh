@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Every committed result under docs/results/, rerun on the default table (the
+# reconstruction of the measured pco tables from published traces). One
+# section per result; `bash benchmarks/rerun_results.sh SECTION...` runs the
+# named sections (all of them without arguments), each into
+# bench-results/<section>/. Copying into docs/results/ (records and summaries,
+# not the per-run resume files under runs/) is `sync SECTION`, and
+# `bolt-pco64 report docs/results` then rewrites every summary from the
+# committed records.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=bench-results
+JOBS=${JOBS:-2}
+mkdir -p "$OUT"
+
+DEFAULT_METHODS=random,qlognei,qlogei,ts,naive,gpc_ei,tobit_ei,gpc_pof,optuna_tpe,optuna_gp
+
+default() {  # docs/results/ (10 methods x 20 seeds x 40 evaluations)
+    bolt-pco64 bench --methods "$DEFAULT_METHODS" --jobs "$JOBS" --no-progress --out "$OUT/full"
+}
+
+optuna_harness() {  # docs/results/optuna/harness: the same runs as `default`'s
+    # random, qlognei and Optuna's samplers: its finished runs are reused
+    # (the harness resumes a folder run by run), so nothing is run twice.
+    mkdir -p "$OUT/optuna-harness/runs"
+    for m in random qlognei optuna_tpe optuna_gp; do
+        cp -n "$OUT"/full/runs/"$m"__seed*.parquet "$OUT/optuna-harness/runs/" 2>/dev/null || true
+    done
+    bolt-pco64 bench --methods random,qlognei,optuna_tpe,optuna_gp --jobs "$JOBS" --no-progress --out "$OUT/optuna-harness"
+}
+
+prior() {  # docs/results/prior/ (3 instances, 5 methods x 20 seeds x 20)
+    bolt-pco64 bench --problem all \
+        --methods qlognei,qlognei_init3,prior_ei,prior_ei_tp,prior_ei_bad \
+        --seeds 20 --budget 20 --reference qlognei_init3 --jobs "$JOBS" --no-progress \
+        --out "$OUT/prior"
+    python benchmarks/prior_paired.py "$OUT/prior" --out "$OUT/prior/paired.md"
+}
+
+early_stop() {  # docs/results/early-stop/ (qlognei and random, 20 seeds)
+    python benchmarks/early_stop.py --seeds 20 --methods qlognei random \
+        --budget-hours 800 --jobs "$JOBS" --out "$OUT/early-stop" \
+        --results "$OUT/early-stop-results"
+}
+
+snapping() {  # docs/results/snapping/ (enumerating vs box vs mixed search)
+    bolt-pco64 bench --methods qlognei,qlognei-box,qlognei-mixed --reference qlognei \
+        --jobs "$JOBS" --no-progress --out "$OUT/snapping"
+}
+
+cost() {  # docs/results/cost/ (10 methods, 1 and 4 workers, GPU-hour budget)
+    python benchmarks/cost_comparison.py --seeds 20 --jobs "$JOBS" --out "$OUT/cost"
+}
+
+optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
+    mkdir -p "$OUT/optuna"
+    python benchmarks/optuna_crash.py --seeds 10 --trials 40 \
+        --out "$OUT/optuna/crash_representation.csv"
+    python benchmarks/optuna_crash.py --seeds 10 --trials 40 --samplers tpe \
+        --crash placeholder --off-table snap,reject --out "$OUT/optuna/off_table_tpe.csv"
+}
+
+ax() {  # docs/results/ax/ (crash representations on pco64)
+    mkdir -p "$OUT/ax"
+    python benchmarks/ax_matrix.py --trials 15 --seeds 2 --other-seeds 0 \
+        --instances pco64 --jobs "$JOBS" --resume --out "$OUT/ax/compare.csv" \
+        --representations missing placeholder failed missing+criterion
+}
+
+standins() {  # docs/results/standins/ (the stand-in 3.0 variants)
+    bolt-pco64 bench --standin all --methods random,qlognei,gpc_ei,tobit_ei \
+        --seeds 6 --budget 30 --jobs "$JOBS" --no-progress --out "$OUT/standins"
+}
+
+SECTIONS=(default optuna_harness prior early_stop snapping cost optuna_crash ax standins)
+for section in "${@:-${SECTIONS[@]}}"; do
+    echo "== $section ($(date -u +%H:%M:%S))"
+    start=$SECONDS
+    "$section"
+    echo "== $section done in $((SECONDS - start)) s"
+done

@@ -1,0 +1,188 @@
+"""Sphinx configuration of the bolt_pco64 documentation site.
+
+Build it with ``bash .ci/docs`` (strict: every warning is an error) into
+``docs/_build/html``. Why Sphinx and these extensions: ``about.md``.
+
+Three parts of the site are made at build time, never copied by hand:
+
+- the tutorials, by sphinx-gallery, which runs every script of ``examples/``
+  (small budgets: ``sphinxext/gallery.py``) and renders its code, output and
+  figures, so a tutorial that breaks fails the build;
+- the results section (``results.md``, written below from the folders of
+  ``docs/results/``), which includes each result's own README and files as
+  they are in the checkout;
+- the API reference, by autosummary from the docstrings.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+import types
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
+sys.path.insert(0, str(DOCS / "sphinxext"))
+
+import bolt_pco64  # noqa: E402
+
+# `python -m bolt_pco64` runs the command line when its module is imported;
+# the API reference's module scan must not import it (the command line is
+# documented through bolt_pco64.cli). autosummary skips mocked modules.
+_entry = types.ModuleType("bolt_pco64.__main__")
+_entry.__sphinx_mock__ = True  # type: ignore[attr-defined]
+sys.modules.setdefault("bolt_pco64.__main__", _entry)
+from api_index import write_public_names  # noqa: E402
+from results_index import write_results_index  # noqa: E402
+
+project = "bolt_pco64"
+author = "bolt_pco64 developers"
+copyright = "bolt_pco64 developers"
+release = bolt_pco64.__version__
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "_templates",
+    "sphinxext",
+    "public-names.md",  # included by api.md
+    "sg_execution_times.rst",  # sphinx-gallery's timings: CDN scripts (below)
+    "tutorials/*.ipynb",
+    "tutorials/*.py",
+    "tutorials/*.md5",
+    "tutorials/*.codeobj.json",
+    "**/*.zip",
+]
+templates_path = ["_templates"]
+
+# -- Markdown (MyST) ---------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
+myst_heading_anchors = 3  # README-style links to "page.md#a-heading" resolve
+
+# -- API reference -----------------------------------------------------------
+# One page per public module (docs/_templates/autosummary/module.rst), its
+# members documented inline, each object once: under the module that defines
+# it (a package's re-exports, `from bolt_pco64 import PCO64`, are listed on
+# the API page and link there), so every cross-reference has one target.
+autosummary_generate = True
+autosummary_ignore_module_all = True
+autosummary_imported_members = False
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    "ignore-module-all": True,  # with members: those the module defines
+}
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+# Type hints link by their full name (two modules define a `RunOutcome`) and
+# show the short one.
+autodoc_typehints_format = "fully-qualified"
+python_use_unqualified_type_names = True
+# Two modules define a class named RunOutcome (bolt_pco64.bench.records and
+# bolt_pco64.integrations.common); an annotation that autodoc cannot evaluate
+# names it by its short name, which Sphinx then reports as ambiguous (and
+# links to the first). That one report is not an error of the site.
+suppress_warnings = ["ref.python"]
+autodoc_class_signature = "separated"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+toc_object_entries_show_parents = "hide"  # the right bar lists a page's members
+
+# -- Tutorials ---------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": str(DOCS / "tutorials"),
+    "filename_pattern": r"\.py$",  # execute every script, not only plot_*
+    "within_subsection_order": "gallery.TutorialOrder",
+    "reset_argv": "gallery.tutorial_argv",
+    "abort_on_example_error": False,  # report every broken tutorial, then fail
+    "only_warn_on_example_error": False,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    # Its timing pages load jQuery and DataTables from CDNs: JavaScript errors
+    # offline. The build log prints the times.
+    "write_computation_times": False,
+    "plot_gallery": "True",
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "capture_repr": (),
+}
+
+# -- HTML --------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"bolt_pco64 {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_context = {"default_mode": "light"}
+html_show_sourcelink = False
+
+
+def _drop_builtin_type_docstrings(
+    app: Sphinx, what: str, name: str, obj: object, options: object, lines: list[str]
+) -> None:
+    """Module-level data without a ``#:`` comment would show its type's
+    docstring (``dict``'s, ``tuple``'s), which is not about the name."""
+    if what not in ("data", "attribute") or type(obj).__module__ != "builtins":
+        return
+    own = inspect.getdoc(type(obj)) or ""
+    if lines and own and own.splitlines()[0].strip() == lines[0].strip():
+        lines.clear()
+
+
+def _prepare_results_page(app: Sphinx, docname: str, source: list[str]) -> None:
+    """A page under ``results/`` as a code host would show it.
+
+    A link to a folder (``[x](snapping/)``) goes to the folder's README, else
+    to its first Markdown file. A Markdown file other than a README (a summary
+    table a README links to, often without a heading) is an orphan page: built,
+    reachable from its README, in no table of contents.
+    """
+    if not docname.startswith("results/"):
+        return
+    here = (DOCS / docname).parent
+
+    def target(match: re.Match[str]) -> str:
+        folder = here / match.group(1)
+        pages = [folder / "README.md"] if (folder / "README.md").exists() else []
+        pages = pages or sorted(folder.glob("*.md"))
+        if not pages:
+            return match.group(0)
+        return f"]({match.group(1)}{pages[0].name})"
+
+    text = re.sub(r"\]\((?!https?:)([^)#\s]+/)\)", target, source[0])
+    if not docname.endswith("/README"):
+        text = "---\norphan: true\n---\n" + text
+    source[0] = text
+
+
+def setup(app: Sphinx) -> None:
+    """Write the results section from the folders of ``docs/results/``."""
+    write_results_index(DOCS)
+    write_public_names(DOCS)
+    app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
+    app.connect("source-read", _prepare_results_page)

@@ -1,0 +1,64 @@
+"""The API page's table of public names, written from the packages' ``__all__``.
+
+``from bolt_pco64 import PCO64`` and ``from bolt_pco64.bench import
+run_benchmark`` are how users import; the reference documents each object
+once, under the module that defines it. :func:`write_public_names` lists
+every name of the importable packages' ``__all__`` with a link to that
+definition, so the list cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+#: The packages users import public names from, in the order of the page.
+PACKAGES: tuple[str, ...] = (
+    "bolt_pco64",
+    "bolt_pco64.bench",
+    "bolt_pco64.bo",
+    "bolt_pco64.bo.prior",
+)
+
+
+def _defining_module(package: str, name: str, obj: object) -> str:
+    """The module that defines ``obj``: its ``__module__`` when that is one of
+    the package's, else the deepest module of the package that lists ``name``
+    in its ``__all__`` (constants have no ``__module__``)."""
+    own = getattr(obj, "__module__", None)
+    if isinstance(own, str) and own.startswith("bolt_pco64"):
+        return own
+    pkg = importlib.import_module(package)
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
+        if not info.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(info.name)
+    holders = [
+        mod.__name__
+        for mod_name, mod in list(sys.modules.items())
+        if mod_name.startswith(f"{package}.")
+        and name in getattr(mod, "__all__", ())
+        and getattr(mod, name, None) is obj
+    ]
+    return max(holders, key=lambda m: m.count("."), default=package)
+
+
+def write_public_names(docs: Path) -> Path:
+    """Write ``docs/public-names.md`` (generated, not committed)."""
+    lines = []
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        lines += [f"### `{package}`", "", "| name | defined in |", "|---|---|"]
+        for name in sorted(module.__all__, key=str.lower):
+            if name.startswith("_"):
+                continue
+            home = _defining_module(package, name, getattr(module, name))
+            target = f"{home}.{name}"
+            lines.append(f"| {{py:obj}}`{name} <{target}>` | `{home}` |")
+        lines.append("")
+    text = "\n".join(lines)
+    target = docs / "public-names.md"
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+    return target
