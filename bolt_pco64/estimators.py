@@ -43,9 +43,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -75,13 +74,11 @@ ThroughputUnit = Literal["samples/s/gpu", "steps/s"]
 #: pco64's and pco32's published bests are 36 % and 31 % model FLOPs
 #: utilisation (as steps/s, impossible multiples of the peak); pco16's only
 #: plausibly as steps/s. One place: the stand-in's assumptions read it.
-THROUGHPUT_UNITS: Mapping[str, ThroughputUnit] = MappingProxyType(
-    {
-        "pco16": "steps/s",
-        "pco32": "samples/s/gpu",
-        "pco64": "samples/s/gpu",
-    }
-)
+THROUGHPUT_UNITS: dict[str, ThroughputUnit] = {
+    "pco16": "steps/s",
+    "pco32": "samples/s/gpu",
+    "pco64": "samples/s/gpu",
+}
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
@@ -631,10 +630,10 @@ class PCO16(PCO):
     instance = PCO16_INSTANCE
 
 
-#: The problem class of every instance, by name (read-only).
-PROBLEMS: Mapping[str, type[PCO]] = MappingProxyType(
-    {cls.instance.name: cls for cls in (PCO16, PCO32, PCO64)}
-)
+#: The problem class of every instance, by name.
+PROBLEMS: dict[str, type[PCO]] = {
+    cls.instance.name: cls for cls in (PCO16, PCO32, PCO64)
+}
 
 
 def problem_class(instance: str | Instance) -> type[PCO]:

@@ -63,13 +63,11 @@ FINGERPRINT_DECIMALS = 3
 #: A table source ``"standin:<variant>"`` names a shipped stand-in variant.
 STANDIN_PREFIX = "standin:"
 #: The shipped stand-in variants of each instance; the first is the default.
-STANDIN_VARIANTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "pco16": ("accum", "zero1"),
-        "pco32": ("mbs1", "perrank"),
-        "pco64": ("mbs1", "perrank", "zero1"),
-    }
-)
+STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
+    "pco16": ("accum", "zero1"),
+    "pco32": ("mbs1", "perrank"),
+    "pco64": ("mbs1", "perrank", "zero1"),
+}
 
 
 def check_variant(instance: Instance, variant: str | None = None) -> str:
