@@ -4,7 +4,7 @@ An instance's measured table is looked for in ``data/`` of a source checkout,
 then in the data home (:func:`data_home`), where ``bolt-pco64 fetch`` installs
 it; its reconstruction from the published traces
 (:func:`reconstructed_table_path`), the traces themselves
-(:func:`trace_paths`, :func:`traces_dir`) and its simulated stand-in
+(:func:`trace_paths`) and its simulated stand-in
 (:func:`bundled_table_path`) ship with the package.
 :func:`bolt_pco64.table.load_table` decides which one is read. Nothing here
 reads or writes a table.
@@ -27,7 +27,6 @@ __all__ = [
     "measured_table_paths",
     "reconstructed_table_path",
     "trace_paths",
-    "traces_dir",
 ]
 
 #: The data home of every instance (see :func:`data_home`).
@@ -101,21 +100,6 @@ def _shipped(relative: str) -> Path | None:
     if checkout is not None and (checkout / relative).is_file():
         return checkout / relative
     return None
-
-
-def traces_dir() -> Path:
-    """The shipped folder of published traces (``data/traces/``, design §7).
-
-    Raises:
-        FileNotFoundError: If the installation lacks it.
-    """
-    readme = _shipped("traces/README.md")
-    if readme is None:
-        raise FileNotFoundError(
-            "The shipped traces folder (data/traces/) is missing from the "
-            "installation; reinstall bolt_pco64."
-        )
-    return readme.parent
 
 
 def trace_paths(instance: str | Instance = DEFAULT_INSTANCE) -> list[Path]:
