@@ -258,7 +258,7 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     atomically; returns the registry's path.
     """
     # Imported here: table sits above this module's other imports.
-    from bolt_pco64.reconstruct.registry import registry_path
+    from bolt_pco64.reconstruct.registry import reconstruction_registry, registry_path
     from bolt_pco64.table import load_table
 
     entries: dict[str, dict[str, str]] = {}
@@ -276,4 +276,5 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     target = registry_path()
     text = json.dumps(dict(sorted(entries.items())), indent=2) + "\n"
     atomic_write_text(target, text)
+    reconstruction_registry.cache_clear()  # the next look-up reads the new file
     return target

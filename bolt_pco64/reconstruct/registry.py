@@ -6,14 +6,18 @@ metadata says ``source=reconstructed``, or if its
 :func:`~bolt_pco64.standins.content_fingerprint` is registered in the package
 data file ``bolt_pco64/reconstruction_fingerprints.json`` (kept apart from the
 stand-ins' registry) -- so a CSV export with only the card's columns is still
-recognised. Light: no model code is imported.
+recognised. After regenerating the shipped reconstructions, rewrite the file
+with :func:`bolt_pco64.reconstruct.build.register_reconstructions` (it also
+forgets this process's cached copy). Light: no model code is imported.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 __all__ = ["RECONSTRUCTION_REGISTRY", "reconstruction_registry", "registry_path"]
 
@@ -27,14 +31,15 @@ def registry_path() -> Path:
 
 
 @functools.cache
-def reconstruction_registry() -> dict[str, dict[str, str]]:
-    """The registered reconstructions: ``fingerprint -> entry``.
+def reconstruction_registry() -> Mapping[str, dict[str, str]]:
+    """The registered reconstructions (read-only): ``fingerprint -> entry``.
 
     Each entry has ``instance``, ``generator_version``, ``file`` and the
     ``exact``, ``observed`` and ``imputed`` row counts (as strings). Read once
-    per process; empty if the file is missing.
+    per process (the one mapping every caller shares, so none may change it);
+    empty if the file is missing.
     """
     path = registry_path()
     if not path.is_file():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
+        return MappingProxyType({})
+    return MappingProxyType(json.loads(path.read_text(encoding="utf-8")))
