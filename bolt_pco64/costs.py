@@ -72,6 +72,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.validation import table_error
 
@@ -84,8 +85,6 @@ __all__ = [
     "CostDefaults",
     "TimeModel",
     "gpu_hours",
-    "run_gpu_hours",
-    "run_seconds",
 ]
 
 _SECONDS_PER_HOUR = 3600.0
@@ -346,17 +345,23 @@ def _neighbour_first_step(
     return out
 
 
-def run_seconds(
-    table: Table,
-    startup_seconds: float = COST_DEFAULTS.startup_seconds,
+def _run_seconds(
+    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
 ) -> Tensor:
-    """``N``-dim tensor: seconds of evaluating each row (:attr:`TimeModel.run_seconds`)."""
     return TimeModel(table, startup_seconds).run_seconds
 
 
-def run_gpu_hours(
-    table: Table,
-    startup_seconds: float = COST_DEFAULTS.startup_seconds,
+def _run_gpu_hours(
+    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
 ) -> Tensor:
-    """``N``-dim tensor: GPU-hours of evaluating each row (:attr:`TimeModel.gpu_hours`)."""
     return TimeModel(table, startup_seconds).gpu_hours
+
+
+# One-line wrappers of TimeModel that nothing used (CHANGELOG.md).
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "run_seconds": (lambda: _run_seconds, "TimeModel(table).run_seconds"),
+        "run_gpu_hours": (lambda: _run_gpu_hours, "TimeModel(table).gpu_hours"),
+    },
+)

@@ -18,8 +18,9 @@ from bolt_pco64.bench import (
     run_benchmark,
 )
 from bolt_pco64.bench.proposals import resolve_proposal
-from bolt_pco64.bench.run import cost_per_row, record_columns, run_one
+from bolt_pco64.bench.run import record_columns, run_one
 from bolt_pco64.cli import main
+from bolt_pco64.costs import TimeModel
 from tests import _fixtures
 
 TIMING = ["fit_seconds", "acq_seconds"]
@@ -164,7 +165,7 @@ def test_point_methods_are_snapped_with_repeats_charged_and_counted(
         random[[f"proposed_{c}" for c in inputs]].to_numpy(),
     )
     # A repeat is charged like any evaluation of its row.
-    cost = cost_per_row(problem.table).numpy()
+    cost = TimeModel(problem.table).gpu_hours.numpy()
     for _, run in sticky.groupby("seed"):
         steps = np.diff(run["gpu_hours"].to_numpy(), prepend=0.0)
         assert np.allclose(steps, cost[run["row"].to_numpy()])

@@ -334,6 +334,10 @@ def test_run_benchmark_runs_the_named_problem(tmp_path: Path) -> None:
         ("bolt_pco64.table", "ENV_TABLE"),
         ("bolt_pco64.bench", "DEFAULT_METHODS"),
         ("bolt_pco64.bench.config", "DEFAULT_METHODS"),
+        ("bolt_pco64.bench.run", "cost_per_row"),
+        ("bolt_pco64.bench.problems", "cost_per_row"),
+        ("bolt_pco64.costs", "run_seconds"),
+        ("bolt_pco64.costs", "run_gpu_hours"),
     ],
 )
 def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:

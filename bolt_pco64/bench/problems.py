@@ -1,4 +1,4 @@
-"""The problem a table serves, its instance and the cost of each of its rows.
+"""The problem a table serves and its instance.
 
 Small helpers that every part of the harness shares (the run, the store,
 the backends, the plan and the report).
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from torch import Tensor
 
+from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.costs import TimeModel
 from bolt_pco64.instances import Instance
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
     from bolt_pco64.table import Table
 
-__all__ = ["cost_per_row", "instance_of", "make_problem"]
+__all__ = ["instance_of", "make_problem"]
 
 
 def instance_of(table: Table) -> Instance:
@@ -32,9 +33,11 @@ def make_problem(table: Table) -> PCO:
     return problem_class(table.instance)(table=table)
 
 
-def cost_per_row(table: Table) -> Tensor:
-    """``N``-dim tensor: GPU-hours of evaluating each row (a crash included).
-
-    :attr:`bolt_pco64.costs.TimeModel.gpu_hours` with the time model's defaults.
-    """
+def _cost_per_row(table: Table) -> Tensor:
     return TimeModel(table).gpu_hours
+
+
+# A one-line wrapper of TimeModel that nothing used (CHANGELOG.md).
+__getattr__ = deprecated_names(
+    __name__, {"cost_per_row": (lambda: _cost_per_row, "TimeModel(table).gpu_hours")}
+)

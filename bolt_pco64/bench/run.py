@@ -43,9 +43,9 @@ from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext, as_method
 from bolt_pco64.bench.loop import RunLoop
-from bolt_pco64.bench.problems import cost_per_row
 from bolt_pco64.bench.records import RunOutcome, record_columns
 from bolt_pco64.bench.registry import get_method
+from bolt_pco64.costs import TimeModel
 from bolt_pco64.instances import PCO64_INSTANCE
 from bolt_pco64.params import Interval, check_param
 
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Task",
-    "cost_per_row",
     "initial_design_size",
     "record_columns",
     "run_one",
@@ -67,6 +66,10 @@ __getattr__ = deprecated_names(
         "RECORD_COLUMNS": (
             lambda: record_columns(PCO64_INSTANCE),
             "record_columns(instance)",
+        ),
+        "cost_per_row": (
+            lambda: lambda table: TimeModel(table).gpu_hours,
+            "TimeModel(table).gpu_hours",
         ),
     },
 )
