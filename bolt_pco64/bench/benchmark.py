@@ -12,7 +12,7 @@ what is missing through a backend and write the report
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -46,14 +46,13 @@ def run_benchmark(
     budget_hours: float | None = None,
     workers: int = DEFAULTS.workers,
     early_stop: str = DEFAULTS.early_stop,
-    registry: Mapping[str, object] | None = None,
 ) -> BenchResult:
     """Run (or resume) a comparison and write all its files into ``out``.
 
     Defaults are :data:`~bolt_pco64.bench.DEFAULTS`'s.
 
     Args:
-        methods: Method names (of ``registry``).
+        methods: Names in :data:`~bolt_pco64.bench.METHODS`.
         seeds: A number ``N`` (seeds ``0..N-1``) or explicit seeds.
         budget: Evaluations per run, initial design included; ``None`` is
             ``DEFAULTS.budget`` unless ``budget_hours`` is given.
@@ -73,7 +72,7 @@ def run_benchmark(
         reference: The method the summary compares every other one with
             over the shared seeds, one of ``methods``; ``None``:
             ``DEFAULTS.reference`` where it is compared, else the first
-            method (:func:`~bolt_pco64.bench.registry.check_reference`).
+            method (:func:`~bolt_pco64.bench.methods.check_reference`).
         problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or an
             :class:`~bolt_pco64.Instance`); ``None`` is a loaded table's own
             instance, else ``DEFAULTS.problem``.
@@ -84,10 +83,6 @@ def run_benchmark(
             cluster of the instance's size.
         early_stop: Early termination of every run: ``"none"``,
             ``"posterior"`` or ``"percentile"`` (:mod:`bolt_pco64.bench.early`).
-        registry: Where ``methods`` are looked up: names to methods (a
-            :class:`~bolt_pco64.bench.Method` or a function), ``None`` for
-            :func:`~bolt_pco64.bench.registry.method_registry`'s (registered,
-            built-in and entry-point methods).
 
     Returns:
         A :class:`BenchResult`.
@@ -126,6 +121,5 @@ def run_benchmark(
         jobs,
         dask_scheduler,
         progress,
-        registry,
     )
     return execute_plan(plan)[name]

@@ -102,7 +102,6 @@ def run_problems(
     reference: str | None = None,
     workers: int = DEFAULTS.workers,
     early_stop: str = DEFAULTS.early_stop,
-    registry: Mapping[str, object] | None = None,
 ) -> FamilyResult:
     """Run (or resume) one comparison on each problem, and a combined report.
 
@@ -141,7 +140,6 @@ def run_problems(
         jobs,
         dask_scheduler,
         progress,
-        registry,
     )
     results = execute_plan(plan)
     marker = {"combined": "family", "problems": chosen}

@@ -26,13 +26,8 @@ import pandas as pd
 
 from bolt_pco64.bench.backends import Backend, make_backend
 from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.methods import check_methods, check_reference, get_method
 from bolt_pco64.bench.problems import make_problem
-from bolt_pco64.bench.registry import (
-    check_methods,
-    check_reference,
-    get_method,
-    method_registry,
-)
 from bolt_pco64.bench.run import Task, initial_design_size
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.costs import TimeModel
@@ -112,7 +107,6 @@ class BenchPlan:
         backend: Where the runs execute (not opened yet).
         problems: Each problem's plan, by name, in order.
         progress: Whether to show progress bars.
-        registry: Where the methods were found (their entry points loaded).
     """
 
     methods: list[str]
@@ -122,7 +116,6 @@ class BenchPlan:
     backend: Backend
     problems: dict[str, ProblemPlan]
     progress: bool = True
-    registry: Mapping[str, object] = field(default_factory=method_registry)
 
 
 def make_plan(
@@ -136,7 +129,6 @@ def make_plan(
     jobs: int,
     dask_scheduler: str | None,
     progress: bool = True,
-    registry: Mapping[str, object] | None = None,
 ) -> BenchPlan:
     """Check a comparison of ``methods`` on every table; create nothing.
 
@@ -151,9 +143,6 @@ def make_plan(
             never its letters).
         seeds, config, reference, jobs, dask_scheduler, progress: As in
             :func:`~bolt_pco64.bench.run_benchmark`.
-        registry: Where the methods are looked up: names to methods
-            (:class:`~bolt_pco64.bench.contract.Method` or functions),
-            ``None`` for :func:`~bolt_pco64.bench.registry.method_registry`'s.
 
     Raises:
         OutputDirError: If an output directory cannot be created or written.
@@ -167,14 +156,13 @@ def make_plan(
 
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
-    found = method_registry() if registry is None else registry
-    names = check_methods([methods] if isinstance(methods, str) else methods, found)
+    names = check_methods([methods] if isinstance(methods, str) else methods)
     reference = check_reference(reference, names)
     backend = make_backend(jobs, dask_scheduler)
     seed_list = check_seeds(seeds)
     config.check()
     for m in names:
-        initial_design_size(get_method(m, found), config, m)
+        initial_design_size(get_method(m), config, m)
     problems: dict[str, ProblemPlan] = {}
     loaded = {name: load_table(t, instance=name) for name, t in tables.items()}
     for name, table in loaded.items():
@@ -200,9 +188,7 @@ def make_plan(
         problem = make_problem(table)
         store = ResultStore(out, config, table, names, seed_list, args, problem)
         problems[name] = ProblemPlan(name, table, problem, store)
-    return BenchPlan(
-        names, seed_list, config, reference, backend, problems, progress, found
-    )
+    return BenchPlan(names, seed_list, config, reference, backend, problems, progress)
 
 
 def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
@@ -220,9 +206,7 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         for name, p in plan.problems.items():
             store = p.store
             store.create()
-            ran = run_store(
-                store, plan.backend, plan.config, plan.progress, plan.registry
-            )
+            ran = run_store(store, plan.backend, plan.config, plan.progress)
             records = store.records()
             summary, md = write_summary(
                 store.out,
@@ -288,21 +272,13 @@ class _Bars:
 
 
 def run_store(
-    store: ResultStore,
-    backend: Backend,
-    config: BenchConfig,
-    progress: bool,
-    registry: Mapping[str, object] | None = None,
+    store: ResultStore, backend: Backend, config: BenchConfig, progress: bool
 ) -> list[tuple[str, int]]:
     """Run the store's missing runs on an open ``backend``; finalise its files
-    on any exit. Returns the ``(method, seed)`` pairs run.
-
-    ``registry``: where the methods are looked up (``None``:
-    :func:`~bolt_pco64.bench.registry.method_registry`'s)."""
-    registry = method_registry() if registry is None else registry
+    on any exit. Returns the ``(method, seed)`` pairs run."""
     todo = store.todo()
     n_sel = len(store.selected)
-    tasks = [Task(m, s, store.table, config, get_method(m, registry)) for m, s in todo]
+    tasks = [Task(m, s, store.table, config, get_method(m)) for m, s in todo]
     # On a GPU-hour budget a run's evaluations are not known in advance.
     per = config.budget
     bars = _Bars(progress, n_sel, n_sel * per if per is not None else None)

@@ -28,7 +28,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,6 @@ def run_variants(
     arguments: dict[str, Any] | None = None,
     reference: str | None = None,
     early_stop: str = DEFAULTS.early_stop,
-    registry: Mapping[str, object] | None = None,
 ) -> VariantsResult:
     """Run (or resume) one comparison on each stand-in variant of ``problem``.
 
@@ -137,7 +136,6 @@ def run_variants(
             jobs,
             dask_scheduler,
             progress,
-            registry,
         )
         for v in names
     }
