@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from numbers import Integral, Real
+from pathlib import Path
 
 import pytest
 import torch
@@ -68,3 +70,29 @@ def test_seeds_and_noise() -> None:
             check_seeds(bad)
     assert [is_noise_std(v) for v in (None, "measured", 0.0, 2)] == [True] * 4
     assert [is_noise_std(v) for v in (-1.0, math.nan, "x", True)] == [False] * 4
+
+
+#: Integer checks that keep their own form, and why.
+_OWN_FORM = {
+    # A non-integer seed is a TypeError there (the generator's contract).
+    "simulate/generate.py",
+}
+
+
+def test_no_module_hand_rolls_an_integer_check() -> None:
+    """Every scalar integer check goes through :func:`check_param` (one
+    message form): no ``isinstance(x, bool) or not isinstance(x, int)``
+    outside ``params.py``."""
+    package = Path(__file__).resolve().parent.parent / "bolt_pco64"
+    hand_rolled = re.compile(
+        r"isinstance\(\w+, bool\) or not isinstance\(\w+, \(?int\b"
+    )
+    offenders = [
+        f"{path.relative_to(package).as_posix()}:{n}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "params.py"
+        and path.relative_to(package).as_posix() not in _OWN_FORM
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if hand_rolled.search(line)
+    ]
+    assert not offenders, offenders

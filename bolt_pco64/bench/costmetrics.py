@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -72,6 +73,7 @@ from bolt_pco64.bench.stats import (
     keyed_rng,
     median_band,
 )
+from bolt_pco64.params import POSITIVE_INT, Interval, check_param
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
@@ -211,8 +213,7 @@ def cost_grid(
     The end is ``upto`` if given, else where the first run (of any method)
     stops: the smallest final axis value over the runs.
     """
-    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
-        raise ValueError(f"Expected points to be an integer >= 2, got {points!r}.")
+    check_param("points", points, Interval(Integral, 2, None))
     _check_columns(records, ["method", "seed", "iteration"])
     if upto is None:
         ends = [
@@ -630,8 +631,7 @@ def random_search_costs(
     from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 
     (t,) = _check_targets([target])
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
-        raise ValueError(f"Expected draws to be an integer >= 1, got {draws!r}.")
+    check_param("draws", draws, POSITIVE_INT)
     startup = (
         COST_DEFAULTS.startup_seconds if startup_seconds is None else startup_seconds
     )

@@ -70,7 +70,6 @@ __all__ = [
     "outcome_matrix",
     "paired_comparisons",
     "regret_fill",
-    "step_values",
     "verdict",
 ]
 
@@ -190,28 +189,6 @@ def regret_fill(optimal_value: float, worst_feasible_value: float) -> float:
     worst configuration that runs. The one definition the summary, the
     comparisons and the plots use."""
     return float(optimal_value - worst_feasible_value)
-
-
-def step_values(
-    x: np.ndarray, y: np.ndarray, grid: np.ndarray, fill: float
-) -> np.ndarray:
-    """A run's outcome carried forward to ``grid``: at each grid point the
-    ``y`` of the last ``x <= g``, ``fill`` before the first ``x`` and where
-    ``y`` is NaN.
-
-    Args:
-        x: ``n``-dim ascending array (e.g. cumulative GPU-hours).
-        y: ``n``-dim array of outcomes (e.g. regret, NaN before the first
-            feasible evaluation).
-        grid: ``k``-dim array of points.
-        fill: The value where nothing is known yet.
-
-    Returns:
-        ``k``-dim array.
-    """
-    y = np.where(np.isnan(y), fill, y)
-    pos = np.searchsorted(x, grid, side="right") - 1
-    return np.where(pos >= 0, y[np.clip(pos, 0, None)], fill)
 
 
 def complete_runs(
