@@ -10,11 +10,21 @@ of points inside the problem's bounds, which the harness snaps to rows
   comparison's ``n_init``); the harness evaluates that prefix of the seed's
   shared design (a permutation of the rows drawn from the seed alone), so
   methods with different sizes still start from the same rows;
-- :meth:`Method.objective_model`: the GP of the objective it last fitted
-  (:data:`ObjectiveModel`). The harness re-conditions it on every feasible
-  observation (hyperparameters kept) after each evaluation and recommends the
-  evaluated feasible configuration of highest posterior mean (the inference
-  regret); without one it recommends the best observed configuration.
+- :meth:`Method.new_state`: the method's own store for one run
+  (:attr:`RunContext.state`), e.g. a dataclass of its models; the harness
+  creates it once per run and never reads it (default: an empty dict);
+- :meth:`Method.recommend`: the row the method would return now, asked after
+  every evaluation (the records' ``recommended_row`` and inference regret);
+  default: the best observed feasible configuration. The built-in model
+  methods re-condition their own objective model on every feasible
+  observation (hyperparameters kept) and return the evaluated feasible
+  configuration of highest posterior mean;
+- :meth:`Method.predict`: the method's :class:`Prediction` of the objective
+  at configurations, with the model of its last proposal (what
+  ``--early-stop posterior`` takes as its prior); default: ``None``, no
+  model, a flat prior.
+
+Runs are named by a :class:`RunKey` (``method/seed``).
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
 (:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.register_method`
@@ -27,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -44,10 +54,14 @@ __all__ = [
     "Method",
     "MethodFn",
     "ObjectiveModel",
+    "Prediction",
     "Proposed",
     "RunContext",
+    "RunKey",
     "as_method",
     "method_entry_points",
+    "posterior_prediction",
+    "recommend_by_posterior_mean",
 ]
 
 #: The entry-point group through which other packages add methods.
@@ -55,11 +69,73 @@ ENTRY_POINT_GROUP = "bolt_pco64.methods"
 
 #: What :meth:`Method.propose` returns: rows (a long tensor or ints) or points.
 Proposed: TypeAlias = "Tensor | Sequence[int]"
-#: The re-conditionable model of the objective: a BoTorch ``SingleTaskGP`` of
-#: the throughput on the feasible observations, whose hyperparameters
-#: :func:`~bolt_pco64.bo.fit_gp` can take as ``warm_start`` (the harness
-#: conditions it on new data with ``optimize=False``).
+#: Deprecated: what the legacy :meth:`Method.objective_model` returns, a
+#: BoTorch ``SingleTaskGP`` of the throughput on the feasible observations
+#: (implement :meth:`Method.recommend` and :meth:`Method.predict` instead).
 ObjectiveModel: TypeAlias = "SingleTaskGP"
+
+
+class Prediction(NamedTuple):
+    """A method's prediction of the objective at ``q`` configurations.
+
+    Attributes:
+        mean: ``q``-dim tensor of the posterior means.
+        variance: ``q``-dim tensor of the posterior variances of the latent
+            function (no observation noise).
+    """
+
+    mean: Tensor
+    variance: Tensor
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    """The name of one run of a comparison: a method and a seed.
+
+    ``str(key)`` is ``"method/seed"`` (the keys of ``errors`` and
+    ``meta.json``), :meth:`parse` reads it back, :attr:`file_stem` names the
+    run's file.
+
+    Attributes:
+        method: The method's name.
+        seed: The run's seed.
+    """
+
+    method: str
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, str) or not self.method or "/" in self.method:
+            raise ValueError(
+                f"Expected a method name without '/', got {self.method!r}."
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"Expected an integer seed, got {self.seed!r}.")
+
+    def __str__(self) -> str:
+        return f"{self.method}/{self.seed}"
+
+    @classmethod
+    def parse(cls, text: str) -> RunKey:
+        """The key written as ``"method/seed"`` (:func:`str` of a key).
+
+        Raises:
+            ValueError: If ``text`` is not ``"method/seed"`` with an integer seed.
+        """
+        method, sep, seed = str(text).rpartition("/")
+        try:
+            return cls(method, int(seed)) if sep else cls._bad(text)
+        except (TypeError, ValueError):
+            return cls._bad(text)
+
+    @classmethod
+    def _bad(cls, text: str) -> RunKey:
+        raise ValueError(f"Expected a run key 'method/seed', got {text!r}.")
+
+    @property
+    def file_stem(self) -> str:
+        """The stem of the run's file: ``"<method>__seed<seed>"``."""
+        return f"{self.method}__seed{self.seed}"
 
 
 def _no_rows() -> Tensor:
@@ -95,9 +171,11 @@ class RunContext:
         spent_fraction: The fraction of the run's budget spent before this
             step, in ``[0, 1)``: evaluations so far over ``budget``.
         fit_seconds: Time spent fitting models; a method adds to it.
-        state: The method's own store, a dict that persists across the steps
-            of one run (the built-in model methods keep their last models
-            there to warm-start the next fit). The harness never reads it.
+        state: The method's own store, made by its :meth:`Method.new_state`
+            at the start of a run and kept across the run's steps (the
+            built-in model methods keep their last models there, in a
+            dataclass of their own, to warm-start the next fit and to
+            recommend and predict from). The harness never reads it.
     """
 
     problem: PCO
@@ -114,7 +192,7 @@ class RunContext:
     pending: Tensor = field(default_factory=_no_rows)
     spent_fraction: float = 0.0
     fit_seconds: float = 0.0
-    state: dict[str, Any] = field(default_factory=dict)
+    state: Any = field(default_factory=dict)
 
     @property
     def X(self) -> Tensor:
@@ -160,6 +238,15 @@ class Method:
 
     n_init: int | None = None
 
+    def new_state(self) -> Any:
+        """A fresh :attr:`RunContext.state` for one run (default: an empty dict).
+
+        A method with models returns an object of its own (a dataclass) that
+        its :meth:`propose` fills and its :meth:`recommend` and
+        :meth:`predict` read.
+        """
+        return {}
+
     def propose(self, ctx: RunContext) -> Proposed:
         """The next evaluations: ``q`` distinct untried rows or ``q x d`` points.
 
@@ -172,14 +259,123 @@ class Method:
         """:meth:`propose` (a method is also callable, as a function method is)."""
         return self.propose(ctx)
 
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        """The objective GP fitted by the last :meth:`propose`, or ``None``.
+    def recommend(self, ctx: RunContext) -> int | None:
+        """The row the method would return now, among the evaluated ones.
+
+        Called by the harness after every evaluation, with ``ctx`` holding
+        every result in so far (``ctx.q`` is 0; draw nothing from
+        ``ctx.generator``). The default recommends the best observed feasible
+        configuration (ties to the earliest evaluation); a method with a
+        model recommends through it.
+
+        Returns:
+            A row index (one of ``ctx.rows``), or ``None`` when no evaluation
+            is feasible.
+        """
+        legacy = self._legacy_objective(ctx)
+        if legacy is not None:
+            return recommend_by_posterior_mean(ctx, legacy)
+        feasible = ctx.feasible
+        if not bool(feasible.any()):
+            return None
+        import torch
+
+        best = torch.where(feasible, ctx.y, torch.full_like(ctx.y, -torch.inf))
+        return int(ctx.rows[int(torch.argmax(best))])
+
+    def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
+        """The method's prediction of the objective at ``X``, or ``None``.
 
         Called by the harness right after :meth:`propose` with the same
-        ``ctx``. The default, ``None``, recommends the best observed
-        configuration.
+        ``ctx``, at the proposed configurations, when the early-stop policy
+        reads a prior (``--early-stop posterior``). The default, ``None``,
+        means no model: a flat prior.
+
+        Args:
+            ctx: The context of the proposal just made.
+            X: ``q x d``-dim tensor of configurations.
+
+        Returns:
+            The :class:`Prediction` of the model of the last proposal.
+        """
+        legacy = self._legacy_objective(ctx)
+        if legacy is None:
+            return None
+        return posterior_prediction(legacy, X)
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        """Deprecated: implement :meth:`recommend` and :meth:`predict`.
+
+        A subclass that still overrides it gets the former behaviour from
+        the defaults of :meth:`recommend` (its GP re-conditioned on every
+        feasible observation, hyperparameters kept, then the highest
+        posterior mean) and :meth:`predict` (its GP's posterior), with a
+        :class:`DeprecationWarning`.
         """
         return None
+
+    def _legacy_objective(self, ctx: RunContext) -> ObjectiveModel | None:
+        if type(self).objective_model is Method.objective_model:
+            return None
+        import warnings
+
+        warnings.warn(
+            f"{type(self).__name__}.objective_model is deprecated; implement "
+            "recommend(ctx) and predict(ctx, X) instead.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return self.objective_model(ctx)
+
+
+def posterior_prediction(model: Any, X: Tensor) -> Prediction:
+    """The :class:`Prediction` of a BoTorch model of one output at ``X``
+    (``q x d``-dim tensor): its posterior mean and latent variance."""
+    import torch
+
+    with torch.no_grad():
+        post = model.posterior(X.to(torch.double))
+        return Prediction(post.mean.reshape(-1), post.variance.reshape(-1))
+
+
+def recommend_by_posterior_mean(
+    ctx: RunContext,
+    model: Any,
+    recondition: Callable[[Tensor, Tensor], Any] | None = None,
+) -> int | None:
+    """The evaluated feasible row of highest posterior mean (ties to the
+    earliest evaluation) under ``model`` re-conditioned on every feasible
+    observation of ``ctx`` with its hyperparameters kept; ``None`` when no
+    evaluation is feasible.
+
+    Args:
+        ctx: The context (every result in so far).
+        model: The objective GP of the last proposal, or ``None`` for the
+            best observed configuration.
+        recondition: ``(X, y) -> model`` conditioning ``model`` on the
+            feasible ``X``, ``y``; default: :func:`~bolt_pco64.bo.fit_gp`
+            with ``warm_start=model, optimize=False``.
+    """
+    from bolt_pco64.bo import fit_gp, recommend
+
+    feasible = ctx.feasible
+    if not bool(feasible.any()):
+        return None
+    X, y = ctx.X, ctx.y
+    if model is not None:
+        if recondition is None:
+            model = fit_gp(
+                X[feasible],
+                y[feasible],
+                ctx.bounds,
+                0,
+                warm_start=model,
+                optimize=False,
+            )
+        else:
+            model = recondition(X[feasible], y[feasible])
+    i = recommend(model, X, y)
+    return None if i is None else int(ctx.rows[i])
 
 
 #: A method written as a function of the step's context.

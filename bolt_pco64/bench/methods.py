@@ -2,7 +2,7 @@
 
 A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
 :class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally
-``n_init`` and ``objective_model``) or a plain function of the step's
+``n_init``, ``new_state``, ``recommend`` and ``predict``) or a plain function of the step's
 :class:`~bolt_pco64.bench.contract.RunContext`. :data:`METHODS` holds the
 registered ones by name; :func:`register_method` adds one.
 
@@ -71,9 +71,10 @@ evaluations it has made no model-guided choice yet). Run them all with
 ``--methods qlognei,qlognei_init3,prior_ei,prior_ei_tp,prior_ei_bad
 --reference qlognei_init3``.
 
-The prior methods recommend the best observed configuration (no
-``objective_model``: the harness re-conditions a constant-mean GP, which a
-prior-mean GP is not).
+The prior methods recommend and predict through their own prior-mean
+objective GP (re-conditioned on every feasible observation with its
+hyperparameters and prior parameters kept, as the other model methods do
+with theirs).
 
 Point methods (not in the default comparison; run them with
 ``--methods qlognei,qlognei-box,qlognei-mixed``): the same models and
@@ -94,8 +95,12 @@ incumbent to improve on yet). ``naive`` has no constraint model and always
 uses its imputed objective. Every built-in method leaves the pending rows
 (``ctx.pending``) out of its choices, and the model methods condition on
 them (``X_pending``, or a kriging believer for the crash-aware ones). Each
-model method exposes its objective GP (``objective_model``) for the
-harness's recommendation. Torch and BoTorch are imported when a method first
+model method keeps its models in a state object of its own
+(:meth:`~bolt_pco64.bench.contract.Method.new_state`: :class:`ModelState`,
+:class:`NaiveState`, :class:`~bolt_pco64.bo.CrashAwareState`,
+:class:`CostAwareState`, :class:`~bolt_pco64.bo.prior.PriorState`) and
+recommends (``recommend``) and predicts (``predict``, the prior of
+``--early-stop posterior``) with its objective GP. Torch and BoTorch are imported when a method first
 runs, not when this module is imported (``bench --help`` lists the methods).
 """
 
@@ -104,6 +109,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, overload
 
 from bolt_pco64.bench.contract import (
@@ -112,15 +118,21 @@ from bolt_pco64.bench.contract import (
     Method,
     MethodFn,
     ObjectiveModel,
+    Prediction,
     RunContext,
     as_method,
     method_entry_points,
+    posterior_prediction,
+    recommend_by_posterior_mean,
 )
 
 if TYPE_CHECKING:
+    from botorch.models import SingleTaskGP
     from torch import Tensor
 
     from bolt_pco64.bo import ConstrainedModels, CrashAwareState
+    from bolt_pco64.bo.prior import PriorState
+    from bolt_pco64.costs import TimeModel
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -129,11 +141,14 @@ __all__ = [
     "BoxMethod",
     "ConstrainedMethod",
     "CostAwareMethod",
+    "CostAwareState",
     "CrashAwareMethod",
     "FunctionMethod",
     "Method",
     "MethodFn",
+    "ModelState",
     "NaiveMethod",
+    "NaiveState",
     "PriorMethod",
     "RandomMethod",
     "RunContext",
@@ -260,10 +275,94 @@ class RandomMethod(Method):
         return available[perm[: ctx.q]]
 
 
+@dataclass
+class ModelState:
+    """What a method on the constrained GPs keeps across one run's steps.
+
+    Attributes:
+        models: The last fitted :class:`~bolt_pco64.bo.ConstrainedModels`
+            (``None`` before the first proposal).
+    """
+
+    models: ConstrainedModels | None = None
+
+
+@dataclass
+class NaiveState:
+    """What ``naive`` keeps across one run's steps.
+
+    Attributes:
+        model: Its last GP (OOMs imputed), ``None`` before the first proposal.
+    """
+
+    model: SingleTaskGP | None = None
+
+
+@dataclass
+class CostAwareState(ModelState):
+    """What the cost-aware methods keep across one run's steps.
+
+    Attributes:
+        models: The last constrained GPs.
+        cost_model: The last GP of the log run cost (``None`` before the
+            first feasible observation).
+        time_model: The table's time model (the costs a scheduler reports).
+        init_fraction: The budget share spent at the first proposal
+            (``ei_cool``'s initial design), ``None`` before it.
+    """
+
+    cost_model: SingleTaskGP | None = None
+    time_model: TimeModel | None = None
+    init_fraction: float | None = None
+
+
+class _ObjectiveGPMethod(Method):
+    """A method that recommends and predicts with its objective GP.
+
+    Subclasses say where the GP of their last proposal is
+    (:meth:`_objective`) and, if it is not a constant-mean GP, how to
+    re-condition it (:meth:`_recondition`).
+    """
+
+    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+        raise NotImplementedError
+
+    def _recondition(
+        self, ctx: RunContext, model: SingleTaskGP, X: Tensor, y: Tensor
+    ) -> SingleTaskGP:
+        """``model`` conditioned on the feasible ``X``, ``y`` (hyperparameters
+        kept); default: :func:`~bolt_pco64.bo.fit_gp` with ``optimize=False``."""
+        from bolt_pco64.bo import fit_gp
+
+        return fit_gp(X, y, ctx.bounds, 0, warm_start=model, optimize=False)
+
+    def recommend(self, ctx: RunContext) -> int | None:
+        """The evaluated feasible row of highest posterior mean under the
+        objective GP re-conditioned on every feasible observation; the best
+        observed one before the first GP."""
+        model = self._objective(ctx)
+        if model is None:
+            return super().recommend(ctx)
+        return recommend_by_posterior_mean(
+            ctx, model, lambda X, y: self._recondition(ctx, model, X, y)
+        )
+
+    def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
+        """The objective GP's posterior at ``X``, ``None`` before the first."""
+        model = self._objective(ctx)
+        return None if model is None else posterior_prediction(model, X)
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        """The objective GP of the last proposal, or ``None`` (kept for
+        callers of the former contract; the harness does not ask)."""
+        return self._objective(ctx)
+
+
 def _fit_models(ctx: RunContext) -> ConstrainedModels:
     """Fit the constrained models (warm-started from the previous step's)."""
     from bolt_pco64.bo import fit_constrained_models
 
+    state: ModelState = ctx.state
     t0 = time.perf_counter()
     models = fit_constrained_models(
         ctx.X,
@@ -271,18 +370,21 @@ def _fit_models(ctx: RunContext) -> ConstrainedModels:
         ctx.margin,
         ctx.bounds,
         ctx.step_seed,
-        warm_start=ctx.state.get("models"),
+        warm_start=state.models,
     )
-    ctx.state["models"] = models
+    state.models = models
     ctx.fit_seconds += time.perf_counter() - t0
     return models
 
 
-class _ConstrainedModelsMethod(Method):
+class _ConstrainedModelsMethod(_ObjectiveGPMethod):
     """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs."""
 
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        models = ctx.state.get("models")
+    def new_state(self) -> ModelState:
+        return ModelState()
+
+    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+        models = ctx.state.models
         return None if models is None else models.objective
 
 
@@ -362,8 +464,18 @@ class BoxMethod(_ConstrainedModelsMethod):
         )
 
 
-class NaiveMethod(Method):
-    """qLogNEI on one GP, an OOM recorded as the worst feasible value."""
+class NaiveMethod(_ObjectiveGPMethod):
+    """qLogNEI on one GP, an OOM recorded as the worst feasible value.
+
+    It recommends and predicts with that GP (re-conditioned on the feasible
+    observations only, for the recommendation).
+    """
+
+    def new_state(self) -> NaiveState:
+        return NaiveState()
+
+    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+        return ctx.state.model
 
     def propose(self, ctx: RunContext) -> Tensor:
         import torch
@@ -375,9 +487,10 @@ class NaiveMethod(Method):
 
         worst = float(ctx.problem.worst_feasible_value)
         y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
+        state: NaiveState = ctx.state
         t0 = time.perf_counter()
-        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
-        ctx.state["model"] = model
+        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, state.model)
+        state.model = model
         ctx.fit_seconds += time.perf_counter() - t0
         with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
             acqf = qLogNoisyExpectedImprovement(
@@ -394,11 +507,8 @@ class NaiveMethod(Method):
             select_discrete(acqf, ctx.candidates[available], ctx.q, ctx.step_seed)
         ]
 
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        return ctx.state.get("model")
 
-
-class CrashAwareMethod(Method):
+class CrashAwareMethod(_ObjectiveGPMethod):
     """The crash-aware methods of :mod:`bolt_pco64.bo.crash`.
 
     Args:
@@ -408,13 +518,13 @@ class CrashAwareMethod(Method):
     def __init__(self, kind: Literal["gpc_ei", "tobit_ei", "gpc_pof"]) -> None:
         self.kind = kind
 
-    def _state(self, ctx: RunContext) -> CrashAwareState:
+    def new_state(self) -> CrashAwareState:
         from bolt_pco64.bo import CrashAwareState
 
-        state = ctx.state.get("crash")
-        if state is None:
-            state = ctx.state["crash"] = CrashAwareState()
-        return state
+        return CrashAwareState()
+
+    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+        return ctx.state.objective
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import (
@@ -423,7 +533,7 @@ class CrashAwareMethod(Method):
             propose_pof_threshold,
         )
 
-        state = self._state(ctx)
+        state: CrashAwareState = ctx.state
         available = ctx.available
         choices = ctx.candidates[available]
         args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
@@ -436,10 +546,6 @@ class CrashAwareMethod(Method):
             idx = propose_pof_threshold(ctx.X, ctx.y, *args, **pending)
         ctx.fit_seconds += state.fit_seconds
         return available[idx]
-
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        state = ctx.state.get("crash")
-        return None if state is None else state.objective
 
 
 class CostAwareMethod(_ConstrainedModelsMethod):
@@ -466,6 +572,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
     def __init__(self, kind: Literal["eipu", "ei_cool"]) -> None:
         self.kind = kind
 
+    def new_state(self) -> CostAwareState:
+        return CostAwareState()
+
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.cost import (
             crash_cost_estimate,
@@ -475,11 +584,11 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         )
         from bolt_pco64.costs import TimeModel
 
+        state: CostAwareState = ctx.state
         models = _fit_models(ctx)
-        times = ctx.state.get("time_model")
-        if times is None:
-            times = ctx.state["time_model"] = TimeModel(ctx.problem.table)
-        cost = times.run_seconds[ctx.rows]
+        if state.time_model is None:
+            state.time_model = TimeModel(ctx.problem.table)
+        cost = state.time_model.run_seconds[ctx.rows]
         ok = ctx.feasible
         cost_model = None
         if ok.any():
@@ -489,9 +598,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
                 cost[ok],
                 ctx.bounds,
                 ctx.step_seed + 2,
-                warm_start=ctx.state.get("cost_model"),
+                warm_start=state.cost_model,
             )
-            ctx.state["cost_model"] = cost_model
+            state.cost_model = cost_model
             ctx.fit_seconds += time.perf_counter() - t0
         crash = crash_cost_estimate(cost, ok)
         available = ctx.available
@@ -500,7 +609,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         if self.kind == "eipu":
             idx = propose_eipu(*args, X_pending=ctx.X_pending)
         else:
-            init = ctx.state.setdefault("init_fraction", ctx.spent_fraction)
+            if state.init_fraction is None:
+                state.init_fraction = ctx.spent_fraction
+            init = state.init_fraction
             idx = propose_ei_cool(
                 *args,
                 spent_fraction=ctx.spent_fraction,
@@ -510,7 +621,7 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         return available[idx]
 
 
-class PriorMethod(Method):
+class PriorMethod(_ObjectiveGPMethod):
     """Constrained qLogNEI on prior-mean GPs (:func:`~bolt_pco64.bo.prior.propose_prior_ei`).
 
     Args:
@@ -533,6 +644,27 @@ class PriorMethod(Method):
         self.n_init = n_init
         self.quality = quality
 
+    def new_state(self) -> PriorState:
+        from bolt_pco64.bo.prior import PriorState
+
+        return PriorState()
+
+    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+        models = ctx.state.models
+        return None if models is None else models.objective
+
+    def _recondition(
+        self, ctx: RunContext, model: SingleTaskGP, X: Tensor, y: Tensor
+    ) -> SingleTaskGP:
+        """The prior-mean GP conditioned on ``X``, ``y`` with its
+        hyperparameters and prior parameters kept
+        (:func:`~bolt_pco64.bo.prior.condition_prior_gp`)."""
+        from bolt_pco64.bo.prior import PRIORS, condition_prior_gp
+
+        return condition_prior_gp(
+            model, X, y, ctx.bounds, ctx.problem.instance, PRIORS[self.quality]
+        )
+
     @property
     def standin_caveat(self) -> str:
         """The sentence a summary of this method on a stand-in table carries
@@ -542,9 +674,9 @@ class PriorMethod(Method):
         return STANDIN_CAVEAT
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo.prior import PRIORS, PriorState, propose_prior_ei
+        from bolt_pco64.bo.prior import PRIORS, propose_prior_ei
 
-        state = ctx.state.setdefault("prior", PriorState())
+        state: PriorState = ctx.state
         available = ctx.available
         idx = propose_prior_ei(
             ctx.X,
