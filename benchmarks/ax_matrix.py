@@ -51,6 +51,12 @@ Usage::
     python benchmarks/ax_matrix.py                   # the full matrix (hours on 2 cores)
     python benchmarks/ax_matrix.py --trials 20 --jobs 2
     python benchmarks/ax_matrix.py --quick           # one cell per method, minutes
+    python benchmarks/ax_matrix.py --report docs/results/ax  # summaries from the rows
+
+``--report DIR`` runs nothing: it rewrites each ``<name>_summary.csv`` in
+``DIR`` from the per-replication rows of ``<name>.csv`` and its parts
+``<name>_<part>.csv`` beside it and prints the files written (``bolt-pco64 report DIR`` calls it: the folder's
+``report.json`` names this script).
 """
 
 from __future__ import annotations
@@ -362,7 +368,12 @@ def main() -> None:
                         help="run nothing: print the summary of these CSVs")  # fmt: skip
     parser.add_argument("--by", nargs="+", default=list(CELL),
                         help="fields that group the --summarize table")  # fmt: skip
+    parser.add_argument("--report", type=Path, default=None,
+                        help="run nothing: rewrite DIR's *_summary.csv from its rows")  # fmt: skip
     args = parser.parse_args()
+    if args.report is not None:
+        print("\n".join(str(p) for p in report(args.report)))
+        return
     if args.summarize:
         rows = []
         for path in args.summarize:
@@ -397,6 +408,33 @@ def main() -> None:
     summary = summarize(results)
     _write(args.out.with_name(args.out.stem + "_summary.csv"), summary)
     print(markdown(summary))
+
+
+def _read_rows(path: Path) -> list[Row]:
+    with path.open(newline="") as fh:
+        return [_row(r) for r in csv.DictReader(fh)]
+
+
+def report(folder: Path) -> list[Path]:
+    """Rewrite every ``<name>_summary.csv`` of ``folder`` from the rows of
+    ``<name>.csv`` and of the ``<name>_<part>.csv`` beside it (a matrix
+    finished in parts, e.g. ``matrix_pco64.csv``), in that order."""
+    written = []
+    for target in sorted(folder.glob("*_summary.csv")):
+        name = target.stem.removesuffix("_summary")
+        parts = [
+            folder / f"{name}.csv",
+            *sorted(
+                p
+                for p in folder.glob(f"{name}_*.csv")
+                if not p.stem.endswith("_summary")
+            ),
+        ]
+        rows = [r for p in parts if p.is_file() for r in _read_rows(p)]
+        if rows:
+            _write(target, summarize(rows))
+            written.append(target)
+    return written
 
 
 def markdown(summary: Sequence[dict[str, object]]) -> str:

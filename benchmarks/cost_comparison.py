@@ -17,6 +17,13 @@ What it does (issue 17's comparison), on one problem (default pco64):
 4. prints a Markdown report and writes it to ``OUT/results.md``; each phase's
    wall time is in it (measured under whatever load the machine has).
 
+``OUT/report.json`` marks the folder as this script's (``bolt-pco64 report
+OUT`` runs ``--report OUT``) and keeps the settings and measured wall times;
+``--report OUT`` rewrites ``results.md`` from the records in ``OUT/workers1``
+and ``OUT/workers4``, without running anything, and prints the files written
+(``bolt-pco64 report OUT`` calls it, then rewrites the two comparisons'
+reports).
+
 ``--quick`` runs ``--problem all``'s quick form instead: random, qlognei and
 eipu, 3 seeds x 20 evaluations on each problem with its cost report.
 
@@ -24,6 +31,7 @@ Run::
 
     python benchmarks/cost_comparison.py --seeds 20 --jobs 2 --out bench-results/cost
     python benchmarks/cost_comparison.py --quick --jobs 2
+    python benchmarks/cost_comparison.py --report bench-results/cost
 
 The harness's own output directories resume: rerunning with the same
 arguments skips the runs already complete.
@@ -32,6 +40,7 @@ arguments skips the runs already complete.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 import warnings
@@ -41,14 +50,16 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench import DEFAULTS, BenchResult, run_benchmark
+from bolt_pco64.bench import DEFAULTS, run_benchmark
 from bolt_pco64.bench.costmetrics import (
     compare_costs,
     ert_table,
     random_search_costs,
     within_budget,
 )
+from bolt_pco64.bench.costreport import ratio_interval
 from bolt_pco64.bench.family import run_problems
+from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
 from bolt_pco64.table import load_table
 
 #: Every method of the comparison: the default ones and the cost-aware ones.
@@ -71,14 +82,19 @@ def budget_for(table_name: str, target: float) -> float:
     return float(math.ceil(median / 10.0) * 10.0)
 
 
-def _complete(result: BenchResult) -> pd.DataFrame:
-    """The records of the result's complete runs."""
-    bad = {tuple(k.rsplit("/", 1)) for k in result.errors}
-    rec = result.records
+def _complete(folder: Path) -> tuple[pd.DataFrame, float, int]:
+    """A comparison folder's complete runs' records, its optimal value and
+    how many runs failed (from its records and ``meta.json``)."""
+    rec, meta = read_comparison(folder)
+    bad = {tuple(k.rsplit("/", 1)) for k in meta["runs"]["failed"]}
     keep = [
         (m, str(s)) not in bad for m, s in zip(rec["method"], rec["seed"], strict=True)
     ]
-    return rec.loc[keep]
+    return rec.loc[keep], float(meta["table"]["optimal_value"]), len(bad)
+
+
+def _ratio(row: pd.Series) -> str:
+    return ratio_interval(row["ert_ratio"], row["ratio_low"], row["ratio_high"])
 
 
 def _relabel(records: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -111,18 +127,18 @@ def report(
         "|---|---|---|---|",
     ]
     for r in ert.itertuples(index=False):
-        ratio = (
-            _ci(*vs_random.loc[r.method, ["ert_ratio", "ratio_low", "ratio_high"]])
-            if r.method in vs_random.index
-            else "1"
-        )
+        ratio = _ratio(vs_random.loc[r.method]) if r.method in vs_random.index else "1"
         lines.append(
             f"| {r.method} | {r.reached}/{r.runs} | "
             f"{_ci(r.ert, r.ert_low, r.ert_high)} | {ratio} |"
         )
-    vs_q = compare_costs(
-        one, "qlognei", optimal, (TARGET,), "gpu_hours", hours, methods
-    ).set_index("method")
+    vs_q = (
+        compare_costs(
+            one, "qlognei", optimal, (TARGET,), "gpu_hours", hours, methods
+        ).set_index("method")
+        if "qlognei" in methods
+        else pd.DataFrame()
+    )
     lines += [
         "",
         "## Cost-aware methods against qlognei (target: ERT ratio <= 0.75)",
@@ -134,8 +150,7 @@ def report(
         c = vs_q.loc[m]
         n = int(c["pairs"])
         lines.append(
-            f"- {m}: ERT / qlognei's = "
-            f"{_ci(c['ert_ratio'], c['ratio_low'], c['ratio_high'])}; cheaper on "
+            f"- {m}: ERT / qlognei's = {_ratio(c)}; cheaper on "
             f"{round(c['better'] * n)} of {n} seeds, dearer on "
             f"{round(c['worse'] * n)}, sign test p = {c['p_value']:.2g}"
         )
@@ -158,11 +173,39 @@ def report(
         lines.append(
             f"| {m} | {_ci(e1.ert, e1.ert_low, e1.ert_high)} | "
             f"{_ci(e4.ert, e4.ert_low, e4.ert_high)} | "
-            f"{_ci(*c.iloc[0][['ert_ratio', 'ratio_low', 'ratio_high']])} |"
+            f"{_ratio(c.iloc[0])} |"
         )
     if failed:
         lines += ["", f"{failed} run(s) failed and are left out (see meta.json)."]
     return lines
+
+
+def write_results(out: Path) -> Path:
+    """Write ``OUT/results.md`` from the records of ``OUT/workers1`` and
+    ``OUT/workers4`` and the settings in ``OUT/report.json``."""
+    marker = json.loads((out / REPORT_MARKER).read_text())
+    methods, hours = list(marker["methods"]), float(marker["budget_hours"])
+    lines = [
+        f"# Cost comparison on {marker['problem']}",
+        "",
+        f"{len(methods)} methods x {marker['seeds']} seeds, {hours:g} GPU-hours per "
+        "run (the median random search needs to get within 2 % of the optimum); "
+        f"--jobs {marker['jobs']}.",
+        "",
+    ]
+    for workers, seconds in marker["wall_seconds"].items():
+        lines.append(f"- {workers} worker(s): {seconds:.0f} s of wall time")
+    r1, optimal, failed1 = _complete(out / "workers1")
+    r4, _, failed4 = _complete(out / "workers4")
+    lines += ["", *report(r1, r4, methods, optimal, hours, failed1 + failed4)]
+    atomic_write_text(out / "results.md", "\n".join(lines) + "\n")
+    return out / "results.md"
+
+
+def rewrite(out: Path) -> list[Path]:
+    """``--report OUT``: ``results.md`` from the records (nothing runs; the
+    comparisons' own reports are ``bolt-pco64 report``'s)."""
+    return [write_results(out)]
 
 
 def main() -> None:
@@ -174,8 +217,17 @@ def main() -> None:
     parser.add_argument("--budget-hours", type=float, default=None)
     parser.add_argument("--out", default="bench-results/cost")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="Rewrite this output folder's reports from its records; run nothing.",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.report is not None:
+        print("\n".join(str(p) for p in rewrite(args.report)))
+        return
     out = Path(args.out)
     if args.quick:
         t0 = time.perf_counter()
@@ -193,18 +245,10 @@ def main() -> None:
         return
     methods = args.methods.split(",")
     hours = args.budget_hours or budget_for(args.problem, 0.02)
-    lines = [
-        f"# Cost comparison on {args.problem}",
-        "",
-        f"{len(methods)} methods x {args.seeds} seeds, {hours:g} GPU-hours per run "
-        "(the median random search needs to get within 2 % of the optimum); "
-        f"--jobs {args.jobs}.",
-        "",
-    ]
-    results = {}
+    wall: dict[str, float] = {}
     for workers in (1, 4):
         t0 = time.perf_counter()
-        results[workers] = run_benchmark(
+        run_benchmark(
             methods=methods,
             seeds=args.seeds,
             budget_hours=hours,
@@ -214,20 +258,18 @@ def main() -> None:
             problem=args.problem,
             progress=False,
         )
-        lines.append(
-            f"- {workers} worker(s): {time.perf_counter() - t0:.0f} s of wall time"
-        )
-    res1, res4 = results[1], results[4]
-    optimal = float(res1.table.frame["throughput_mean"].iloc[res1.table.best_row])
-    failed = len(res1.errors) + len(res4.errors)
-
-    lines += [
-        "",
-        *report(_complete(res1), _complete(res4), methods, optimal, hours, failed),
-    ]
-    text = "\n".join(lines) + "\n"
-    atomic_write_text(out / "results.md", text)
-    print(text)
+        wall[str(workers)] = time.perf_counter() - t0
+    marker = {
+        "script": "cost_comparison",
+        "problem": args.problem,
+        "methods": methods,
+        "seeds": args.seeds,
+        "jobs": args.jobs,
+        "budget_hours": hours,
+        "wall_seconds": wall,
+    }
+    atomic_write_text(out / REPORT_MARKER, json.dumps(marker, indent=2) + "\n")
+    print(write_results(out).read_text())
 
 
 if __name__ == "__main__":

@@ -33,6 +33,12 @@ the per-run values beside it (``..._runs.csv``).
 
 Run: ``python benchmarks/optuna_crash.py [--seeds 10] [--trials 40]
 [--samplers tpe,gp,random] [--crash placeholder,failed,missing] [--table PATH]``
+
+The per-run values are written at full precision, and the summary is computed
+from them as written: ``--report DIR`` runs nothing and rewrites each
+summary ``<name>.csv`` of ``DIR`` from its ``<name>_runs.csv``, printing the
+files written (``bolt-pco64 report DIR`` calls it: the folder's
+``report.json`` names this script).
 """
 
 from __future__ import annotations
@@ -146,7 +152,16 @@ def main() -> None:
     parser.add_argument("--instance", default="pco64")
     parser.add_argument("--table", default=None)
     parser.add_argument("--out", default="docs/results/optuna/crash_representation.csv")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="Run nothing: rewrite DIR's summaries from its *_runs.csv.",
+    )
     args = parser.parse_args()
+    if args.report is not None:
+        print("\n".join(str(p) for p in report(args.report)))
+        return
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -171,16 +186,29 @@ def main() -> None:
                     f"({rec['seconds']:.1f} s)",
                     flush=True,
                 )
-    runs = pd.DataFrame.from_records(records)
-    summary = summarize(runs)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, summary.to_csv(index=False, float_format="%.6g"))
-    atomic_write_text(
-        out.with_name(out.stem + "_runs.csv"),
-        runs.to_csv(index=False, float_format="%.6g"),
-    )
+    runs_path = out.with_name(out.stem + "_runs.csv")
+    atomic_write_text(runs_path, pd.DataFrame.from_records(records).to_csv(index=False))
+    summary = write_summary(runs_path, out)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def write_summary(runs_path: Path, out: Path) -> pd.DataFrame:
+    """Write ``out``: the summary of the per-run values in ``runs_path``."""
+    summary = summarize(pd.read_csv(runs_path))
+    atomic_write_text(out, summary.to_csv(index=False, float_format="%.6g"))
+    return summary
+
+
+def report(folder: Path) -> list[Path]:
+    """Rewrite each ``<name>.csv`` of ``folder`` from ``<name>_runs.csv``."""
+    written = []
+    for runs_path in sorted(folder.glob("*_runs.csv")):
+        out = runs_path.with_name(runs_path.stem.removesuffix("_runs") + ".csv")
+        write_summary(runs_path, out)
+        written.append(out)
+    return written
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def test_the_clock_is_deterministic(table: Table) -> None:
     config = BenchConfig(budget=None, budget_hours=40.0, n_init=4, workers=3)
     a = run_one("qlognei", 2, table, config).records.drop(columns=TIMING)
     b = run_one("qlognei", 2, table, config).records.drop(columns=TIMING)
-    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
 @pytest.mark.parametrize("method", ["eipu", "ei_cool"])
@@ -124,7 +124,9 @@ def test_workers_and_jobs_give_identical_records_and_resume(
     assert again.ran == []
     expected = one.records.drop(columns=TIMING)
     for other in (two, again):
-        pd.testing.assert_frame_equal(other.records.drop(columns=TIMING), expected)
+        pd.testing.assert_frame_equal(
+            other.records.drop(columns=TIMING), expected, check_exact=True
+        )
     for name in ("cost_summary.md", "cost_ert.csv", "cost.png"):
         assert (tmp_path / "one" / name).stat().st_size > 0
 

@@ -149,7 +149,7 @@ def test_posterior_with_a_model_method_is_deterministic(table: Table) -> None:
     assert a.ok, a.traceback
     assert a.records["stopped"].any()
     pd.testing.assert_frame_equal(
-        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING)
+        a.records.drop(columns=TIMING), b.records.drop(columns=TIMING), check_exact=True
     )
 
 
@@ -176,7 +176,9 @@ def test_jobs_and_resume_are_bit_identical_with_early_stop(
     expected = one.records.drop(columns=TIMING)
     assert expected["stopped"].any()
     for other in (two, again):
-        pd.testing.assert_frame_equal(other.records.drop(columns=TIMING), expected)
+        pd.testing.assert_frame_equal(
+            other.records.drop(columns=TIMING), expected, check_exact=True
+        )
     # Another policy is another configuration: resume refuses to mix them.
     with pytest.raises(ValueError, match="configuration"):
         run_benchmark(out=tmp_path / "one", **{**kw, "early_stop": "percentile"})

@@ -302,11 +302,11 @@ def test_bench_reference_names_the_option_and_reaches_the_comparisons(
         (row,) = [line for line in lines if line.startswith(f"{method} ")]
         cells = row.split()
         assert cells[1] == "2"  # runs
-        medians = [
-            f"{summary.loc[method, f'regret_median@{k}']:.4f}" for k in (3, 6, 8, 11)
-        ]
-        assert cells[2:6] == medians
-        assert cells[6] == f"{100 * summary.loc[method, 'found_optimum']:.0f}%"
+        # Every quarter of 11 but the last lies in the 10-row initial design.
+        medians = [f"{summary.loc[method, 'regret_median@11']:.4f}"]
+        assert "regret_median@8" not in summary.columns
+        assert cells[2:3] == medians
+        assert cells[3] == f"{100 * summary.loc[method, 'found_optimum']:.0f}%"
     last = comparisons[
         (comparisons["measure"] == "regret") & (comparisons["checkpoint"] == 11)
     ]

@@ -13,11 +13,17 @@ from bolt_pco64.bench.costmetrics import (
     compare_costs,
     cost_curves,
     cost_grid,
+    ert_sensitivity,
     ert_table,
     regret_on_grid,
     time_to_target,
 )
-from bolt_pco64.bench.costreport import ert_markdown, plot_cost
+from bolt_pco64.bench.costreport import (
+    ert_markdown,
+    plot_cost,
+    ratio_interval,
+    sensitivity_markdown,
+)
 
 OPT = 1.0
 
@@ -161,3 +167,56 @@ def test_random_search_costs_count_the_runs_until_the_target() -> None:
         random_search_costs(table, 0.6, draws=500, startup_seconds=0.0).max()
         == 3 * per_run
     )
+
+
+def test_an_unsuccessful_seed_is_charged_its_whole_budget(
+    records: pd.DataFrame,
+) -> None:
+    # a's seed 1 never gets within 1 %; its records end at 10 GPU-hours, but
+    # with a 12 GPU-hour budget it is charged all 12 (the documented rule).
+    ttt = time_to_target(records, OPT, targets=(0.01,), budget=12.0)
+    a = ttt[ttt["method"] == "a"]
+    assert a["cost"].tolist() == [3.0, 12.0]
+    ert = ert_table(records, OPT, targets=(0.01,), budget=12.0, resamples=50)
+    by = ert.set_index("method")["ert"]
+    assert by["a"] == pytest.approx((3.0 + 12.0) / 1)
+    assert by["b"] == pytest.approx((5.0 + 8.0) / 2)
+    # Without a budget the whole run is its last result.
+    assert time_to_target(records, OPT, targets=(0.01,))["cost"].tolist()[1] == 10.0
+
+
+def test_a_reference_that_never_got_there_leaves_the_ratio_unbounded(
+    records: pd.DataFrame,
+) -> None:
+    cmp = compare_costs(records, "a", OPT, targets=(0.01,), resamples=2000)
+    b = cmp.iloc[0]
+    # b's ERT (5 + 8) / 2 = 6.5 over a's (3 + 10) / 1 = 13.
+    assert b["ert_ratio"] == pytest.approx(6.5 / 13.0)
+    # a reaches 1 % on seed 0 only: a resample of seed 1 twice (p = 1/4)
+    # leaves a's ERT infinite, far more than the 2.5 % lower tail.
+    assert b["reference_infinite"] == pytest.approx(0.25, abs=0.04)
+    assert math.isnan(b["ratio_low"])
+    assert b["ratio_high"] >= b["ert_ratio"]
+    assert ratio_interval(b["ert_ratio"], b["ratio_low"], b["ratio_high"]).startswith(
+        "0.5 [unbounded, "
+    )
+    # The other way round a's ratio is bounded below (b always got there).
+    other = compare_costs(records, "b", OPT, targets=(0.01,), resamples=2000).iloc[0]
+    assert other["reference_infinite"] == 0.0
+    assert other["ratio_low"] > 0
+
+
+def test_sensitivity_table_gives_the_ratio_at_each_target(
+    records: pd.DataFrame,
+) -> None:
+    sens = ert_sensitivity(records, "b", OPT, targets=(0.005, 0.01, 0.05))
+    ratio = sens.set_index(["method", "target"])["ert_ratio"]
+    # By hand: a's costs to 0.5 % are 3 and 10 (one success), b's 7 and 8.
+    assert ratio[("a", 0.005)] == pytest.approx(13.0 / 7.5)
+    assert ratio[("a", 0.01)] == pytest.approx(13.0 / 6.5)
+    # To 5 %: a at 3 and 4, b at 5 and 8.
+    assert ratio[("a", 0.05)] == pytest.approx(3.5 / 6.5)
+    assert (ratio.loc["b"] == 1.0).all()
+    md = sensitivity_markdown(sens, "b")
+    assert "| method | 0.5% | 1% | 5% |" in md
+    assert "(1/2)" in md

@@ -15,6 +15,7 @@ from bolt_pco64.bench.stats import (
     paired_comparisons,
     verdict,
 )
+from bolt_pco64.bench.summary import checkpoints_for
 
 
 def _records(curves: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -164,7 +165,18 @@ def test_summary_reports_intervals_and_the_oom_share_after_the_initial_design() 
     assert row["regret_median@8"] == 0.0
     assert row["inference_regret_median@8"] == pytest.approx(0.01)
     assert row["found_optimum"] == 1.0
-    assert row["regret_low@2"] <= row["regret_median@2"] <= row["regret_high@2"]
+    assert row["regret_low@6"] <= row["regret_median@6"] <= row["regret_high@6"]
+    # Checkpoints start after the shared 4-row initial design (2 and 4 are in it).
+    assert "regret_median@2" not in row.index
+    assert "regret_median@4" not in row.index
+
+
+def test_checkpoints_are_the_quarters_after_the_initial_design() -> None:
+    assert checkpoints_for(40) == [10, 20, 30, 40]
+    assert checkpoints_for(40, n_init=10) == [20, 30, 40]
+    assert checkpoints_for(30, n_init=10) == [15, 22, 30]
+    assert checkpoints_for(40, n_init=5) == [10, 20, 30, 40]
+    assert checkpoints_for(10, n_init=10) == [10]
 
 
 def test_reference_comparison_counts_oom_runs_after_the_initial_design() -> None:

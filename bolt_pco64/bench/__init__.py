@@ -32,6 +32,8 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.report`: the files written at the end
   (:func:`~bolt_pco64.bench.report.write_summary`);
 - :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`plot_regret`);
+- :mod:`~bolt_pco64.bench.regenerate`: :func:`regenerate`, every report of a
+  result folder rewritten from its records (``bolt-pco64 report DIR``);
 - :mod:`~bolt_pco64.bench.plan`: :class:`BenchPlan`, a comparison checked
   once (methods, settings, tables, output directories, stored runs) before
   anything is created, and :func:`execute_plan`, which runs and reports it;
@@ -142,6 +144,7 @@ if TYPE_CHECKING:
     from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.records import RunOutcome, record_columns
+    from bolt_pco64.bench.regenerate import regenerate
     from bolt_pco64.bench.report import cost_label
     from bolt_pco64.bench.run import run_one
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
@@ -182,6 +185,7 @@ _WHERE: dict[str, str] = {
     "checkpoints_for": "summary",
     "cost_label": "report",
     "plot_regret": "plots",
+    "regenerate": "regenerate",
     "summarize": "summary",
     "summary_markdown": "formatting",
     "RunOutcome": "records",
@@ -228,6 +232,7 @@ __all__ = [
     "method_names",
     "plot_regret",
     "record_columns",
+    "regenerate",
     "register_method",
     "resolve_proposal",
     "run_benchmark",

@@ -24,7 +24,10 @@ budget), so that no curve holds a run's last value beyond its data.
 :attr:`CostMetricsDefaults.targets`) is reached when the best feasible
 throughput found is within ``p`` of the optimum (regret ``<= p x optimal``).
 A run that reaches it spent the axis value at that result; one that does
-not spent its whole run (capped at the budget, see ``budget``). The
+not is charged its **whole budget** when there is one (``budget``: a run
+stops once its budget is spent, so whatever it held back is still what an
+unsuccessful seed costs), else its whole run (the axis value of its last
+result: on an evaluation budget, all its evaluations). The
 *expected running time* (ERT; Hansen et al. 2021, "COCO: a platform for
 comparing continuous optimizers in a black-box setting", Optimization
 Methods and Software 36) is the cost spent over all seeds divided by the
@@ -32,6 +35,9 @@ number of seeds that reached the target: the expected cost to reach it
 when unsuccessful runs are restarted; infinite when no seed reached it.
 Reported with the success rate; both with percentile-bootstrap intervals
 over the seeds (generator keyed by method, axis and target).
+:func:`ert_sensitivity` gives the ERT ratios against a reference at the
+targets of :attr:`CostMetricsDefaults.sensitivity_targets` (0.5, 1, 2 and
+5 %), so that the choice of target (and of a budget tied to it) can be seen.
 
 **Paired comparisons on cost** (:func:`compare_costs`): each method against a
 reference over the seeds both ran (same initial design). Per seed, the cost
@@ -40,7 +46,12 @@ the shares of seeds where the method is cheaper, tied and dearer, the
 two-sided **sign test** p-value (``scipy.stats.binomtest`` of the untied
 seeds; a failure is a censored cost, which a signed-rank test of differences
 cannot rank), and the ratio of the two ERTs with a *paired* bootstrap
-interval (the same resampled seeds for both).
+interval (the same resampled seeds for both). Where the reference reached
+the target on none of the resampled seeds its ERT is infinite and the ratio
+says nothing (0, or NaN when neither got there): ``reference_infinite`` is
+the share of such resamples, and when it reaches the interval's lower tail
+the lower bound is reported as NaN ("unbounded": the data cannot bound how
+much cheaper the method is) instead of 0.
 """
 
 from __future__ import annotations
@@ -74,6 +85,7 @@ __all__ = [
     "compare_costs",
     "cost_curves",
     "cost_grid",
+    "ert_sensitivity",
     "ert_table",
     "evaluation_horizon",
     "random_search_costs",
@@ -90,10 +102,13 @@ class CostMetricsDefaults:
     Attributes:
         targets: Relative distances to the optimum of the time-to-target
             metrics (0.01 = within 1 % of the optimal throughput).
+        sensitivity_targets: The targets of the sensitivity table of ERT
+            ratios (:func:`ert_sensitivity`).
         grid_points: Points of the shared cost grid of the curves.
     """
 
     targets: tuple[float, ...] = (0.01, 0.02, 0.05)
+    sensitivity_targets: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05)
     grid_points: int = 200
 
 
@@ -298,12 +313,14 @@ def time_to_target(
         targets: Relative distances to the optimum.
         axis: ``"gpu_hours"`` or ``"wall_hours"``.
         budget: Results beyond this axis value do not count, and an
-            unsuccessful run spent at most this much; ``None``: no cap.
+            unsuccessful run is charged exactly this much (its whole
+            budget); ``None``: no cap, an unsuccessful run is charged its
+            last result's axis value.
 
     Returns:
         Columns ``method, seed, target, reached, cost``: ``cost`` is the axis
-        value of the first result within the target, or what the run spent
-        (capped at ``budget``) when it never got there.
+        value of the first result within the target, or, when the run never
+        got there, ``budget`` (its last result's axis value without one).
     """
     if not (math.isfinite(optimal_value) and optimal_value > 0):
         raise ValueError(f"Expected an optimal value > 0, got {optimal_value!r}.")
@@ -317,7 +334,7 @@ def time_to_target(
             x = axis_values(r, axis)
             reg = r["regret"].to_numpy(dtype=np.float64)
             inside = x <= budget if budget is not None else np.ones(x.size, bool)
-            spent = float(min(x[-1], budget)) if budget is not None else float(x[-1])
+            spent = float(budget) if budget is not None else float(x[-1])
             for t in ts:
                 hit = np.flatnonzero(inside & (reg <= t * optimal_value))
                 reached = hit.size > 0
@@ -490,10 +507,19 @@ def compare_costs(
             worse = int((ta > tb).sum())
             rng = keyed_rng(seed, m, reference, axis, f"ratio{t}")
             idx = rng.integers(0, n, size=(resamples, n))
+            ref_ert = _ert(cb[idx], rb[idx])
+            infinite = float(np.isinf(ref_ert).mean())
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratios = _ert(ca[idx], ra[idx]) / _ert(cb[idx], rb[idx])
-                ratio = float(_ert(ca, ra) / _ert(cb, rb))
+                ratios = _ert(ca[idx], ra[idx]) / ref_ert
+                whole = float(_ert(cb, rb))
+                ratio = (
+                    float(_ert(ca, ra) / whole) if math.isfinite(whole) else math.nan
+                )
+            # A resample where the reference never got there has ratio 0 (or
+            # NaN): it bounds nothing, so it is the lowest value of the ratio.
+            ratios = np.where(np.isinf(ref_ert), -np.inf, ratios)
             lo, hi = _percentile_interval(ratios, level)
+            lo = lo if math.isfinite(lo) else math.nan
             rows.append(
                 {
                     "method": m,
@@ -507,6 +533,7 @@ def compare_costs(
                     "ert_ratio": ratio,
                     "ratio_low": lo,
                     "ratio_high": hi,
+                    "reference_infinite": infinite,
                 }
             )
     return pd.DataFrame(
@@ -523,8 +550,56 @@ def compare_costs(
             "ert_ratio",
             "ratio_low",
             "ratio_high",
+            "reference_infinite",
         ],
     )
+
+
+def ert_sensitivity(
+    records: pd.DataFrame,
+    reference: str,
+    optimal_value: float,
+    targets: Sequence[float] = COST_METRICS_DEFAULTS.sensitivity_targets,
+    axis: str = "gpu_hours",
+    budget: float | None = None,
+    methods: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """ERT ratios against ``reference`` at several targets: how much the
+    conclusion depends on the target (and on a budget chosen for one).
+
+    :func:`compare_costs` at each of ``targets``, with the number of seeds
+    each method reached the target on.
+
+    Returns:
+        One row per method (the reference included, its ratio 1) and target:
+        columns ``method, target, reached, runs, ert, ert_ratio, ratio_low,
+        ratio_high, reference_infinite``.
+    """
+    ert = ert_table(records, optimal_value, targets, axis, budget, methods)
+    cmp = compare_costs(
+        records, reference, optimal_value, targets, axis, budget, methods
+    )
+    keep = ["method", "target", "ert_ratio", "ratio_low", "ratio_high"]
+    out = ert.merge(
+        cmp[[*keep, "reference_infinite"]], on=["method", "target"], how="left"
+    )
+    own = out["method"] == reference
+    one = np.where(np.isfinite(out.loc[own, "ert"]), 1.0, np.nan)
+    for c in ("ert_ratio", "ratio_low", "ratio_high"):
+        out.loc[own, c] = one
+    out.loc[own, "reference_infinite"] = np.nan
+    columns = [
+        "method",
+        "target",
+        "reached",
+        "runs",
+        "ert",
+        "ert_ratio",
+        "ratio_low",
+        "ratio_high",
+        "reference_infinite",
+    ]
+    return out[columns]
 
 
 def random_search_costs(

@@ -1,9 +1,16 @@
 """The cost report of a comparison: the ERT table, the cost plot and the files.
 
 :func:`write_cost_report` writes ``cost_summary.md``, ``cost_ert.csv``,
-``cost_comparisons.csv`` and ``cost.png`` into a comparison's directory from
-the metrics of :mod:`bolt_pco64.bench.costmetrics` (time to target, ERT,
-paired comparisons on cost, regret against the cost axes).
+``cost_comparisons.csv``, ``cost_sensitivity.csv`` and ``cost.png`` into a
+comparison's directory from the metrics of
+:mod:`bolt_pco64.bench.costmetrics` (time to target, ERT, paired comparisons
+on cost, ERT ratios at several targets, regret against the cost axes).
+
+An ERT ratio's lower bound is printed "unbounded" where the reference never
+reached the target in enough bootstrap resamples that the bound is one of
+them (its ERT infinite there, the ratio 0): the data then cannot bound how
+much cheaper the method is; the share of such resamples is printed beside
+it.
 """
 
 from __future__ import annotations
@@ -20,10 +27,17 @@ from bolt_pco64.bench.costmetrics import (
     COST_AXES,
     _methods,
     compare_costs,
-    cost_curves,
     cost_grid,
+    ert_sensitivity,
     ert_table,
+    regret_on_grid,
     within_budget,
+)
+from bolt_pco64.bench.plots import (
+    add_caption,
+    draw_median,
+    method_style,
+    plot_caption,
 )
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
 
@@ -31,9 +45,17 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.bench.report import TableFacts
     from bolt_pco64.table import Table
 
-__all__ = ["COST_REPORT_FILES", "ert_markdown", "plot_cost", "write_cost_report"]
+__all__ = [
+    "COST_REPORT_FILES",
+    "ert_markdown",
+    "plot_cost",
+    "ratio_interval",
+    "sensitivity_markdown",
+    "write_cost_report",
+]
 
 
 def _num(v: float) -> str:
@@ -42,6 +64,54 @@ def _num(v: float) -> str:
     if math.isinf(v):
         return "∞"
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def _pct(target: float) -> str:
+    """``0.005 -> "0.5%"``, ``0.01 -> "1%"``."""
+    return f"{100 * target:g}%"
+
+
+def ratio_interval(ratio: float, low: float, high: float) -> str:
+    """``"0.25 [unbounded, 0.52]"``: an ERT ratio and its interval, the lower
+    bound "unbounded" where it is NaN (the reference's ERT was infinite in
+    that tail of the resamples), and just "—" where the reference never got
+    there (no ratio)."""
+    if math.isnan(ratio):
+        return "—"
+    lo = "unbounded" if math.isnan(low) else _num(low)
+    return f"{_num(ratio)} [{lo}, {_num(high)}]"
+
+
+def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
+    """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert_sensitivity`:
+    one row per method, one column per target."""
+    targets = sorted(set(table["target"]))
+    head = " | ".join(_pct(t) for t in targets)
+    lines = [
+        f"| method | {head} |",
+        "|---|" + "---|" * len(targets),
+    ]
+    for m in dict.fromkeys(table["method"]):
+        cells = []
+        for t in targets:
+            r = table[(table["method"] == m) & (table["target"] == t)].iloc[0]
+            cells.append(
+                f"{ratio_interval(r['ert_ratio'], r['ratio_low'], r['ratio_high'])} "
+                f"({int(r['reached'])}/{int(r['runs'])})"
+            )
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    ref = table[table["method"] != reference].groupby("target")["reference_infinite"]
+    share = ref.max()
+    lines += [
+        "",
+        f"Cells: ERT / {reference}'s [95% paired bootstrap CI] (seeds that reached "
+        f"the target / seeds). {reference}'s ERT was ∞ (no resampled seed reached "
+        "the target) in "
+        + ", ".join(f"{share.get(t, math.nan):.0%} at {_pct(t)}" for t in targets)
+        + " of the resamples; where that share reaches the lower tail the "
+        "lower bound is unbounded.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def ert_markdown(ert: pd.DataFrame, unit: str) -> str:
@@ -67,15 +137,13 @@ def _draw(
     methods: Sequence[str],
     upto: float | None,
 ) -> None:
-    curves = cost_curves(
-        records, axis, fill, methods, cost_grid(records, axis, upto=upto)
-    )
-    for m in methods:
-        c = curves[curves["method"] == m]
-        if c.empty:
+    grid = cost_grid(records, axis, upto=upto)
+    for i, m in enumerate(methods):
+        sub = records[records["method"] == m]
+        if sub.empty:
             continue
-        (line,) = ax.plot(c["x"], c["median"], label=m)
-        ax.fill_between(c["x"], c["low"], c["high"], alpha=0.15, color=line.get_color())
+        _, matrix = regret_on_grid(sub, axis, grid, fill)
+        draw_median(ax, grid, matrix, method_style(i), m, m, axis)
     ax.set_xlabel(COST_AXES[axis].label)
     ax.set_ylabel("simple regret (optimal - best feasible evaluated)")
     ax.set_yscale("symlog", linthresh=1e-3)
@@ -98,9 +166,13 @@ def plot_cost(
 
     Two plots: simple regret against cumulative GPU-hours (up to
     ``budget_hours`` when given, else where the first run stops) and against
-    simulated wall-clock hours (where the first run stops); lines and bands
-    as :func:`cost_curves`. Drawn on a :class:`matplotlib.figure.Figure` of
-    its own (pyplot's state and the backend are left alone).
+    simulated wall-clock hours (where the first run stops), each run's
+    regret forward-filled on one grid (:func:`regret_on_grid`); lines, bands
+    and single runs by the regret plot's one rule
+    (:func:`~bolt_pco64.bench.plots.draw_median`: a band only with enough
+    seeds for it to say something, each method in its own style). Drawn on a
+    :class:`matplotlib.figure.Figure` of its own (pyplot's state and the
+    backend are left alone).
 
     Args:
         cost: The GPU-hour axis's label (``"simulated GPU-hours"`` on the
@@ -117,15 +189,10 @@ def plot_cost(
     _draw(axes[1], records, "wall_hours", fill, names, None)
     if title:
         fig.suptitle(title)
-    fig.text(
-        0.01,
-        0.005,
-        "Line: median over seeds on one cost grid (each run forward-filled). "
-        "Band: pointwise 95% percentile-bootstrap interval of the median.",
-        fontsize="small",
-        va="bottom",
+    seeds = [records.loc[records["method"] == m, "seed"].nunique() for m in names]
+    add_caption(
+        fig, "On one cost grid, each run forward-filled. " + plot_caption(seeds)
     )
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
 
 
@@ -134,6 +201,7 @@ COST_REPORT_FILES = (
     "cost_summary.md",
     "cost_ert.csv",
     "cost_comparisons.csv",
+    "cost_sensitivity.csv",
     "cost.png",
 )
 
@@ -141,7 +209,7 @@ COST_REPORT_FILES = (
 def write_cost_report(
     out: str | os.PathLike[str],
     records: pd.DataFrame,
-    table: Table,
+    table: Table | TableFacts,
     optimal_value: float,
     worst_feasible_value: float,
     methods: Sequence[str],
@@ -154,8 +222,11 @@ def write_cost_report(
 
     ``cost_ert.csv``: :func:`ert_table` on both axes (column ``axis``);
     ``cost_comparisons.csv``: :func:`compare_costs` against ``reference``
-    on both axes (empty without complete runs of it); ``cost_summary.md``
-    the two as Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
+    on both axes (empty without complete runs of it);
+    ``cost_sensitivity.csv``: :func:`ert_sensitivity` against ``reference``
+    in GPU-hours at :attr:`CostMetricsDefaults.sensitivity_targets` (empty
+    without complete runs of it); ``cost_summary.md`` the three as
+    Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
     left out. On a GPU-hour budget only the results that came in within it
     count (:func:`within_budget`), on either axis.
 
@@ -164,24 +235,26 @@ def write_cost_report(
     """
     from pathlib import Path
 
-    from bolt_pco64.costs import TimeModel
+    from bolt_pco64.bench.report import TableFacts
 
+    facts = TableFacts.of(table)
     path = Path(out)
     done = within_budget(complete_runs(records, failed), config.budget_hours)
     done = done[done["method"].isin(list(methods))]
     names = [m for m in methods if (done["method"] == m).any()]
     lines = [
-        f"# {table.instance.name} cost report",
+        f"# {facts.name} cost report",
         "",
         f"{len(names)} methods, {config.describe_budget()} per run, "
         f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
         f"{cost} by the time model (bolt_pco64.costs): "
-        f"{TimeModel(table).describe()}.",
+        f"{facts.time_model}.",
         "",
         "Time to target: the first result whose best feasible throughput is "
         "within the target of the optimum. ERT = the cost spent by all seeds "
-        "(a seed that never got there: its whole run, capped at the budget) / "
-        "the seeds that got there; ∞ when none did. Intervals: 95% percentile "
+        "(a seed that never got there: its whole budget, or its whole run on an "
+        "axis without a budget) / the seeds that got there; ∞ when none did. "
+        "Intervals: 95% percentile "
         f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
         "",
     ]
@@ -200,18 +273,23 @@ def write_cost_report(
             lines += [
                 f"Against {reference}, seed by seed (cost to the target; a seed "
                 "that never got there costs ∞): ERT ratio [95% paired bootstrap "
-                "CI], cheaper / tied / dearer seeds, sign-test p.",
+                f"CI], cheaper / tied / dearer seeds, sign-test p; {reference} ∞: "
+                f"the share of resamples where {reference} never reached the "
+                "target (the lower bound is unbounded where it reaches "
+                f"{(1 - STATS_DEFAULTS.level) / 2:.1%}).",
                 "",
-                "| method | target | ERT ratio | cheaper / tied / dearer | p |",
-                "|---|---|---|---|---|",
+                "| method | target | ERT ratio | cheaper / tied / dearer | p | "
+                f"{reference} ∞ |",
+                "|---|---|---|---|---|---|",
             ]
             for r in cmp.itertuples(index=False):
                 n = r.pairs
                 lines.append(
-                    f"| {r.method} | {r.target:.0%} | {_num(r.ert_ratio)} "
-                    f"[{_num(r.ratio_low)}, {_num(r.ratio_high)}] | "
+                    f"| {r.method} | {r.target:.0%} | "
+                    f"{ratio_interval(r.ert_ratio, r.ratio_low, r.ratio_high)} | "
                     f"{round(r.better * n)} / {round(r.tied * n)} / "
-                    f"{round(r.worse * n)} | {r.p_value:.2g} |"
+                    f"{round(r.worse * n)} | {r.p_value:.2g} | "
+                    f"{r.reference_infinite:.0%} |"
                 )
             lines.append("")
     atomic_write_text(
@@ -219,6 +297,22 @@ def write_cost_report(
     )
     cmp_frame = pd.concat(cmps, ignore_index=True) if cmps else pd.DataFrame()
     atomic_write_text(path / "cost_comparisons.csv", cmp_frame.to_csv(index=False))
+    sens = pd.DataFrame()
+    if reference is not None and (done["method"] == reference).any():
+        sens = ert_sensitivity(
+            done,
+            reference,
+            optimal_value,
+            axis="gpu_hours",
+            budget=config.budget_hours,
+            methods=names,
+        )
+        lines += [
+            f"## Sensitivity to the target: ERT in {cost} / {reference}'s",
+            "",
+            sensitivity_markdown(sens, reference),
+        ]
+    atomic_write_text(path / "cost_sensitivity.csv", sens.to_csv(index=False))
     md = "\n".join(lines)
     atomic_write_text(path / "cost_summary.md", md)
     if names:
@@ -228,7 +322,7 @@ def write_cost_report(
             optimal_value,
             worst_feasible_value,
             names,
-            title=f"{table.instance.name}: regret against cost",
+            title=f"{facts.name}: regret against cost",
             budget_hours=config.budget_hours,
             cost=cost,
         )

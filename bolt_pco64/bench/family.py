@@ -7,13 +7,17 @@ writes one combined ``OUT/summary.csv`` (a ``problem`` column first),
 ``OUT/summary.md`` and ``OUT/regret.png`` (one row of plots per problem).
 Every problem's table, output directory and stored runs are checked before
 anything is created, so a refused comparison leaves the file system as it was.
+The combined files are a function of each problem's records and facts
+(:func:`write_family_report`), so ``bolt-pco64 report OUT`` rewrites them
+(``OUT/report.json`` marks the root, :mod:`bolt_pco64.bench.regenerate`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +27,32 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.formatting import summary_markdown
-from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
+from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
 from bolt_pco64.bench.plots import plot_panels
-from bolt_pco64.bench.report import cost_label, standin_caveats
+from bolt_pco64.bench.report import TableFacts, cost_label, standin_caveats
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 
-__all__ = ["FamilyResult", "run_problems"]
+__all__ = ["FamilyPart", "FamilyResult", "run_problems", "write_family_report"]
+
+
+@dataclass(frozen=True)
+class FamilyPart:
+    """What the combined report takes from one problem's comparison.
+
+    Attributes:
+        summary: Its summary frame (:func:`~bolt_pco64.bench.summary.summarize`).
+        records: Its records.
+        facts: Its table's :class:`~bolt_pco64.bench.report.TableFacts`.
+        optimal_value: Its problem's optimal value.
+        worst_feasible_value: Its problem's worst feasible value.
+    """
+
+    summary: pd.DataFrame
+    records: pd.DataFrame
+    facts: TableFacts
+    optimal_value: float
+    worst_feasible_value: float
 
 
 @dataclass
@@ -119,28 +142,52 @@ def run_problems(
         progress,
     )
     results = execute_plan(plan)
-    return _combined_report(root, results, plan)
+    marker = {"combined": "family", "problems": chosen}
+    atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
+    parts = {
+        p: FamilyPart(
+            r.summary,
+            r.records,
+            TableFacts.of(plan.problems[p].table),
+            float(plan.problems[p].problem.optimal_value),
+            float(plan.problems[p].problem.worst_feasible_value),
+        )
+        for p, r in results.items()
+    }
+    summary, md, plot = write_family_report(
+        root, parts, plan.config, plan.methods, plan.seeds
+    )
+    return FamilyResult(root, results, summary, md, plot)
 
 
-def _combined_report(
-    root: Path, results: dict[str, BenchResult], plan: BenchPlan
-) -> FamilyResult:
+def write_family_report(
+    root: Path,
+    parts: Mapping[str, FamilyPart],
+    config: BenchConfig,
+    methods: Sequence[str],
+    seeds: Sequence[int],
+) -> tuple[pd.DataFrame, str, Path]:
+    """Write the combined ``summary.csv``, ``summary.md`` and ``regret.png``
+    of the problems' comparisons (``parts`` by problem, in report order).
+
+    Returns:
+        The combined summary, ``summary.md``'s text and the plot's path.
+    """
     summary = pd.concat(
-        [r.summary.assign(problem=p) for p, r in results.items()], ignore_index=True
+        [r.summary.assign(problem=p) for p, r in parts.items()], ignore_index=True
     )
     summary = summary[["problem", *[c for c in summary.columns if c != "problem"]]]
     atomic_write_text(root / "summary.csv", summary.to_csv(index=False))
-    config, methods, seeds = plan.config, plan.methods, plan.seeds
-    tables = {name: p.table for name, p in plan.problems.items()}
-    simulated = [p for p, t in tables.items() if t.is_simulated]
-    if len(simulated) == len(tables):
+    facts = {p: r.facts for p, r in parts.items()}
+    simulated = [p for p, t in facts.items() if t.is_simulated]
+    if len(simulated) == len(facts):
         cost = "simulated GPU-hours"
     elif simulated:
         cost = f"GPU-hours (simulated on {', '.join(simulated)})"
     else:
         cost = "GPU-hours"
     header = [
-        f"# pco family benchmark summary: {', '.join(results)}",
+        f"# pco family benchmark summary: {', '.join(parts)}",
         "",
         f"{len(methods)} methods × {len(seeds)} seeds × {config.budget} evaluations "
         f"per problem (n_init {config.n_init}, q {config.q}, noise {config.noise}). "
@@ -155,20 +202,19 @@ def _combined_report(
     )
     atomic_write_text(root / "summary.md", md)
     panels = []
-    for p, r in results.items():
-        problem = plan.problems[p].problem
-        kind = "simulated stand-in" if tables[p].is_simulated else tables[p].source.kind
+    for p, r in parts.items():
+        kind = "simulated stand-in" if r.facts.is_simulated else r.facts.source_kind
         panels.append(
             (
                 f"{p} ({kind})",
                 r.records,
-                float(problem.optimal_value),
-                float(problem.worst_feasible_value),
+                r.optimal_value,
+                r.worst_feasible_value,
                 config.budget,
                 methods,
-                cost_label(tables[p]),
+                cost_label(r.facts),
             )
         )
     plot = root / "regret.png"
     plot_panels(panels, plot, title="\n".join(textwrap.fill(c, 120) for c in caveats))
-    return FamilyResult(root, results, summary, md, plot)
+    return summary, md, plot

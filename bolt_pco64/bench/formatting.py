@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from bolt_pco64.bench.stats import STATS_DEFAULTS
-from bolt_pco64.bench.summary import MEASURES, checkpoints_for
+from bolt_pco64.bench.summary import MEASURES, summary_checkpoints
 
 __all__ = [
     "comparisons_markdown",
@@ -30,7 +30,7 @@ def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
     if comparisons.empty:
         return ""
     ref = comparisons["reference"].iloc[0]
-    ks = checkpoints_for(budget)
+    ks = sorted({int(k) for k in comparisons["checkpoint"]})
     lines = [
         f"## Paired comparisons with {ref} (shared seeds)",
         "",
@@ -100,7 +100,7 @@ def summary_markdown(
             (:func:`~bolt_pco64.bench.report.cost_label`).
         first_column: ``"method"``, or ``"problem"`` for a combined table.
     """
-    ks = checkpoints_for(budget)
+    ks = summary_checkpoints(summary)
     lead = ["problem", "method"] if first_column == "problem" else ["method"]
     cols = [
         *lead,
@@ -237,7 +237,7 @@ def terminal_summary(
         budget: Evaluations per run.
         first_column: ``"method"``, or ``"problem"`` for a combined table.
     """
-    ks = checkpoints_for(budget)
+    ks = summary_checkpoints(summary)
     lead = ["problem", "method"] if first_column == "problem" else ["method"]
     header = [*lead, "runs", *[f"@{k}" for k in ks], "found optimum", "OOM share"]
     rows: list[list[str]] = []

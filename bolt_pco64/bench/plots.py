@@ -1,4 +1,5 @@
-"""The regret plot of a comparison (``regret.png``).
+"""The regret plot of a comparison (``regret.png``), and what every plot of
+the harness shares: one style per method and one rule for bands.
 
 Drawn on a :class:`matplotlib.figure.Figure` of its own (matplotlib is
 imported when a plot is drawn): pyplot's state and the backend are left
@@ -8,18 +9,27 @@ same confidence level and number of bootstrap resamples as ``summary.md``'s
 intervals. The tables of the same comparison are
 :mod:`bolt_pco64.bench.report`'s.
 
-**Few seeds.** A percentile-bootstrap interval of the median of ``n`` seeds is
-their whole range until ``n`` is large enough that a resample's median is
-rarely the smallest (or largest) value (:func:`band_is_informative`: 6 seeds
-at 95 %). With fewer seeds (``--quick`` runs 3) the plot draws no band, which
-would only repeat the range and bury the medians under one block of colour,
-but each seed's run as a thin line; the caption says how many seeds there are.
+**Every method visible.** Each method has its own colour, dash pattern and
+marker (:func:`method_style`, by its position in the report's order), so two
+methods whose medians coincide are both seen: the markers of each sit at
+their own offsets along the line.
+
+**Few seeds: one rule for every plot.** A percentile-bootstrap interval of
+the median of ``n`` seeds is their whole range until ``n`` is large enough
+that a resample's median is rarely the smallest (or largest) value
+(:func:`band_is_informative`: 6 seeds at 95 %). With fewer seeds
+(``--quick`` runs 3) a plot draws no band, which would only repeat the range
+and bury the medians under one block of colour, but each seed's run as a
+thin line; the caption says how many seeds there are. ``regret.png`` and the
+cost report's ``cost.png`` both draw through :func:`draw_median`, so the rule
+is the same in both.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,16 +44,19 @@ from bolt_pco64.bench.stats import (
     median_band,
     outcome_matrix,
     regret_fill,
-    step_values,
 )
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PLOT_DEFAULTS",
     "PlotDefaults",
+    "add_caption",
     "band_is_informative",
+    "draw_median",
+    "method_style",
     "plot_caption",
     "plot_panels",
     "plot_regret",
@@ -55,21 +68,26 @@ class PlotDefaults:
     """How the regret plot is drawn (the statistics are ``STATS_DEFAULTS``').
 
     Attributes:
-        cost_points: Points of the cost axis at which the runs' step
-            functions are read.
         band_alpha: Opacity of a bootstrap band.
         run_alpha: Opacity of a single run's line (drawn instead of a band
             when there are too few seeds for one).
         run_width: Width of a single run's line.
         band_cells: Resampled values held in memory at once while a band is
             computed (the columns are taken in chunks of that size).
+        line_styles: Dash patterns, one per method in turn.
+        markers: Marker symbols, one per method in turn.
+        marker_step: Distance between a line's markers, as a share of the
+            axis; each method's first marker is offset by a tenth of it
+            more than the previous method's.
     """
 
-    cost_points: int = 300
     band_alpha: float = 0.15
     run_alpha: float = 0.35
     run_width: float = 0.8
     band_cells: int = 4_000_000
+    line_styles: tuple[str, ...] = ("-", "--", "-.", ":")
+    markers: tuple[str, ...] = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
+    marker_step: float = 0.1
 
 
 #: The defaults of the regret plot.
@@ -97,6 +115,23 @@ def band_is_informative(n_seeds: int, level: float = STATS_DEFAULTS.level) -> bo
     return tail < (1.0 - level) / 2
 
 
+def method_style(index: int) -> dict[str, Any]:
+    """The line style of the ``index``-th method of a report (0-based):
+    ``color``, ``linestyle``, ``marker`` and ``markevery`` keyword arguments
+    of :meth:`matplotlib.axes.Axes.plot`. Colours follow matplotlib's cycle
+    (``C0``...); dash patterns and markers cycle through
+    :data:`PLOT_DEFAULTS`' so that no two of ten methods look alike."""
+    d = PLOT_DEFAULTS
+    step = d.marker_step
+    return {
+        "color": f"C{index % 10}",
+        "linestyle": d.line_styles[index % len(d.line_styles)],
+        "marker": d.markers[index % len(d.markers)],
+        "markevery": ((index % 10) * step / 10, step),
+        "markersize": 5,
+    }
+
+
 def plot_caption(seed_counts: Sequence[int]) -> str:
     """What the plot's lines and bands are, for methods run with
     ``seed_counts`` seeds (written under the plots)."""
@@ -122,6 +157,16 @@ def plot_caption(seed_counts: Sequence[int]) -> str:
         "Regret before the first feasible evaluation = optimal - worst feasible."
     )
     return " ".join(parts)
+
+
+def add_caption(fig: Figure, text: str) -> None:
+    """Write ``text`` under the plots of ``fig``, wrapped to its width, and
+    lay the plots out above it."""
+    width_in, height_in = fig.get_size_inches()
+    lines = textwrap.wrap(text, int(width_in * 18))
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize="small", va="bottom")
+    bottom = (0.08 + 0.16 * len(lines)) / height_in
+    fig.tight_layout(rect=(0, bottom, 1, 1))
 
 
 def _band(
@@ -154,33 +199,34 @@ def _band(
     return med, low, high
 
 
-def _draw(
+def draw_median(
     ax: Axes,
     x: np.ndarray,
     matrix: np.ndarray,
-    color: Any,
+    style: dict[str, Any],
     label: str,
     *keys: str | int,
-) -> Any:
-    """The median of ``matrix`` (``seeds x points``) with its band, or with
-    each seed's line where a band would say nothing; returns the colour."""
+) -> None:
+    """The median of ``matrix`` (``seeds x points``) in ``style``
+    (:func:`method_style`) with its bootstrap band, or with each seed's line
+    where a band would say nothing (:func:`band_is_informative`); the band's
+    generator is keyed by ``keys``."""
+    color = style["color"]
     if band_is_informative(matrix.shape[0]):
         med, low, high = _band(matrix, *keys)
-        (line,) = ax.plot(x, med, label=label, color=color)
-        ax.fill_between(
-            x, low, high, alpha=PLOT_DEFAULTS.band_alpha, color=line.get_color()
-        )
-        return line.get_color()
-    (line,) = ax.plot(x, np.median(matrix, axis=0), label=label, color=color)
+        ax.plot(x, med, label=label, **style)
+        ax.fill_between(x, low, high, alpha=PLOT_DEFAULTS.band_alpha, color=color)
+        return
+    ax.plot(x, np.median(matrix, axis=0), label=label, **style)
     for run in matrix:
         ax.plot(
             x,
             run,
-            color=line.get_color(),
+            color=color,
+            linestyle=style["linestyle"],
             alpha=PLOT_DEFAULTS.run_alpha,
             linewidth=PLOT_DEFAULTS.run_width,
         )
-    return line.get_color()
 
 
 def _draw_regret(
@@ -193,33 +239,25 @@ def _draw_regret(
     cost: str,
 ) -> None:
     """Median regret with bootstrap bands (or single runs): simple and
-    inference regret vs evaluations, simple regret vs cost."""
+    inference regret vs evaluations (regret against cost is the cost
+    report's ``cost.png``)."""
     fill = regret_fill(optimal_value, worst_feasible_value)
-    gmax = float(records["gpu_hours"].max()) if len(records) else 1.0
-    grid = np.linspace(0.0, gmax, PLOT_DEFAULTS.cost_points)
     x_eval = np.arange(1, budget + 1)
-    for m in methods:
+    for i, m in enumerate(methods):
         sub = records[records["method"] == m]
         if sub.empty:
             continue
+        style = method_style(i)
         _, mat = outcome_matrix(sub, budget, fill, "regret")
-        color = _draw(axes[0], x_eval, mat, None, m, m, "regret")
+        draw_median(axes[0], x_eval, mat, style, m, m, "regret")
         if "inference_regret" in sub.columns:
             _, imat = outcome_matrix(sub, budget, fill, "inference_regret")
-            _draw(axes[1], x_eval, imat, color, m, m, "inference")
-        curves = []
-        for _, r in sub.groupby("seed"):
-            r = r.sort_values("iteration")
-            g = r["gpu_hours"].to_numpy(dtype=np.float64)
-            curves.append(step_values(g, r["regret"].to_numpy(), grid, fill))
-        _draw(axes[2], grid, np.asarray(curves), color, m, m, "cost")
+            draw_median(axes[1], x_eval, imat, style, m, m, "inference")
     axes[0].set_xlabel("evaluations")
     axes[1].set_xlabel("evaluations")
-    axes[2].set_xlabel(f"{cost} (cumulative)")
     labels = (
         "simple regret (optimal - best feasible evaluated)",
         "inference regret (optimal - recommended)",
-        "simple regret (optimal - best feasible evaluated)",
     )
     for ax, label in zip(axes, labels, strict=True):
         # Linear near 0 (regret 0 = optimum found), logarithmic above 1e-3.
@@ -240,22 +278,22 @@ def plot_regret(
     title: str = "",
     cost: str = "GPU-hours",
 ) -> None:
-    """Write a PNG: median regret with bootstrap bands vs evaluations and cost.
+    """Write a PNG: median regret with bootstrap bands vs evaluations.
 
-    Three plots: simple regret and inference regret against evaluations,
-    simple regret against cost; the line is the median over seeds, the band
-    its pointwise bootstrap interval, or, with too few seeds for a band to
-    say anything (:func:`band_is_informative`), each seed's run as a thin
-    line (:func:`plot_caption`, written under the plots). The y axis is symmetric-log (linear below 1e-3), so that both the early
-    descent and the last small steps to the optimum (regret 0) are visible.
-    Against cost, each run's regret is a step function of its cumulative
-    GPU-hours, held at its final value after its budget is spent. Draws on a
+    Two plots: simple regret and inference regret against evaluations (the
+    regret against cost is the cost report's ``cost.png``); the line is the
+    median over seeds in the method's own style (:func:`method_style`), the
+    band its pointwise bootstrap interval, or, with too few seeds for a band
+    to say anything (:func:`band_is_informative`), each seed's run as a thin
+    line (:func:`plot_caption`, written under the plots). The y axis is
+    symmetric-log (linear below 1e-3), so that both the early descent and
+    the last small steps to the optimum (regret 0) are visible. Draws on a
     :class:`matplotlib.figure.Figure` of its own: pyplot's state and the
     backend are left alone.
 
     Args:
-        cost: The cost axis's unit
-            (:func:`~bolt_pco64.bench.report.cost_label`).
+        cost: The cost unit (:func:`~bolt_pco64.bench.report.cost_label`);
+            kept for callers, the plot has no cost axis.
     """
     plot_panels(
         [(title, records, optimal_value, worst_feasible_value, budget, methods, cost)],
@@ -268,13 +306,13 @@ def plot_panels(
     path: str | os.PathLike[str],
     title: str = "",
 ) -> None:
-    """One row of three plots per panel ``(title, records, optimal, worst,
+    """One row of two plots per panel ``(title, records, optimal, worst,
     budget, methods, cost)`` (as :func:`plot_regret`), written to ``path``
     as a PNG under the overall ``title``."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(17, 4.8 * len(panels) + 0.4))
-    grid = fig.subplots(len(panels), 3, squeeze=False)
+    fig = Figure(figsize=(12, 4.8 * len(panels) + 0.4))
+    grid = fig.subplots(len(panels), 2, squeeze=False)
     for (sub_title, records, opt, worst, budget, methods, cost), axes in zip(
         panels, grid, strict=True
     ):
@@ -288,6 +326,5 @@ def plot_panels(
         for _, records, *_rest, methods, _cost in panels
         for m in methods
     ]
-    fig.text(0.01, 0.005, plot_caption(seeds), fontsize="small", va="bottom")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    add_caption(fig, plot_caption(seeds))
     atomic_write_with(path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))

@@ -9,15 +9,21 @@ The summary and the paired comparisons are computed by
 :mod:`bolt_pco64.bench.summary` and written as text by
 :mod:`bolt_pco64.bench.formatting`; the regret plot is drawn by
 :mod:`bolt_pco64.bench.plots`. :func:`write_summary` writes them all.
+
+Everything the report says about the table is a :class:`TableFacts`, which
+``meta.json`` keeps (under ``report``): the report is a function of the
+records and ``meta.json`` alone, so :func:`~bolt_pco64.bench.regenerate.regenerate`
+rewrites it from them, without the table.
 """
 
 from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -32,12 +38,12 @@ from bolt_pco64.bench.formatting import (
 from bolt_pco64.bench.plots import plot_regret
 from bolt_pco64.bench.problems import instance_of
 from bolt_pco64.bench.summary import compare_to_reference, summarize
-from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.table import Table
 
 __all__ = [
+    "TableFacts",
     "compare_to_reference",
     "cost_label",
     "standin_caveats",
@@ -46,7 +52,63 @@ __all__ = [
 ]
 
 
-def cost_label(table: Table) -> str:
+@dataclass(frozen=True)
+class TableFacts:
+    """What a comparison's report says about its table (kept in ``meta.json``).
+
+    Attributes:
+        name: The instance's name (``"pco64"``).
+        is_simulated: Whether the table is the simulated stand-in.
+        source_name: The table file's name (not its full path: summaries are
+            shared and committed), or ``"<DataFrame>"``.
+        source_kind: How the table was found (:class:`~bolt_pco64.table.TableSource`).
+        time_model: The time model's description
+            (:meth:`~bolt_pco64.costs.TimeModel.describe`).
+    """
+
+    name: str
+    is_simulated: bool
+    source_name: str
+    source_kind: str
+    time_model: str
+
+    @classmethod
+    def of(cls, table: Table | TableFacts) -> TableFacts:
+        """The facts of ``table`` (``table`` itself if it is facts already)."""
+        if isinstance(table, TableFacts):
+            return table
+        from bolt_pco64.costs import TimeModel
+
+        path = table.source.path
+        return cls(
+            name=instance_of(table).name,
+            is_simulated=bool(table.is_simulated),
+            source_name=path.name if path is not None else "<DataFrame>",
+            source_kind=str(table.source.kind),
+            time_model=TimeModel(table).describe(),
+        )
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> TableFacts:
+        """The facts :meth:`as_meta` wrote.
+
+        Raises:
+            ValueError: If a field is missing.
+        """
+        fields = cls.__dataclass_fields__
+        missing = sorted(set(fields) - set(meta))
+        if missing:
+            raise ValueError(
+                f"Expected table facts {sorted(fields)}, missing {missing}."
+            )
+        return cls(**{k: meta[k] for k in fields})
+
+    def as_meta(self) -> dict[str, Any]:
+        """A JSON-ready dict (:meth:`from_meta` reads it back)."""
+        return asdict(self)
+
+
+def cost_label(table: Table | TableFacts) -> str:
     """``"simulated GPU-hours"`` for the simulated stand-in, else ``"GPU-hours"``."""
     return "simulated GPU-hours" if table.is_simulated else "GPU-hours"
 
@@ -54,7 +116,7 @@ def cost_label(table: Table) -> str:
 def write_summary(
     out: str | os.PathLike[str],
     records: pd.DataFrame,
-    table: Table,
+    table: Table | TableFacts,
     optimal_value: float,
     worst_feasible_value: float,
     methods: Sequence[str],
@@ -67,6 +129,7 @@ def write_summary(
     """Write ``summary.csv``, ``summary.md``, ``comparisons.csv`` and ``regret.png``.
 
     Args:
+        table: The table, or its :class:`TableFacts`.
         fingerprint: The table's fingerprint (named in the header).
         reference: The method every other one is compared with
             (:func:`~bolt_pco64.bench.summary.compare_to_reference`); without
@@ -77,7 +140,7 @@ def write_summary(
         The summary frame and the Markdown text.
     """
     path = Path(out)
-    instance = instance_of(table)
+    facts = TableFacts.of(table)
     # On a GPU-hour budget runs make different numbers of evaluations: the
     # evaluation-axis statistics stop at the fewest any complete run made.
     budget = (
@@ -95,13 +158,10 @@ def write_summary(
         config.n_init,
     )
     atomic_write_text(path / "summary.csv", summary.to_csv(index=False))
-    cost = cost_label(table)
-    src = "SIMULATED stand-in table" if table.is_simulated else "table"
-    # The file name, not the full path: summaries are shared and committed
-    # (meta.json keeps the full source).
-    where = table.source.path.name if table.source.path is not None else "<DataFrame>"
+    cost = cost_label(facts)
+    src = "SIMULATED stand-in table" if facts.is_simulated else "table"
     header = [
-        f"# {instance.name} benchmark summary",
+        f"# {facts.name} benchmark summary",
         "",
         f"{len(methods)} methods × {len(seeds)} seeds × {config.describe_budget()} "
         f"(n_init {config.n_init}, q {config.q}, noise {config.noise}, "
@@ -112,14 +172,14 @@ def write_summary(
             else ""
         )
         + f"); {src} "
-        f"{where} ({table.source.kind}, fingerprint {fingerprint[:12]}); "
+        f"{facts.source_name} ({facts.source_kind}, fingerprint {fingerprint[:12]}); "
         f"optimal value {optimal_value:.5f}.",
         "",
         "Regret = optimal − best feasible throughput (before the first feasible "
         f"evaluation: optimal − worst feasible). {cost} (bolt_pco64.costs): "
-        f"{TimeModel(table).describe()}.",
+        f"{facts.time_model}.",
     ]
-    caveats = standin_caveats(methods) if table.is_simulated else []
+    caveats = standin_caveats(methods) if facts.is_simulated else []
     header += [f"\n{c}" for c in caveats]
     md = summary_markdown(summary, budget, header, cost=cost)
     comparisons = compare_to_reference(
@@ -138,7 +198,7 @@ def write_summary(
     else:
         md += "\n" + comparisons_markdown(comparisons, budget)
     atomic_write_text(path / "summary.md", md)
-    kind = "simulated stand-in" if table.is_simulated else table.source.kind
+    kind = "simulated stand-in" if facts.is_simulated else facts.source_kind
     plot_regret(
         records,
         path / "regret.png",
@@ -147,7 +207,7 @@ def write_summary(
         budget,
         methods,
         title="\n".join(
-            [f"{instance.name} ({kind})", *(textwrap.fill(c, 60) for c in caveats)]
+            [f"{facts.name} ({kind})", *(textwrap.fill(c, 60) for c in caveats)]
         ),
         cost=cost,
     )

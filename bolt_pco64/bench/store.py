@@ -5,8 +5,14 @@ Layout of an output directory ``OUT``:
 - ``OUT/runs/<method>__seed<seed>.parquet``: one finished run (complete or
   failed), its status, error, configuration and initial-design size in
   the file's metadata;
-- ``OUT/runs.parquet``: every kept run's records, in method then seed order;
-- ``OUT/meta.json``: arguments, versions, table, cost model and run status.
+- ``OUT/runs.parquet``: every kept run's records, in method then seed order
+  (zstd-compressed: the raw records a committed result keeps beside its
+  summaries);
+- ``OUT/meta.json``: arguments, versions, table, cost model and run status,
+  and under ``report`` what the report needs besides the records (methods,
+  seeds, reference, :class:`~bolt_pco64.bench.report.TableFacts`): the
+  report is rewritten from ``runs.parquet`` and ``meta.json`` alone
+  (``bolt-pco64 report OUT``, :mod:`bolt_pco64.bench.regenerate`).
 
 Every file is written atomically (:mod:`bolt_pco64._io`), so a killed process
 leaves every file valid; temporary files a killed writer left behind are
@@ -48,12 +54,17 @@ if TYPE_CHECKING:
     from bolt_pco64.table import Table
 
 __all__ = [
+    "PARQUET_COMPRESSION",
     "OutputDirError",
     "ResultStore",
     "check_output_dir",
     "config_key",
     "table_fingerprint",
 ]
+
+#: Compression of every parquet file the harness writes (records are
+#: committed beside results: zstd keeps a 10 x 20 x 40 comparison small).
+PARQUET_COMPRESSION = "zstd"
 
 _META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
 
@@ -144,7 +155,9 @@ def _versions() -> dict[str, str]:
 def write_parquet(path: Path, frame: pd.DataFrame) -> None:
     """Write ``frame`` to ``path`` atomically, without its index."""
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
-    atomic_write_with(path, lambda tmp: pq.write_table(arrow, tmp))
+    atomic_write_with(
+        path, lambda tmp: pq.write_table(arrow, tmp, compression=PARQUET_COMPRESSION)
+    )
 
 
 def _now() -> str:
@@ -326,7 +339,7 @@ class ResultStore:
         )
         atomic_write_with(
             self.run_path(outcome.method, outcome.seed),
-            lambda tmp: pq.write_table(arrow, tmp),
+            lambda tmp: pq.write_table(arrow, tmp, compression=PARQUET_COMPRESSION),
         )
         self._done[(outcome.method, outcome.seed)] = (outcome.records, meta)
         self.write_records()
@@ -347,6 +360,9 @@ class ResultStore:
 
     def write_meta(self, status: str) -> None:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
+        from bolt_pco64.bench.methods import check_reference
+        from bolt_pco64.bench.report import TableFacts
+
         if self._versions is None:
             self._versions = _versions()
         tab = self.table
@@ -382,7 +398,7 @@ class ResultStore:
             },
             "regret_before_first_feasible_in_summary": "optimal_value - "
             "worst_feasible_value",
-            "checkpoints": checkpoints_for(self.config.budget)
+            "checkpoints": checkpoints_for(self.config.budget, self.config.n_init)
             if self.config.budget is not None
             else None,
             "runs": {
@@ -393,6 +409,14 @@ class ResultStore:
                 "n_init": self.n_init(),
             },
             "errors": errors,
+            "report": {
+                "methods": self.methods,
+                "seeds": self.seeds,
+                "reference": check_reference(
+                    self.arguments.get("reference"), self.methods
+                ),
+                "table": TableFacts.of(tab).as_meta(),
+            },
             "started": self.started,
             "updated": _now(),
         }

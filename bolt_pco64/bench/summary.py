@@ -38,12 +38,31 @@ __all__ = [
     "checkpoints_for",
     "compare_to_reference",
     "summarize",
+    "summary_checkpoints",
 ]
 
 
-def checkpoints_for(budget: int) -> list[int]:
-    """Evaluation counts reported in the summary: quarters of the budget."""
-    return sorted({max(1, round(budget * f)) for f in (0.25, 0.5, 0.75, 1.0)})
+def checkpoints_for(budget: int, n_init: int | None = None) -> list[int]:
+    """Evaluation counts reported in the summary: the quarters of the budget
+    after the initial design.
+
+    Every method of a seed shares its initial design, so a checkpoint at or
+    before ``n_init`` evaluations is the same for all of them and says
+    nothing: the quarters ``<= n_init`` are left out (the budget itself is
+    always kept). ``n_init=None`` keeps every quarter.
+    """
+    quarters = {max(1, round(budget * f)) for f in (0.25, 0.5, 0.75, 1.0)}
+    after = {k for k in quarters if n_init is None or k > n_init}
+    return sorted(after | {budget})
+
+
+def summary_checkpoints(summary: pd.DataFrame) -> list[int]:
+    """The checkpoints a :func:`summarize` frame reports (its
+    ``regret_median@k`` columns), ascending."""
+    prefix = "regret_median@"
+    return sorted(
+        int(c[len(prefix) :]) for c in summary.columns if c.startswith(prefix)
+    )
 
 
 #: The regret columns reported, with their labels.
@@ -62,7 +81,8 @@ def summarize(
     methods: Sequence[str] | None = None,
     n_init: int | None = None,
 ) -> pd.DataFrame:
-    """Per-method summary of complete runs.
+    """Per-method summary of complete runs, at the checkpoints
+    :func:`checkpoints_for` ``(budget, n_init)`` (after the initial design).
 
     A regret of NaN (no feasible evaluation yet) counts as
     ``optimal_value - worst_feasible_value``: as bad as the worst configuration
@@ -104,7 +124,7 @@ def summarize(
             rows.append(row)
             continue
         _, mat = outcome_matrix(ok, budget, fill, "regret")
-        ks = checkpoints_for(budget)
+        ks = checkpoints_for(budget, n_init)
         for k in ks:
             col = mat[:, k - 1]
             row[f"regret_median@{k}"] = float(np.median(col))
@@ -204,7 +224,7 @@ def compare_to_reference(
                 .cumsum()
             )
         cmp = paired_comparisons(
-            ok, reference, budget, fill, checkpoints_for(budget), column, order
+            ok, reference, budget, fill, checkpoints_for(budget, n_init), column, order
         )
         cmp.insert(2, "measure", column)
         frames.append(cmp)

@@ -16,11 +16,16 @@ directory; every variant is checked before anything is created) and writes
   **depends on the reading**;
 * per pair of variants, Kendall's tau between the methods' rankings by
   median final regret (1: the same order).
+
+Both are computed from each variant's stored records and ``meta.json``
+(:func:`write_robustness`), so ``bolt-pco64 report OUT`` rewrites them
+(``OUT/report.json`` marks the root, :mod:`bolt_pco64.bench.regenerate`).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 from collections.abc import Sequence
@@ -40,7 +45,13 @@ from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import get_instance
 from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
 
-__all__ = ["VariantsResult", "agreement", "rank_agreement", "run_variants"]
+__all__ = [
+    "VariantsResult",
+    "agreement",
+    "rank_agreement",
+    "run_variants",
+    "write_robustness",
+]
 
 
 @dataclass
@@ -129,29 +140,59 @@ def run_variants(
         for v in names
     }
     results = {v: execute_plan(plan)[inst.name] for v, plan in plans.items()}
-    pairs = agreement(
-        {v: _final_regret(r, budget) for v, r in results.items()}, list(methods)
+    marker = {"combined": "variants", "problem": inst.name, "variants": names}
+    atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
+    pairs, taus, markdown = write_robustness(
+        root,
+        inst.name,
+        {v: (r.records, _meta(r.out)) for v, r in results.items()},
+        list(methods),
+        budget,
     )
-    taus = rank_agreement({v: _final_regret(r, budget) for v, r in results.items()})
-    markdown = robustness_markdown(inst.name, pairs, taus, budget)
-    atomic_write_text(root / "robustness.md", markdown)
-    atomic_write_text(root / "robustness.csv", pairs.to_csv(index=False))
     return VariantsResult(root, results, pairs, taus, markdown)
 
 
-def _final_regret(result: BenchResult, budget: int) -> pd.DataFrame:
-    """Complete runs' records, regret filled as in the report, with ``fill``."""
-    records = result.records
-    failed = {tuple(k.rsplit("/", 1)) for k in result.errors}
+def _meta(out: Path) -> dict[str, Any]:
+    meta: dict[str, Any] = json.loads((out / "meta.json").read_text())
+    return meta
+
+
+def write_robustness(
+    root: Path,
+    problem: str,
+    variants: dict[str, tuple[pd.DataFrame, dict[str, Any]]],
+    methods: list[str],
+    budget: int,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Write ``robustness.md`` and ``robustness.csv`` from each variant's
+    records and ``meta.json`` (by variant name).
+
+    Returns:
+        ``(pairs, taus, markdown)``: :func:`agreement`, :func:`rank_agreement`
+        and ``robustness.md``'s text.
+    """
+    final = {v: _final_regret(rec, meta, budget) for v, (rec, meta) in variants.items()}
+    pairs = agreement(final, methods)
+    taus = rank_agreement(final)
+    markdown = robustness_markdown(problem, pairs, taus, budget)
+    atomic_write_text(root / "robustness.md", markdown)
+    atomic_write_text(root / "robustness.csv", pairs.to_csv(index=False))
+    return pairs, taus, markdown
+
+
+def _final_regret(
+    records: pd.DataFrame, meta: dict[str, Any], budget: int
+) -> pd.DataFrame:
+    """Complete runs' records (``meta.json`` names the failed ones), with the
+    regret before a first feasible evaluation (``_fill``: optimal - worst
+    feasible, as in the report) and the budget."""
+    failed = {tuple(k.rsplit("/", 1)) for k in meta["runs"]["failed"]}
     keep = [
         (m, str(s)) not in failed
         for m, s in zip(records["method"], records["seed"], strict=True)
     ]
-    table = result.table
-    fill = math.nan
-    if table is not None:
-        tm = table.frame["throughput_mean"].to_numpy(dtype=float)
-        fill = float(tm[table.best_row] - tm[table.worst_feasible_row])
+    table = meta["table"]
+    fill = float(table["optimal_value"]) - float(table["worst_feasible_value"])
     return records[keep].assign(_fill=fill, _budget=budget)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 # Importing the command modules registers their commands on ``main``.
 from bolt_pco64.cli import bench as bench
 from bolt_pco64.cli import data as data
+from bolt_pco64.cli import report as report
 from bolt_pco64.cli._core import QUIET_WARNINGS, CLIError, main
 from bolt_pco64.cli.params import METHOD_HELP
 

@@ -1,0 +1,40 @@
+"""The ``report`` command: rewrite a result folder's report from its records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bolt_pco64.cli._core import _one_line, main
+
+__all__ = ["report"]
+
+
+@main.command(
+    short_help="Rewrite a result folder's summaries, tables and plots from its records."
+)
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def report(folder: Path) -> None:
+    """Recompute every summary, comparison table and plot under FOLDER from the
+    per-evaluation records kept there (see bolt_pco64.bench.regenerate).
+
+    Text and CSV files come out byte for byte as the run wrote them; PNG bytes
+    depend on the matplotlib version.
+    """
+    from bolt_pco64.bench.regenerate import regenerate
+
+    try:
+        written = regenerate(folder)
+    except (ValueError, OSError) as err:
+        raise _one_line(err, str(folder)) from err
+    if not written:
+        raise _one_line(
+            ValueError(
+                "expected records of a comparison (meta.json and runs.parquet) or "
+                "a report.json marker in it or its sub-folders, found none"
+            ),
+            str(folder),
+        )
+    click.echo("\n".join(str(p) for p in written))
+    click.echo(f"{len(written)} file(s) rewritten from the records under {folder}.")
