@@ -15,14 +15,19 @@ of points inside the problem's bounds, which the harness snaps to rows
   creates it once per run and never reads it (default: an empty dict);
 - :meth:`Method.recommend`: the row the method would return now, asked after
   every evaluation (the records' ``recommended_row`` and inference regret);
-  default: the best observed feasible configuration. The built-in model
-  methods re-condition their own objective model on every feasible
-  observation (hyperparameters kept) and return the evaluated feasible
-  configuration of highest posterior mean;
 - :meth:`Method.predict`: the method's :class:`Prediction` of the objective
   at configurations, with the model of its last proposal (what
-  ``--early-stop posterior`` takes as its prior); default: ``None``, no
-  model, a flat prior.
+  ``--early-stop posterior`` takes as its prior), ``None`` without a model
+  (a flat prior);
+- :meth:`Method.objective_model`: the objective GP of its last proposal, the
+  one thing a method on a constant-mean ``SingleTaskGP`` needs: the default
+  :meth:`~Method.recommend` re-conditions it on every feasible observation
+  (hyperparameters kept) and returns the evaluated feasible configuration of
+  highest posterior mean (without one: the best observed configuration),
+  the default :meth:`~Method.predict` reads its posterior. A method with
+  another model (``prior_ei``'s prior-mean GPs) overrides those two instead.
+
+The harness never reads a method's models or state itself.
 
 Runs are named by a :class:`RunKey` (``method/seed``).
 
@@ -35,7 +40,7 @@ can list methods without it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
@@ -69,9 +74,10 @@ ENTRY_POINT_GROUP = "bolt_pco64.methods"
 
 #: What :meth:`Method.propose` returns: rows (a long tensor or ints) or points.
 Proposed: TypeAlias = "Tensor | Sequence[int]"
-#: Deprecated: what the legacy :meth:`Method.objective_model` returns, a
-#: BoTorch ``SingleTaskGP`` of the throughput on the feasible observations
-#: (implement :meth:`Method.recommend` and :meth:`Method.predict` instead).
+#: What :meth:`Method.objective_model` returns: a BoTorch ``SingleTaskGP``
+#: of the throughput on the feasible observations, whose hyperparameters
+#: :func:`~bolt_pco64.bo.fit_gp` can take as ``warm_start`` (the default
+#: :meth:`Method.recommend` conditions it on new data with ``optimize=False``).
 ObjectiveModel: TypeAlias = "SingleTaskGP"
 
 
@@ -88,13 +94,14 @@ class Prediction(NamedTuple):
     variance: Tensor
 
 
-@dataclass(frozen=True, order=True)
-class RunKey:
+class RunKey(NamedTuple):
     """The name of one run of a comparison: a method and a seed.
 
-    ``str(key)`` is ``"method/seed"`` (the keys of ``errors`` and
-    ``meta.json``), :meth:`parse` reads it back, :attr:`file_stem` names the
-    run's file.
+    ``str(key)`` is ``"method/seed"`` (the keys of ``errors`` and of
+    ``meta.json``'s ``runs``), :meth:`parse` reads it back with an integer
+    seed, :attr:`file_stem` names the run's file. A key is the tuple
+    ``(method, seed)``, so it unpacks, sorts, and equals (and hashes as) that
+    tuple, as the ``failed`` sets of :mod:`bolt_pco64.bench.stats` hold them.
 
     Attributes:
         method: The method's name.
@@ -104,33 +111,27 @@ class RunKey:
     method: str
     seed: int
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.method, str) or not self.method or "/" in self.method:
-            raise ValueError(
-                f"Expected a method name without '/', got {self.method!r}."
-            )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"Expected an integer seed, got {self.seed!r}.")
-
     def __str__(self) -> str:
         return f"{self.method}/{self.seed}"
 
     @classmethod
     def parse(cls, text: str) -> RunKey:
-        """The key written as ``"method/seed"`` (:func:`str` of a key).
+        """The key written as ``"method/seed"`` (``str`` of a key).
 
         Raises:
-            ValueError: If ``text`` is not ``"method/seed"`` with an integer seed.
+            ValueError: If ``text`` is not ``"method/seed"`` with a method
+                name and an integer seed.
         """
         method, sep, seed = str(text).rpartition("/")
-        try:
-            return cls(method, int(seed)) if sep else cls._bad(text)
-        except (TypeError, ValueError):
-            return cls._bad(text)
+        if sep and method and seed.lstrip("-").isdigit():
+            return cls(method, int(seed))
+        raise ValueError(f"Expected a run key 'method/seed', got {text!r}.")
 
     @classmethod
-    def _bad(cls, text: str) -> RunKey:
-        raise ValueError(f"Expected a run key 'method/seed', got {text!r}.")
+    def parse_all(cls, texts: Iterable[str]) -> set[RunKey]:
+        """:meth:`parse` of each of ``texts`` (e.g. ``meta.json``'s
+        ``runs.failed`` or a result's ``errors``), as a set."""
+        return {cls.parse(t) for t in texts}
 
     @property
     def file_stem(self) -> str:
@@ -259,37 +260,43 @@ class Method:
         """:meth:`propose` (a method is also callable, as a function method is)."""
         return self.propose(ctx)
 
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        """The objective GP fitted by the last :meth:`propose`, or ``None``.
+
+        What the default :meth:`recommend` and :meth:`predict` read (the
+        harness does not): a method whose model is a constant-mean
+        ``SingleTaskGP`` of the feasible observations needs only this; one
+        with another model overrides :meth:`recommend` and :meth:`predict`.
+        The default, ``None``: no model.
+        """
+        return None
+
     def recommend(self, ctx: RunContext) -> int | None:
         """The row the method would return now, among the evaluated ones.
 
-        Called by the harness after every evaluation, with ``ctx`` holding
-        every result in so far (``ctx.q`` is 0; draw nothing from
-        ``ctx.generator``). The default recommends the best observed feasible
-        configuration (ties to the earliest evaluation); a method with a
-        model recommends through it.
+        Called by the harness after every evaluation (once one is feasible),
+        with ``ctx`` holding every result in so far (``ctx.q`` is 0; draw
+        nothing from ``ctx.generator``). The default: with an
+        :meth:`objective_model`, the evaluated feasible configuration of
+        highest posterior mean under it re-conditioned on every feasible
+        observation, hyperparameters kept (:func:`recommend_by_posterior_mean`);
+        without one, the best observed feasible configuration (ties to the
+        earliest evaluation).
 
         Returns:
             A row index (one of ``ctx.rows``), or ``None`` when no evaluation
             is feasible.
         """
-        legacy = self._legacy_objective(ctx)
-        if legacy is not None:
-            return recommend_by_posterior_mean(ctx, legacy)
-        feasible = ctx.feasible
-        if not bool(feasible.any()):
-            return None
-        import torch
-
-        best = torch.where(feasible, ctx.y, torch.full_like(ctx.y, -torch.inf))
-        return int(ctx.rows[int(torch.argmax(best))])
+        return recommend_by_posterior_mean(ctx, self.objective_model(ctx))
 
     def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
         """The method's prediction of the objective at ``X``, or ``None``.
 
         Called by the harness right after :meth:`propose` with the same
         ``ctx``, at the proposed configurations, when the early-stop policy
-        reads a prior (``--early-stop posterior``). The default, ``None``,
-        means no model: a flat prior.
+        reads a prior (``--early-stop posterior``). The default: the
+        posterior of :meth:`objective_model` (:func:`posterior_prediction`);
+        ``None`` without one (no model: a flat prior).
 
         Args:
             ctx: The context of the proposal just made.
@@ -298,84 +305,8 @@ class Method:
         Returns:
             The :class:`Prediction` of the model of the last proposal.
         """
-        legacy = self._legacy_objective(ctx)
-        if legacy is None:
-            return None
-        return posterior_prediction(legacy, X)
-
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        """Deprecated: implement :meth:`recommend` and :meth:`predict`.
-
-        A subclass that still overrides it gets the former behaviour from
-        the defaults of :meth:`recommend` (its GP re-conditioned on every
-        feasible observation, hyperparameters kept, then the highest
-        posterior mean) and :meth:`predict` (its GP's posterior), with a
-        :class:`DeprecationWarning`.
-        """
-        return None
-
-    def _legacy_objective(self, ctx: RunContext) -> ObjectiveModel | None:
-        if type(self).objective_model is Method.objective_model:
-            return None
-        import warnings
-
-        warnings.warn(
-            f"{type(self).__name__}.objective_model is deprecated; implement "
-            "recommend(ctx) and predict(ctx, X) instead.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return self.objective_model(ctx)
-
-
-def posterior_prediction(model: Any, X: Tensor) -> Prediction:
-    """The :class:`Prediction` of a BoTorch model of one output at ``X``
-    (``q x d``-dim tensor): its posterior mean and latent variance."""
-    import torch
-
-    with torch.no_grad():
-        post = model.posterior(X.to(torch.double))
-        return Prediction(post.mean.reshape(-1), post.variance.reshape(-1))
-
-
-def recommend_by_posterior_mean(
-    ctx: RunContext,
-    model: Any,
-    recondition: Callable[[Tensor, Tensor], Any] | None = None,
-) -> int | None:
-    """The evaluated feasible row of highest posterior mean (ties to the
-    earliest evaluation) under ``model`` re-conditioned on every feasible
-    observation of ``ctx`` with its hyperparameters kept; ``None`` when no
-    evaluation is feasible.
-
-    Args:
-        ctx: The context (every result in so far).
-        model: The objective GP of the last proposal, or ``None`` for the
-            best observed configuration.
-        recondition: ``(X, y) -> model`` conditioning ``model`` on the
-            feasible ``X``, ``y``; default: :func:`~bolt_pco64.bo.fit_gp`
-            with ``warm_start=model, optimize=False``.
-    """
-    from bolt_pco64.bo import fit_gp, recommend
-
-    feasible = ctx.feasible
-    if not bool(feasible.any()):
-        return None
-    X, y = ctx.X, ctx.y
-    if model is not None:
-        if recondition is None:
-            model = fit_gp(
-                X[feasible],
-                y[feasible],
-                ctx.bounds,
-                0,
-                warm_start=model,
-                optimize=False,
-            )
-        else:
-            model = recondition(X[feasible], y[feasible])
-    i = recommend(model, X, y)
-    return None if i is None else int(ctx.rows[i])
+        model = self.objective_model(ctx)
+        return None if model is None else posterior_prediction(model, X)
 
 
 #: A method written as a function of the step's context.
@@ -435,3 +366,56 @@ def method_entry_points() -> dict[str, EntryPoint]:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep)
     return found
+
+
+def posterior_prediction(model: Any, X: Tensor) -> Prediction:
+    """The :class:`Prediction` of a BoTorch model of one output at ``X``
+    (``q x d``-dim tensor): its posterior mean and latent variance."""
+    import torch
+
+    with torch.no_grad():
+        post = model.posterior(X.to(torch.double))
+        return Prediction(post.mean.reshape(-1), post.variance.reshape(-1))
+
+
+def recommend_by_posterior_mean(
+    ctx: RunContext,
+    model: Any,
+    recondition: Callable[[Tensor, Tensor], Any] | None = None,
+) -> int | None:
+    """The evaluated feasible row of highest posterior mean under ``model``
+    re-conditioned on every feasible observation of ``ctx`` (its
+    hyperparameters kept), ties to the earliest evaluation; without a model
+    the best observed feasible row.
+
+    Args:
+        ctx: The context (every result in so far).
+        model: The objective GP of the last proposal, or ``None``.
+        recondition: ``(X, y) -> model`` conditioning ``model`` on the
+            feasible ``n x d``-dim ``X`` and ``n``-dim ``y``; default:
+            :func:`~bolt_pco64.bo.fit_gp` with ``warm_start=model,
+            optimize=False`` (a constant-mean ``SingleTaskGP``).
+
+    Returns:
+        A row index (one of ``ctx.rows``), ``None`` when no evaluation is
+        feasible.
+    """
+    import torch
+
+    feasible = ctx.feasible
+    if not bool(feasible.any()):
+        return None
+    X, y = ctx.X, ctx.y
+    if model is None:
+        best = torch.where(feasible, y, torch.full_like(y, -torch.inf))
+        return int(ctx.rows[int(torch.argmax(best))])
+    from bolt_pco64.bo import fit_gp, recommend
+
+    if recondition is None:
+        model = fit_gp(
+            X[feasible], y[feasible], ctx.bounds, 0, warm_start=model, optimize=False
+        )
+    else:
+        model = recondition(X[feasible], y[feasible])
+    i = recommend(model, X, y)
+    return None if i is None else int(ctx.rows[i])

@@ -118,11 +118,9 @@ from bolt_pco64.bench.contract import (
     Method,
     MethodFn,
     ObjectiveModel,
-    Prediction,
     RunContext,
     as_method,
     method_entry_points,
-    posterior_prediction,
     recommend_by_posterior_mean,
 )
 
@@ -316,48 +314,6 @@ class CostAwareState(ModelState):
     init_fraction: float | None = None
 
 
-class _ObjectiveGPMethod(Method):
-    """A method that recommends and predicts with its objective GP.
-
-    Subclasses say where the GP of their last proposal is
-    (:meth:`_objective`) and, if it is not a constant-mean GP, how to
-    re-condition it (:meth:`_recondition`).
-    """
-
-    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
-        raise NotImplementedError
-
-    def _recondition(
-        self, ctx: RunContext, model: SingleTaskGP, X: Tensor, y: Tensor
-    ) -> SingleTaskGP:
-        """``model`` conditioned on the feasible ``X``, ``y`` (hyperparameters
-        kept); default: :func:`~bolt_pco64.bo.fit_gp` with ``optimize=False``."""
-        from bolt_pco64.bo import fit_gp
-
-        return fit_gp(X, y, ctx.bounds, 0, warm_start=model, optimize=False)
-
-    def recommend(self, ctx: RunContext) -> int | None:
-        """The evaluated feasible row of highest posterior mean under the
-        objective GP re-conditioned on every feasible observation; the best
-        observed one before the first GP."""
-        model = self._objective(ctx)
-        if model is None:
-            return super().recommend(ctx)
-        return recommend_by_posterior_mean(
-            ctx, model, lambda X, y: self._recondition(ctx, model, X, y)
-        )
-
-    def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
-        """The objective GP's posterior at ``X``, ``None`` before the first."""
-        model = self._objective(ctx)
-        return None if model is None else posterior_prediction(model, X)
-
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        """The objective GP of the last proposal, or ``None`` (kept for
-        callers of the former contract; the harness does not ask)."""
-        return self._objective(ctx)
-
-
 def _fit_models(ctx: RunContext) -> ConstrainedModels:
     """Fit the constrained models (warm-started from the previous step's)."""
     from bolt_pco64.bo import fit_constrained_models
@@ -377,13 +333,14 @@ def _fit_models(ctx: RunContext) -> ConstrainedModels:
     return models
 
 
-class _ConstrainedModelsMethod(_ObjectiveGPMethod):
-    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs."""
+class _ConstrainedModelsMethod(Method):
+    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs
+    (recommends and predicts with their objective GP)."""
 
     def new_state(self) -> ModelState:
         return ModelState()
 
-    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         models = ctx.state.models
         return None if models is None else models.objective
 
@@ -464,7 +421,7 @@ class BoxMethod(_ConstrainedModelsMethod):
         )
 
 
-class NaiveMethod(_ObjectiveGPMethod):
+class NaiveMethod(Method):
     """qLogNEI on one GP, an OOM recorded as the worst feasible value.
 
     It recommends and predicts with that GP (re-conditioned on the feasible
@@ -474,7 +431,7 @@ class NaiveMethod(_ObjectiveGPMethod):
     def new_state(self) -> NaiveState:
         return NaiveState()
 
-    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         return ctx.state.model
 
     def propose(self, ctx: RunContext) -> Tensor:
@@ -508,7 +465,7 @@ class NaiveMethod(_ObjectiveGPMethod):
         ]
 
 
-class CrashAwareMethod(_ObjectiveGPMethod):
+class CrashAwareMethod(Method):
     """The crash-aware methods of :mod:`bolt_pco64.bo.crash`.
 
     Args:
@@ -523,7 +480,7 @@ class CrashAwareMethod(_ObjectiveGPMethod):
 
         return CrashAwareState()
 
-    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         return ctx.state.objective
 
     def propose(self, ctx: RunContext) -> Tensor:
@@ -621,7 +578,7 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         return available[idx]
 
 
-class PriorMethod(_ObjectiveGPMethod):
+class PriorMethod(Method):
     """Constrained qLogNEI on prior-mean GPs (:func:`~bolt_pco64.bo.prior.propose_prior_ei`).
 
     Args:
@@ -649,20 +606,27 @@ class PriorMethod(_ObjectiveGPMethod):
 
         return PriorState()
 
-    def _objective(self, ctx: RunContext) -> SingleTaskGP | None:
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        """The prior-mean objective GP of the last proposal (``None`` before)."""
         models = ctx.state.models
         return None if models is None else models.objective
 
-    def _recondition(
-        self, ctx: RunContext, model: SingleTaskGP, X: Tensor, y: Tensor
-    ) -> SingleTaskGP:
-        """The prior-mean GP conditioned on ``X``, ``y`` with its
-        hyperparameters and prior parameters kept
-        (:func:`~bolt_pco64.bo.prior.condition_prior_gp`)."""
+    def recommend(self, ctx: RunContext) -> int | None:
+        """The evaluated feasible row of highest posterior mean under the
+        prior-mean objective GP conditioned on every feasible observation,
+        its hyperparameters and prior parameters kept
+        (:func:`~bolt_pco64.bo.prior.condition_prior_gp`); the best observed
+        one before the first GP."""
         from bolt_pco64.bo.prior import PRIORS, condition_prior_gp
 
-        return condition_prior_gp(
-            model, X, y, ctx.bounds, ctx.problem.instance, PRIORS[self.quality]
+        model = self.objective_model(ctx)
+        defaults = PRIORS[self.quality]
+        return recommend_by_posterior_mean(
+            ctx,
+            model,
+            lambda X, y: condition_prior_gp(
+                model, X, y, ctx.bounds, ctx.problem.instance, defaults
+            ),
         )
 
     @property
