@@ -110,7 +110,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from bolt_pco64.bench.contract import (
     ENTRY_POINT_GROUP,
@@ -314,11 +314,32 @@ class CostAwareState(ModelState):
     init_fraction: float | None = None
 
 
-def _fit_models(ctx: RunContext) -> ConstrainedModels:
+_S = TypeVar("_S")
+
+
+def _run_state(method: Method, ctx: RunContext, kind: type[_S]) -> _S:
+    """``ctx.state`` as ``method``'s own state; the empty dict of a context
+    built without one is replaced by a fresh :meth:`~Method.new_state`.
+
+    Raises:
+        TypeError: If ``ctx.state`` is another object.
+    """
+    state = ctx.state
+    if isinstance(state, dict) and not state:
+        state = ctx.state = method.new_state()
+    if not isinstance(state, kind):
+        raise TypeError(
+            f"Expected ctx.state made by {type(method).__name__}.new_state(), "
+            f"got {type(state).__name__}."
+        )
+    return state
+
+
+def _fit_models(method: Method, ctx: RunContext) -> ConstrainedModels:
     """Fit the constrained models (warm-started from the previous step's)."""
     from bolt_pco64.bo import fit_constrained_models
 
-    state: ModelState = ctx.state
+    state = _run_state(method, ctx, ModelState)
     t0 = time.perf_counter()
     models = fit_constrained_models(
         ctx.X,
@@ -333,6 +354,18 @@ def _fit_models(ctx: RunContext) -> ConstrainedModels:
     return models
 
 
+def _crash_state() -> type[CrashAwareState]:
+    from bolt_pco64.bo import CrashAwareState
+
+    return CrashAwareState
+
+
+def _prior_state() -> type[PriorState]:
+    from bolt_pco64.bo.prior import PriorState
+
+    return PriorState
+
+
 class _ConstrainedModelsMethod(Method):
     """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs
     (recommends and predicts with their objective GP)."""
@@ -341,7 +374,7 @@ class _ConstrainedModelsMethod(Method):
         return ModelState()
 
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        models = ctx.state.models
+        models = _run_state(self, ctx, ModelState).models
         return None if models is None else models.objective
 
 
@@ -363,7 +396,7 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import propose_acquisition, propose_thompson
 
-        models = _fit_models(ctx)
+        models = _fit_models(self, ctx)
         available = ctx.available
         choices = ctx.candidates[available]
         if models.objective is None:
@@ -408,7 +441,7 @@ class BoxMethod(_ConstrainedModelsMethod):
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.box import propose_box, propose_mixed
 
-        models = _fit_models(ctx)
+        models = _fit_models(self, ctx)
         propose = propose_box if self.search == "box" else propose_mixed
         return propose(
             models,
@@ -432,7 +465,7 @@ class NaiveMethod(Method):
         return NaiveState()
 
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        return ctx.state.model
+        return _run_state(self, ctx, NaiveState).model
 
     def propose(self, ctx: RunContext) -> Tensor:
         import torch
@@ -444,7 +477,7 @@ class NaiveMethod(Method):
 
         worst = float(ctx.problem.worst_feasible_value)
         y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
-        state: NaiveState = ctx.state
+        state = _run_state(self, ctx, NaiveState)
         t0 = time.perf_counter()
         model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, state.model)
         state.model = model
@@ -481,7 +514,7 @@ class CrashAwareMethod(Method):
         return CrashAwareState()
 
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        return ctx.state.objective
+        return _run_state(self, ctx, _crash_state()).objective
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import (
@@ -490,7 +523,7 @@ class CrashAwareMethod(Method):
             propose_pof_threshold,
         )
 
-        state: CrashAwareState = ctx.state
+        state: CrashAwareState = _run_state(self, ctx, _crash_state())
         available = ctx.available
         choices = ctx.candidates[available]
         args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
@@ -541,8 +574,8 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         )
         from bolt_pco64.costs import TimeModel
 
-        state: CostAwareState = ctx.state
-        models = _fit_models(ctx)
+        state = _run_state(self, ctx, CostAwareState)
+        models = _fit_models(self, ctx)
         if state.time_model is None:
             state.time_model = TimeModel(ctx.problem.table)
         cost = state.time_model.run_seconds[ctx.rows]
@@ -608,7 +641,7 @@ class PriorMethod(Method):
 
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         """The prior-mean objective GP of the last proposal (``None`` before)."""
-        models = ctx.state.models
+        models = _run_state(self, ctx, _prior_state()).models
         return None if models is None else models.objective
 
     def recommend(self, ctx: RunContext) -> int | None:
@@ -640,7 +673,7 @@ class PriorMethod(Method):
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.prior import PRIORS, propose_prior_ei
 
-        state: PriorState = ctx.state
+        state: PriorState = _run_state(self, ctx, _prior_state())
         available = ctx.available
         idx = propose_prior_ei(
             ctx.X,
