@@ -176,7 +176,9 @@ class RunContext:
             at the start of a run and kept across the run's steps (the
             built-in model methods keep their last models there, in a
             dataclass of their own, to warm-start the next fit and to
-            recommend and predict from). The harness never reads it.
+            recommend and predict from). The harness never reads it. A
+            context built without one holds an empty dict, which the
+            built-in methods replace with their own on first use.
     """
 
     problem: PCO
