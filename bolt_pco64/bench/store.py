@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
 from bolt_pco64.bench.summary import checkpoints_for
@@ -206,17 +207,17 @@ class ResultStore:
         self.seeds = list(seeds)
         self.arguments = arguments
         self.key = config_key(config, table)
-        self.selected = {(m, s) for m in self.methods for s in self.seeds}
+        self.selected = {RunKey(m, s) for m in self.methods for s in self.seeds}
         self.started = _now()
         self._versions: dict[str, str] | None = None
-        self._done: dict[tuple[str, int], tuple[pd.DataFrame, dict[str, str]]] = {}
+        self._done: dict[RunKey, tuple[pd.DataFrame, dict[str, str]]] = {}
         self._scan()
 
     # -- reading ------------------------------------------------------------
 
     def run_path(self, method: str, seed: int) -> Path:
         """Where the run ``(method, seed)`` is stored."""
-        return self.out / "runs" / f"{method}__seed{seed}.parquet"
+        return self.out / "runs" / f"{RunKey(method, seed).file_stem}.parquet"
 
     def _scan(self) -> None:
         runs = self.out / "runs"
@@ -232,7 +233,7 @@ class ResultStore:
                     f"Expected {str(self.out)!r} to hold runs of this configuration "
                     f"{self.key}, got {p.name} with {meta.get('config')}; use another --out."
                 )
-            self._done[(meta["method"], int(meta["seed"]))] = got
+            self._done[RunKey(meta["method"], int(meta["seed"]))] = got
 
     def _read_run(self, path: Path) -> tuple[pd.DataFrame, dict[str, str]] | None:
         """A per-run file and its metadata; ``None`` if it is not a valid one."""
@@ -259,10 +260,10 @@ class ResultStore:
         got = self._done.get((method, seed))
         return None if got is None else got[1].get("status")
 
-    def todo(self) -> list[tuple[str, int]]:
+    def todo(self) -> list[RunKey]:
         """The requested runs that are not complete (failed ones run again)."""
         return [
-            (m, s)
+            RunKey(m, s)
             for m in self.methods
             for s in self.seeds
             if self.status(m, s) != "complete"
@@ -282,21 +283,21 @@ class ResultStore:
     def errors(self) -> dict[str, str]:
         """``"method/seed" -> error`` of the requested runs that failed."""
         return {
-            f"{m}/{s}": meta.get("error", "")
-            for (m, s), (_, meta) in sorted(self._done.items())
-            if (m, s) in self.selected and meta.get("status") == "failed"
+            str(k): meta.get("error", "")
+            for k, (_, meta) in sorted(self._done.items())
+            if k in self.selected and meta.get("status") == "failed"
         }
 
     def n_init(self) -> dict[str, int]:
         """``"method/seed"`` -> the initial-design size the run used, for the
         requested runs stored with it."""
         return {
-            f"{m}/{s}": int(meta["n_init"])
-            for (m, s), (_, meta) in sorted(self._done.items())
-            if (m, s) in self.selected and "n_init" in meta
+            str(k): int(meta["n_init"])
+            for k, (_, meta) in sorted(self._done.items())
+            if k in self.selected and "n_init" in meta
         }
 
-    def failed(self) -> set[tuple[str, int]]:
+    def failed(self) -> set[RunKey]:
         """``(method, seed)`` of the requested runs that failed."""
         return {
             k
@@ -345,7 +346,7 @@ class ResultStore:
             self.run_path(outcome.method, outcome.seed),
             lambda tmp: pq.write_table(arrow, tmp, compression=PARQUET_COMPRESSION),
         )
-        self._done[(outcome.method, outcome.seed)] = (outcome.records, meta)
+        self._done[RunKey(outcome.method, outcome.seed)] = (outcome.records, meta)
         self.write_records()
         self.write_meta("running")
 
@@ -373,9 +374,9 @@ class ResultStore:
         instance = instance_of(tab)
         errors = self.errors()
         complete = sorted(
-            f"{m}/{s}"
-            for (m, s), (_, meta) in self._done.items()
-            if (m, s) in self.selected and meta.get("status") == "complete"
+            str(k)
+            for k, (_, meta) in self._done.items()
+            if k in self.selected and meta.get("status") == "complete"
         )
         times = TimeModel(tab)
         meta = {

@@ -291,10 +291,10 @@ def _shown_budget(budget: int | None, result: Any) -> int:
     (:func:`~bolt_pco64.bench.costmetrics.evaluation_horizon`)."""
     if budget is not None:
         return budget
+    from bolt_pco64.bench.contract import RunKey
     from bolt_pco64.bench.costmetrics import evaluation_horizon
 
-    failed = {(m, int(s)) for m, s in (k.rsplit("/", 1) for k in result.errors)}
-    return evaluation_horizon(result.records, failed)
+    return evaluation_horizon(result.records, RunKey.parse_all(result.errors))
 
 
 def _check_run_times(table: Any, table_path: Path | None) -> None:
