@@ -213,7 +213,7 @@ def test_decoder_reads_pco64_inputs_and_context() -> None:
         for k in ("dp", "tp", "pp", "cp", "sp", "bucket_mb", "zero_stage", "chunks")
     ]
     assert got == [16, 4, 1, 1, 4, 64, 2, 1]
-    assert float(lay.accum) == 1  # context log2_grad_accum_steps = 0
+    assert float(lay.grad_accum_steps) == 1  # context log2_grad_accum_steps = 0
     assert lay.gpus_per_host == 4
 
 
@@ -221,7 +221,7 @@ def test_decoder_reads_pco16_grad_accumulation_and_fixed_context_parallelism() -
     dec = LayoutDecoder(PCO16_INSTANCE, _bounds(PCO16_INSTANCE))
     # pco16 inputs: dp, tp, pp, sp, bucket, zero, chunks, grad_accum
     lay = dec.decode(_encoded((4, 0, 0, 0, 8, 2, 0, 2)))
-    assert (float(lay.dp), float(lay.cp), float(lay.accum)) == (16, 1, 4)
+    assert (float(lay.dp), float(lay.cp), float(lay.grad_accum_steps)) == (16, 1, 4)
     assert (float(lay.bucket_mb), float(lay.zero_stage)) == (256, 3)
     assert lay.gpus_per_host == 8
 
