@@ -191,10 +191,13 @@ class Instance:
         model: The trained model and batch.
         inputs: The input columns in the order of ``X``'s last dimension.
         context: ``(column, value)`` pairs: columns constant over the table.
-        dataset_id: The Hugging Face dataset of the measured table.
+        dataset_id: The Hugging Face dataset of the measured table (``""``:
+            none; ``fetch`` refuses the instance).
         dataset_revision: Its revision that ``fetch`` downloads.
-        raw_csv_filename: Name of the raw sweep export (CSV).
-        published: Figures published about the measured table.
+        raw_csv_filename: Name of the raw sweep export (CSV; ``""``: none).
+        published: Figures published about the measured table (``None``:
+            none; the problem then states no class-level optimum, and ``info``
+            checks nothing).
         trace_files: The published optimisation traces made on the measured
             table (``data/traces/``; design §7), as paths relative to the
             traces folder. Their configurations are encoded inputs in ``X``
@@ -221,11 +224,11 @@ class Instance:
     gpu_memory_gb: float
     model: ModelShape
     inputs: tuple[InputSpec, ...]
-    context: tuple[tuple[str, int], ...]
-    dataset_id: str
-    dataset_revision: str
-    raw_csv_filename: str
-    published: PublishedFigures
+    context: tuple[tuple[str, int], ...] = ()
+    dataset_id: str = ""
+    dataset_revision: str = ""
+    raw_csv_filename: str = ""
+    published: PublishedFigures | None = None
     trace_files: tuple[str, ...] = ()
     throughput_unit: ThroughputUnit = "samples/s/gpu"
     standin_variants: tuple[str, ...] = ()
@@ -263,12 +266,11 @@ class Instance:
         for spec in self.inputs:
             if spec.low > spec.high:
                 return f"input {spec.name!r} has low {spec.low} > high {spec.high}"
-            if (
-                spec.encoding == "ordinal"
-                and len(spec.levels) != spec.high - spec.low + 1
+            if spec.encoding == "ordinal" and not (
+                0 <= spec.low and spec.high < len(spec.levels)
             ):
                 return (
-                    f"ordinal input {spec.name!r} needs one level per encoded "
+                    f"ordinal input {spec.name!r} needs a level for each encoded "
                     f"value {spec.low}..{spec.high}, got levels {list(spec.levels)}"
                 )
         if self.throughput_unit not in ("samples/s/gpu", "steps/s"):

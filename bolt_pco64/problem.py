@@ -359,8 +359,11 @@ class PCO(ConstrainedSyntheticTestFunction):
         cls.discrete_inds = list(range(inst.dim))
         cls.categorical_inds = []
         cls._bounds = [(float(lo), float(hi)) for lo, hi in inst.bounds]
-        cls._optimal_value = inst.published.best_value
-        cls._optimizers = [tuple(float(v) for v in inst.published.best_config)]
+        pub = inst.published
+        cls._optimal_value = None if pub is None else pub.best_value
+        cls._optimizers = (
+            None if pub is None else [tuple(float(v) for v in pub.best_config)]
+        )
 
     throughput_bits: Tensor
     std_bits: Tensor

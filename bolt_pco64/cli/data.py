@@ -28,6 +28,8 @@ def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
     """
     inst: Instance = table.instance
     pub = inst.published
+    if pub is None:
+        return []
     frame = table.frame
     feasible = frame["ran_successfully"].to_numpy(dtype=bool)
     best = table.best_row
@@ -105,15 +107,20 @@ def info(problem: str, table_path: Path | None) -> None:
         "  " + ", ".join(f"{k}={v}" for k, v in raw.items()),
         f"  throughput_mean = {row['throughput_mean']:.5f}",
         f"  peak_mem        = {row['peak_mem']:.1f} GB",
-        f"published figures ({instance.dataset_id}): published / this table",
-        *(
-            f"  {name:<31} {want:>16} {got:>16}  {'ok' if ok else 'DIFFERS'}"
-            for name, want, got, ok in checks
-        ),
-        f"{what} meets its published figures"
-        if not missed
-        else f"{what} does NOT meet its published figures ({', '.join(missed)})",
     ]
+    if instance.published is None:
+        lines.append(f"published figures: none for {instance.name}")
+    else:
+        lines += [
+            f"published figures ({instance.dataset_id}): published / this table",
+            *(
+                f"  {name:<31} {want:>16} {got:>16}  {'ok' if ok else 'DIFFERS'}"
+                for name, want, got, ok in checks
+            ),
+            f"{what} meets its published figures"
+            if not missed
+            else f"{what} does NOT meet its published figures ({', '.join(missed)})",
+        ]
     if table.is_simulated:
         lines.append("NOTE: these numbers are SIMULATED (stand-in), not measured.")
     if table.is_reconstructed:
