@@ -267,7 +267,7 @@ class Instance:
             if spec.low > spec.high:
                 return f"input {spec.name!r} has low {spec.low} > high {spec.high}"
             if spec.encoding == "ordinal" and not (
-                0 <= spec.low and spec.high < len(spec.levels)
+                spec.low >= 0 and spec.high < len(spec.levels)
             ):
                 return (
                     f"ordinal input {spec.name!r} needs a level for each encoded "
