@@ -15,6 +15,7 @@ from bolt_pco64.cli._core import (
     _problem_option,
     main,
 )
+from bolt_pco64.cli.params import _InstanceFile
 from bolt_pco64.instances import Instance
 
 __all__ = ["fetch", "generate", "info"]
@@ -78,12 +79,20 @@ def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
     default=None,
     help="Inspect this table file (parquet or raw CSV) instead of the default.",
 )
-def info(problem: str, table_path: Path | None) -> None:
+@click.option(
+    "--instance",
+    "instance",
+    type=_InstanceFile(),
+    default=None,
+    help="A user's own instance described in this TOML file "
+    "(bolt_pco64.instance_file), instead of --problem; with --table.",
+)
+def info(problem: str, table_path: Path | None, instance: Instance | None) -> None:
     """Which table is in use, its size, bounds and best configuration, and
     whether it meets the figures published about the measured table."""
     from bolt_pco64.table import decode_inputs
 
-    table = _load(table_path, problem)
+    table = _load(table_path, problem if instance is None else instance)
     instance = table.instance
     best = table.best_row
     row = table.frame.iloc[best]
