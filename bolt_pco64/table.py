@@ -572,4 +572,9 @@ def _load(
     reconstructed = locations.reconstructed_table_path(inst)
     if reconstructed is not None:
         return _from_path(reconstructed, "reconstructed", inst)
+    if not inst.standin_variants:
+        raise FileNotFoundError(
+            f"Expected a table of {inst.name} (the package ships none for it): "
+            f"pass its file or DataFrame, or set {inst.env_table}."
+        )
     return _from_path(locations.bundled_table_path(inst), "simulated", inst)

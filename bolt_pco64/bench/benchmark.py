@@ -23,7 +23,7 @@ from bolt_pco64.instances import INSTANCES, Instance, get_instance
 from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table, load_table
+    from bolt_pco64.table import Table
 
 __all__ = ["BenchResult", "check_seeds", "run_benchmark"]
 
@@ -96,7 +96,7 @@ def run_benchmark(
 
         Each of these is raised before anything is created or written.
     """
-    from bolt_pco64.table import Table
+    from bolt_pco64.table import Table, load_table
 
     if problem is None:
         problem = table.instance if isinstance(table, Table) else DEFAULTS.problem
