@@ -237,10 +237,12 @@ def test_decoder_undoes_the_gp_normalisation() -> None:
 
 
 def test_decoder_refuses_unknown_columns_and_wrong_bounds() -> None:
-    odd = dataclasses.replace(
-        PCO64_INSTANCE, inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
-    )
+    # an unknown column is refused already by the Instance (no knob to decode)
     with pytest.raises(ValueError, match="log2_x"):
+        odd = dataclasses.replace(
+            PCO64_INSTANCE,
+            inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1)),
+        )
         LayoutDecoder(odd, _bounds())
     with pytest.raises(ValueError, match=r"Expected bounds of shape \(2, 8\)"):
         LayoutDecoder(PCO64_INSTANCE, torch.zeros(2, 7, dtype=torch.double))
