@@ -238,12 +238,9 @@ def test_decoder_undoes_the_gp_normalisation() -> None:
 
 def test_decoder_refuses_unknown_columns_and_wrong_bounds() -> None:
     # an unknown column is refused already by the Instance (no knob to decode)
+    odd = (*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
     with pytest.raises(ValueError, match="log2_x"):
-        odd = dataclasses.replace(
-            PCO64_INSTANCE,
-            inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1)),
-        )
-        LayoutDecoder(odd, _bounds())
+        dataclasses.replace(PCO64_INSTANCE, inputs=odd)
     with pytest.raises(ValueError, match=r"Expected bounds of shape \(2, 8\)"):
         LayoutDecoder(PCO64_INSTANCE, torch.zeros(2, 7, dtype=torch.double))
 
