@@ -505,6 +505,16 @@ class PCO(ConstrainedSyntheticTestFunction):
         self.register_forward_pre_hook(_snap_inputs, with_kwargs=True)
         self.register_forward_hook(_add_measured_noise, with_kwargs=True)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a problem of a class built by :func:`problem_class` (which no
+        module attribute names) through its instance; others as usual."""
+        cls = type(self)
+        if cls.__dict__.get("instance") is None or cls is not _built_class(
+            cls.instance
+        ):
+            return super().__reduce_ex__(protocol)
+        return (_bare_problem, (cls.instance,), self.__dict__.copy())
+
     # -- lookups -------------------------------------------------------------
 
     def candidates(self) -> Tensor:
@@ -681,6 +691,12 @@ def _built_class(inst: Instance) -> type[PCO]:
             f"({inst.num_gpus} GPUs). See :class:`PCO` for the arguments.",
         },
     )
+
+
+def _bare_problem(instance: Instance) -> PCO:
+    """An uninitialised problem of ``instance``'s built class (unpickling)."""
+    cls = problem_class(instance)
+    return cls.__new__(cls)
 
 
 def problem_class(instance: str | Instance) -> type[PCO]:

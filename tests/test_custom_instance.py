@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import sys
 from pathlib import Path
 
@@ -227,6 +228,9 @@ def test_problem_serves_the_made_up_instance(sweep: Path) -> None:
         else:
             assert math.isclose(v, t, rel_tol=1e-12)
     assert (f.is_feasible(X) == torch.tensor([t is not None for t in throughput])).all()
+    again = pickle.loads(pickle.dumps(f))  # a built class pickles by its instance
+    assert type(again) is type(f)
+    torch.testing.assert_close(again.evaluate_true(X), values, equal_nan=True)
     with pytest.raises(ValueError, match="Expected `instance` to be None or pco64"):
         PROBLEMS["pco64"](instance=MY8, table=sweep)
 
