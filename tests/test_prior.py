@@ -215,7 +215,7 @@ def test_decoder_reads_pco64_inputs_and_context() -> None:
         for k in ("dp", "tp", "pp", "cp", "sp", "bucket_mb", "zero_stage", "chunks")
     ]
     assert got == [16, 4, 1, 1, 4, 64, 2, 1]
-    assert float(lay.accum) == 1  # context log2_grad_accum_steps = 0
+    assert float(lay.grad_accum_steps) == 1  # context log2_grad_accum_steps = 0
     assert lay.gpus_per_host == 4
 
 
@@ -223,7 +223,7 @@ def test_decoder_reads_pco16_grad_accumulation_and_fixed_context_parallelism() -
     dec = LayoutDecoder(PCO16_INSTANCE, _bounds(PCO16_INSTANCE))
     # pco16 inputs: dp, tp, pp, sp, bucket, zero, chunks, grad_accum
     lay = dec.decode(_encoded((4, 0, 0, 0, 8, 2, 0, 2)))
-    assert (float(lay.dp), float(lay.cp), float(lay.accum)) == (16, 1, 4)
+    assert (float(lay.dp), float(lay.cp), float(lay.grad_accum_steps)) == (16, 1, 4)
     assert (float(lay.bucket_mb), float(lay.zero_stage)) == (256, 3)
     assert lay.gpus_per_host == 8
 
@@ -239,11 +239,10 @@ def test_decoder_undoes_the_gp_normalisation() -> None:
 
 
 def test_decoder_refuses_unknown_columns_and_wrong_bounds() -> None:
-    odd = dataclasses.replace(
-        PCO64_INSTANCE, inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
-    )
+    # an unknown column is refused already by the Instance (no knob to decode)
+    odd = (*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
     with pytest.raises(ValueError, match="log2_x"):
-        LayoutDecoder(odd, _bounds())
+        dataclasses.replace(PCO64_INSTANCE, inputs=odd)
     with pytest.raises(ValueError, match=r"Expected bounds of shape \(2, 8\)"):
         LayoutDecoder(PCO64_INSTANCE, torch.zeros(2, 7, dtype=torch.double))
 
