@@ -52,7 +52,7 @@ from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
-    from bolt_pco64.table import Table
+    from bolt_pco64.table import Table, TableSource
 
 __all__ = [
     "PARQUET_COMPRESSION",
@@ -60,6 +60,7 @@ __all__ = [
     "ResultStore",
     "check_output_dir",
     "config_key",
+    "portable_source",
     "table_fingerprint",
 ]
 
@@ -68,6 +69,24 @@ __all__ = [
 PARQUET_COMPRESSION = "zstd"
 
 _META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
+
+
+def portable_source(source: TableSource) -> str:
+    """``str(source)`` with the table's path relative to the working directory.
+
+    A result folder is committed and read on other machines: the path of the
+    table file as this machine spells it (``/home/me/checkout/data/...``) says
+    nothing there, and a path inside the working directory (a checkout's
+    ``data/``) is written relative to it. Paths outside it stay as they are.
+    """
+    text = str(source)
+    if source.path is None:
+        return text
+    try:
+        relative = Path(source.path).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return text
+    return text.replace(str(source.path), relative.as_posix(), 1)
 
 
 class OutputDirError(OSError):
@@ -386,7 +405,7 @@ class ResultStore:
             "config": self.key,
             "versions": self._versions,
             "table": {
-                "source": str(tab.source),
+                "source": portable_source(tab.source),
                 "simulated": bool(tab.is_simulated),
                 "rows": len(tab),
                 "feasible": tab.n_feasible,
