@@ -47,12 +47,15 @@ early_stop() {  # docs/results/early-stop/ (qlognei and random, 20 seeds)
 }
 
 snapping() {  # docs/results/snapping/ (enumerating vs box vs mixed search)
+    # qlognei's runs are `default`'s (same seeds, designs and settings): reused.
+    mkdir -p "$OUT/snapping/runs"
+    cp -n "$OUT"/full/runs/qlognei__seed*.parquet "$OUT/snapping/runs/" 2>/dev/null || true
     "${BOLT[@]}" bench --methods qlognei,qlognei-box,qlognei-mixed --reference qlognei \
         --jobs "$JOBS" --no-progress --out "$OUT/snapping"
 }
 
 cost() {  # docs/results/cost/ (10 methods, 1 and 4 workers, GPU-hour budget)
-    python benchmarks/cost_comparison.py --seeds 20 --jobs "$JOBS" --out "$OUT/cost"
+    python benchmarks/cost_comparison.py --seeds "${COST_SEEDS:-20}" --jobs "$JOBS" --out "$OUT/cost"
 }
 
 optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
