@@ -51,6 +51,7 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench import DEFAULTS, run_benchmark
+from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.costmetrics import (
     compare_costs,
     ert_table,
@@ -60,6 +61,7 @@ from bolt_pco64.bench.costmetrics import (
 from bolt_pco64.bench.costreport import ratio_interval
 from bolt_pco64.bench.family import run_problems
 from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
+from bolt_pco64.bench.stats import complete_runs
 from bolt_pco64.table import load_table
 
 #: Every method of the comparison: the default ones and the cost-aware ones.
@@ -86,11 +88,8 @@ def _complete(folder: Path) -> tuple[pd.DataFrame, float, int]:
     """A comparison folder's complete runs' records, its optimal value and
     how many runs failed (from its records and ``meta.json``)."""
     rec, meta = read_comparison(folder)
-    bad = {tuple(k.rsplit("/", 1)) for k in meta["runs"]["failed"]}
-    keep = [
-        (m, str(s)) not in bad for m, s in zip(rec["method"], rec["seed"], strict=True)
-    ]
-    return rec.loc[keep], float(meta["table"]["optimal_value"]), len(bad)
+    bad = RunKey.parse_all(meta["runs"]["failed"])
+    return complete_runs(rec, bad), float(meta["table"]["optimal_value"]), len(bad)
 
 
 def _ratio(row: pd.Series) -> str:

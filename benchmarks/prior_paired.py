@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.stats import (
     bootstrap_interval,
     complete_runs,
@@ -65,9 +66,7 @@ BAD, BAD_AGAINST = "prior_ei_bad", ("qlognei_init3", "prior_ei")
 
 def _records(folder: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     meta = json.loads((folder / "meta.json").read_text())
-    failed = {
-        (m, int(s)) for m, s in (k.rsplit("/", 1) for k in meta["runs"]["failed"])
-    }
+    failed = RunKey.parse_all(meta["runs"]["failed"])
     runs = pd.read_parquet(folder / "runs.parquet")
     runs["method"] = runs["method"].astype(object)
     return complete_runs(runs, failed), meta

@@ -3,12 +3,15 @@
 # reconstruction of the measured pco tables from published traces). One
 # section per result; `bash benchmarks/rerun_results.sh SECTION...` runs the
 # named sections (all of them without arguments), each into
-# bench-results/<section>/. Copying into docs/results/ (records and summaries,
-# not the per-run resume files under runs/) is `sync SECTION`, and
-# `bolt-pco64 report docs/results` then rewrites every summary from the
-# committed records.
+# bench-results/<section>/. What is committed under docs/results/ is each
+# folder's records (runs.parquet, meta.json, report.json), summaries and plots,
+# not the per-run resume files under runs/; `bolt-pco64 report docs/results`
+# rewrites every summary from those records.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# This checkout's package, also for the scripts under benchmarks/.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+BOLT=(python -m bolt_pco64)
 OUT=bench-results
 JOBS=${JOBS:-2}
 mkdir -p "$OUT"
@@ -16,7 +19,7 @@ mkdir -p "$OUT"
 DEFAULT_METHODS=random,qlognei,qlogei,ts,naive,gpc_ei,tobit_ei,gpc_pof,optuna_tpe,optuna_gp
 
 default() {  # docs/results/ (10 methods x 20 seeds x 40 evaluations)
-    bolt-pco64 bench --methods "$DEFAULT_METHODS" --jobs "$JOBS" --no-progress --out "$OUT/full"
+    "${BOLT[@]}" bench --methods "$DEFAULT_METHODS" --jobs "$JOBS" --no-progress --out "$OUT/full"
 }
 
 optuna_harness() {  # docs/results/optuna/harness: the same runs as `default`'s
@@ -26,11 +29,11 @@ optuna_harness() {  # docs/results/optuna/harness: the same runs as `default`'s
     for m in random qlognei optuna_tpe optuna_gp; do
         cp -n "$OUT"/full/runs/"$m"__seed*.parquet "$OUT/optuna-harness/runs/" 2>/dev/null || true
     done
-    bolt-pco64 bench --methods random,qlognei,optuna_tpe,optuna_gp --jobs "$JOBS" --no-progress --out "$OUT/optuna-harness"
+    "${BOLT[@]}" bench --methods random,qlognei,optuna_tpe,optuna_gp --jobs "$JOBS" --no-progress --out "$OUT/optuna-harness"
 }
 
 prior() {  # docs/results/prior/ (3 instances, 5 methods x 20 seeds x 20)
-    bolt-pco64 bench --problem all \
+    "${BOLT[@]}" bench --problem all \
         --methods qlognei,qlognei_init3,prior_ei,prior_ei_tp,prior_ei_bad \
         --seeds 20 --budget 20 --reference qlognei_init3 --jobs "$JOBS" --no-progress \
         --out "$OUT/prior"
@@ -44,12 +47,15 @@ early_stop() {  # docs/results/early-stop/ (qlognei and random, 20 seeds)
 }
 
 snapping() {  # docs/results/snapping/ (enumerating vs box vs mixed search)
-    bolt-pco64 bench --methods qlognei,qlognei-box,qlognei-mixed --reference qlognei \
+    # qlognei's runs are `default`'s (same seeds, designs and settings): reused.
+    mkdir -p "$OUT/snapping/runs"
+    cp -n "$OUT"/full/runs/qlognei__seed*.parquet "$OUT/snapping/runs/" 2>/dev/null || true
+    "${BOLT[@]}" bench --methods qlognei,qlognei-box,qlognei-mixed --reference qlognei \
         --jobs "$JOBS" --no-progress --out "$OUT/snapping"
 }
 
 cost() {  # docs/results/cost/ (10 methods, 1 and 4 workers, GPU-hour budget)
-    python benchmarks/cost_comparison.py --seeds 20 --jobs "$JOBS" --out "$OUT/cost"
+    python benchmarks/cost_comparison.py --seeds "${COST_SEEDS:-20}" --jobs "$JOBS" --out "$OUT/cost"
 }
 
 optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
@@ -68,7 +74,7 @@ ax() {  # docs/results/ax/ (crash representations on pco64)
 }
 
 standins() {  # docs/results/standins/ (the stand-in 3.0 variants)
-    bolt-pco64 bench --standin all --methods random,qlognei,gpc_ei,tobit_ei \
+    "${BOLT[@]}" bench --standin all --methods random,qlognei,gpc_ei,tobit_ei \
         --seeds 6 --budget 30 --jobs "$JOBS" --no-progress --out "$OUT/standins"
 }
 

@@ -2,7 +2,9 @@
 
 ``PCO16``, ``PCO32`` and ``PCO64`` serve the pco16, pco32 and pco64 instances
 (``INSTANCES``): LLM-training throughput on 16, 32 and 64 GPUs by parallelism
-configuration, with out-of-memory crashes as a hidden constraint.
+configuration, with out-of-memory crashes as a hidden constraint. A user's
+own sweep is served the same way: ``PCO(instance=Instance(...), table=path)``
+(or ``read_instance("my_cluster.toml")`` for the instance).
 
 Importing the package does no I/O and loads nothing heavy: each public name
 is imported from its module on first use (PEP 562), so that the command line
@@ -17,6 +19,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from bolt_pco64.instance_file import read_instance
     from bolt_pco64.instances import INSTANCES, Instance, get_instance
     from bolt_pco64.locations import data_home
     from bolt_pco64.problem import (
@@ -43,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "INSTANCES": "bolt_pco64.instances",
     "Instance": "bolt_pco64.instances",
     "get_instance": "bolt_pco64.instances",
+    "read_instance": "bolt_pco64.instance_file",
     "PCO": "bolt_pco64.problem",
     "PCO16": "bolt_pco64.problem",
     "PCO32": "bolt_pco64.problem",
@@ -109,4 +113,5 @@ __all__ = [
     "get_instance",
     "load_table",
     "problem_class",
+    "read_instance",
 ]

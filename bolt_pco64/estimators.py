@@ -45,12 +45,11 @@ import math
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bolt_pco64.instances import Instance
+from bolt_pco64.instances import INSTANCES, Instance, ThroughputUnit
 
 __all__ = [
     "ESTIMATOR_DEFAULTS",
@@ -63,21 +62,15 @@ __all__ = [
     "work_per_step",
 ]
 
-#: What a table's ``throughput_mean`` counts (*inferred*, not published: the
-#: cards give no unit). ``"samples/s/gpu"``: sequences per second per GPU,
-#: ``global_batch / (num_gpus * step_s)``; ``"steps/s"``: optimizer steps per
-#: second, ``1 / step_s`` (the runner's own unit).
-ThroughputUnit = Literal["samples/s/gpu", "steps/s"]
-
-#: The inferred throughput unit of each instance's table (the reasoning:
+#: The inferred throughput unit of each instance's table, by name (derived:
+#: each instance's :attr:`~bolt_pco64.instances.Instance.throughput_unit`,
+#: the one place it lives; the reasoning:
 #: :data:`bolt_pco64.simulate.spec.ASSUMPTIONS`). Read as samples/s/GPU,
 #: pco64's and pco32's published bests are 36 % and 31 % model FLOPs
 #: utilisation (as steps/s, impossible multiples of the peak); pco16's only
-#: plausibly as steps/s. One place: the stand-in's assumptions read it.
+#: plausibly as steps/s.
 THROUGHPUT_UNITS: dict[str, ThroughputUnit] = {
-    "pco16": "steps/s",
-    "pco32": "samples/s/gpu",
-    "pco64": "samples/s/gpu",
+    name: inst.throughput_unit for name, inst in INSTANCES.items()
 }
 
 
@@ -129,17 +122,10 @@ def work_per_step(instance: Instance, unit: ThroughputUnit | None = None) -> flo
     step for ``"steps/s"``: a step of ``t`` seconds measures ``work / t``.
 
     Raises:
-        ValueError: If ``unit`` is not a :data:`ThroughputUnit` or the instance
-            has no inferred unit.
+        ValueError: If ``unit`` is not a :data:`ThroughputUnit`.
     """
     if unit is None:
-        try:
-            unit = THROUGHPUT_UNITS[instance.name]
-        except KeyError:
-            raise ValueError(
-                f"Expected an instance with an inferred throughput unit "
-                f"({sorted(THROUGHPUT_UNITS)}), got {instance.name!r}."
-            ) from None
+        unit = instance.throughput_unit
     if unit == "steps/s":
         return 1.0
     if unit == "samples/s/gpu":

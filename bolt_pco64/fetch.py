@@ -127,9 +127,14 @@ def fetch_table(
         FetchError: If the download fails or holds no single table file.
         TableError: If the downloaded table breaks the instance's schema;
             nothing is installed then.
-        ValueError: If ``instance`` is unknown.
+        ValueError: If ``instance`` is unknown or has no dataset.
     """
     inst = get_instance(instance)
+    if not inst.dataset_id:
+        raise ValueError(
+            f"Expected an instance with a published dataset, got {inst.name!r} "
+            "(its dataset_id is empty): pass its table file instead."
+        )
     what = f"{inst.dataset_id}@{inst.dataset_revision}"
     home = data_home(data_home_dir)
     target = home / inst.measured_filename

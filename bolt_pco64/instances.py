@@ -1,12 +1,19 @@
 """The frozen descriptions of the pco instances (docs/architecture.md §4).
 
 One :class:`Instance` holds everything that distinguishes pco16, pco32 and
-pco64: the cluster, the GPU memory, the model, the input columns in order with
-their encoding and bounds, the context columns, where the measured table is
-published, the file names and the figures published about the measured table.
-It is the single place an instance's numbers live: table loading and
-validation, the problem classes, fetch, the stand-in generator, the harness
-and the command line read it.
+pco64: the cluster, the GPU memory, the model, the input columns (knobs,
+:data:`KNOBS`) in order with their encoding and bounds, the context columns,
+the hard rules of its grid (:meth:`Instance.rule_violation`,
+:meth:`Instance.grid`), the throughput unit, where the measured table is
+published, the shipped files (stand-in variants, reconstruction, traces) and
+the figures published about the measured table. It is the single place an
+instance's numbers live: table loading and validation, the problem classes,
+fetch, the stand-in generator, the reconstruction, the harness and the command
+line read it, and every per-instance mapping of the package derives from
+:data:`INSTANCES`. An instance of another cluster is one more
+:class:`Instance` (``bolt_pco64.instance_file`` reads one from TOML): the
+problem (:func:`bolt_pco64.problem_class`, ``PCO(instance=...)``), the loaders
+and the harness serve it with its table.
 
 Sources: pco64 from its dataset card (``Glow-AI/pco64_tabular_data``); pco16
 and pco32 from bolt-bench 0.2.0's source, which also states pco64's best as
@@ -18,13 +25,16 @@ dataset holds.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "ABSENT_KNOBS",
     "DEFAULT_INSTANCE",
     "INSTANCES",
+    "KNOBS",
     "OUTPUT_COLUMNS",
     "PCO16_INSTANCE",
     "PCO32_INSTANCE",
@@ -36,6 +46,7 @@ __all__ = [
     "InstanceName",
     "ModelShape",
     "PublishedFigures",
+    "ThroughputUnit",
     "get_instance",
 ]
 
@@ -59,6 +70,42 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
 )
 #: Raw ZeRO stages of every instance; searched as their ordinal 0/1/2.
 ZERO_STAGES: tuple[int, ...] = (0, 2, 3)
+
+#: Every knob a table may hold, by column name, and its one spelling in raw
+#: units (:meth:`Instance.raw_sizes`, :func:`bolt_pco64.table.decode_inputs`,
+#: the stand-in's ``Config`` and the prior's ``Layout`` fields). A column is an
+#: input or a context column of an instance; a knob an instance holds in
+#: neither is absent (:data:`ABSENT_KNOBS`).
+KNOBS: dict[str, str] = {
+    "log2_dp_size": "dp",
+    "log2_tp_size": "tp",
+    "log2_pp_size": "pp",
+    "log2_cp_size": "cp",
+    "log2_sp_size": "sp",
+    "log2_dp_bucket_size_mb": "bucket_mb",
+    "zero_stage": "zero_stage",
+    "log2_num_model_chunks": "chunks",
+    "log2_grad_accum_steps": "grad_accum_steps",
+}
+#: The raw value of a knob that an instance holds neither as an input nor as
+#: context: a size of 1, ZeRO stage 0. (``bucket_mb`` has no neutral value:
+#: an instance always holds it.)
+ABSENT_KNOBS: dict[str, int] = {
+    "dp": 1,
+    "tp": 1,
+    "pp": 1,
+    "cp": 1,
+    "sp": 1,
+    "zero_stage": 0,
+    "chunks": 1,
+    "grad_accum_steps": 1,
+}
+
+#: What a table's ``throughput_mean`` counts (*inferred* for the shipped
+#: instances: the cards give no unit). ``"samples/s/gpu"``: sequences per
+#: second per GPU, ``global_batch / (num_gpus * step_s)``; ``"steps/s"``:
+#: optimizer steps per second, ``1 / step_s`` (the runner's own unit).
+ThroughputUnit = Literal["samples/s/gpu", "steps/s"]
 
 
 @dataclass(frozen=True)
@@ -144,29 +191,94 @@ class Instance:
         model: The trained model and batch.
         inputs: The input columns in the order of ``X``'s last dimension.
         context: ``(column, value)`` pairs: columns constant over the table.
-        dataset_id: The Hugging Face dataset of the measured table.
+        dataset_id: The Hugging Face dataset of the measured table (``""``:
+            none; ``fetch`` refuses the instance).
         dataset_revision: Its revision that ``fetch`` downloads.
-        raw_csv_filename: Name of the raw sweep export (CSV).
-        published: Figures published about the measured table.
+        raw_csv_filename: Name of the raw sweep export (CSV; ``""``: none).
+        published: Figures published about the measured table (``None``:
+            none; the problem then states no class-level optimum, and ``info``
+            checks nothing).
         trace_files: The published optimisation traces made on the measured
             table (``data/traces/``; design §7), as paths relative to the
             traces folder. Their configurations are encoded inputs in ``X``
             order (pco16's knob order differs from pco64's, and so does its
             instance's ``inputs``).
+        throughput_unit: What ``throughput_mean`` counts
+            (:data:`ThroughputUnit`; inferred for the shipped instances, see
+            :data:`bolt_pco64.simulate.spec.ASSUMPTIONS`).
+        standin_variants: The shipped simulated stand-in's variants (the
+            first is the default, :attr:`standin_filename`; the others in
+            ``<name>_simulated_<variant>.parquet``); ``()``: none ships.
+
+    Raises:
+        ValueError: If the description is inconsistent (the message names the
+            field): an input or context column that is not a known knob
+            (:data:`KNOBS`) or appears twice, bounds out of order, an ordinal
+            input whose levels do not match its bounds, GPUs not a multiple of
+            the hosts, or no ``log2_dp_bucket_size_mb`` column.
     """
 
-    name: InstanceName
+    name: str
     num_gpus: int
     num_hosts: int
     gpu_memory_gb: float
     model: ModelShape
     inputs: tuple[InputSpec, ...]
-    context: tuple[tuple[str, int], ...]
-    dataset_id: str
-    dataset_revision: str
-    raw_csv_filename: str
-    published: PublishedFigures
+    context: tuple[tuple[str, int], ...] = ()
+    dataset_id: str = ""
+    dataset_revision: str = ""
+    raw_csv_filename: str = ""
+    published: PublishedFigures | None = None
     trace_files: tuple[str, ...] = ()
+    throughput_unit: ThroughputUnit = "samples/s/gpu"
+    standin_variants: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        problem = self._problem()
+        if problem is not None:
+            raise ValueError(
+                f"Expected a consistent instance {self.name!r}: {problem}."
+            )
+
+    def _problem(self) -> str | None:
+        """What is inconsistent in the description, or ``None``."""
+        if not self.name or not self.name.isidentifier():
+            return f"name must be an identifier, got {self.name!r}"
+        for field_name in ("num_gpus", "num_hosts"):
+            value = getattr(self, field_name)
+            if not isinstance(value, int) or value < 1:
+                return f"{field_name} must be an integer >= 1, got {value!r}"
+        if self.num_gpus % self.num_hosts:
+            return (
+                f"num_gpus ({self.num_gpus}) must be a multiple of num_hosts "
+                f"({self.num_hosts})"
+            )
+        if not self.gpu_memory_gb > 0:
+            return f"gpu_memory_gb must be > 0, got {self.gpu_memory_gb!r}"
+        columns = [*self.input_columns, *self.context_columns]
+        for column in columns:
+            if column not in KNOBS:
+                return f"column {column!r} is not a known knob (one of {list(KNOBS)})"
+            if columns.count(column) > 1:
+                return f"column {column!r} appears twice in inputs and context"
+        if "log2_dp_bucket_size_mb" not in columns:
+            return "log2_dp_bucket_size_mb must be an input or a context column"
+        for spec in self.inputs:
+            if spec.low > spec.high:
+                return f"input {spec.name!r} has low {spec.low} > high {spec.high}"
+            if spec.encoding == "ordinal" and not (
+                spec.low >= 0 and spec.high < len(spec.levels)
+            ):
+                return (
+                    f"ordinal input {spec.name!r} needs a level for each encoded "
+                    f"value {spec.low}..{spec.high}, got levels {list(spec.levels)}"
+                )
+        if self.throughput_unit not in ("samples/s/gpu", "steps/s"):
+            return (
+                "throughput_unit must be 'samples/s/gpu' or 'steps/s', got "
+                f"{self.throughput_unit!r}"
+            )
+        return None
 
     # -- derived names ------------------------------------------------------
 
@@ -208,6 +320,25 @@ class Instance:
         """File name of the shipped stand-in (``pco64_simulated.parquet``)."""
         return f"{self.name}_simulated.parquet"
 
+    def standin_variant_filename(self, variant: str) -> str:
+        """File name of one of the shipped stand-in variants
+        (``pco64_simulated_zero1.parquet``; the default variant's is
+        :attr:`standin_filename`)."""
+        if self.standin_variants and variant == self.standin_variants[0]:
+            return self.standin_filename
+        return f"{self.name}_simulated_{variant}.parquet"
+
+    @property
+    def shipped_files(self) -> tuple[str, ...]:
+        """The package data files of the instance, relative to ``data/``: its
+        stand-in variants, its reconstruction (where traces ship) and traces."""
+        standins = tuple(
+            self.standin_variant_filename(v) for v in self.standin_variants
+        )
+        recon = (self.reconstructed_filename,) if self.trace_files else ()
+        traces = tuple(f"traces/{t}" for t in self.trace_files)
+        return (*standins, *recon, *traces)
+
     @property
     def reconstructed_filename(self) -> str:
         """File name of the shipped reconstruction (``pco64_reconstructed.parquet``)."""
@@ -225,8 +356,10 @@ class Instance:
     def raw_sizes(self, encoded: Sequence[int]) -> dict[str, int]:
         """Every knob's raw value, inputs and context, of one encoded configuration.
 
-        Keys are the column names less ``log2_`` (``dp_size``, ...,
-        ``zero_stage``): powers of two for the log2 columns, the raw ZeRO stage.
+        Keys are the knobs' spellings (:data:`KNOBS`: ``dp``, ..., ``chunks``,
+        ``grad_accum_steps``), in input then context order: sizes for the
+        log2 columns, the raw ZeRO stage. Knobs the instance holds in neither
+        are left out (:data:`ABSENT_KNOBS` gives their values).
         """
         cells = {
             spec.name: spec.decode(int(v))
@@ -234,18 +367,18 @@ class Instance:
         }
         cells.update(self.context)
         return {
-            name.removeprefix("log2_"): (value if name == "zero_stage" else 2**value)
+            KNOBS[name]: (value if name == "zero_stage" else 2**value)
             for name, value in cells.items()
         }
 
     def rule_violation(self, encoded: Sequence[int]) -> str | None:
         """The hard rule one encoded configuration breaks, or ``None``.
 
-        The rules of every sweep (the grid of ``bolt_pco64.simulate.grid``):
-        the encoded values lie in the published bounds; ``dp*tp*pp*cp`` is
-        the number of GPUs; ``sp <= tp``; more than one model chunk only with
-        ``pp > 1``; ZeRO stage 2 or 3 only with ``pp = 1``; ``pp * chunks``
-        divides the number of layers.
+        The rules of every sweep (:meth:`grid`): the encoded values lie in the
+        published bounds; ``dp*tp*pp*cp`` is the number of GPUs; ``sp <= tp``;
+        more than one model chunk only with ``pp > 1``; ZeRO stage 2 or 3 only
+        with ``pp = 1``; ``pp * chunks`` divides the number of layers. A knob
+        the instance does not hold takes its :data:`ABSENT_KNOBS` value.
         """
         if len(encoded) != self.dim:
             return f"expected {self.dim} inputs, got {len(encoded)}"
@@ -255,18 +388,29 @@ class Instance:
                     f"{spec.name} = {v:g} is off the grid "
                     f"(expected an integer in [{spec.low}, {spec.high}])"
                 )
-        s = self.raw_sizes([int(v) for v in encoded])
-        if s["dp_size"] * s["tp_size"] * s["pp_size"] * s["cp_size"] != self.num_gpus:
+        s = ABSENT_KNOBS | self.raw_sizes([int(v) for v in encoded])
+        if s["dp"] * s["tp"] * s["pp"] * s["cp"] != self.num_gpus:
             return f"dp*tp*pp*cp = {self.num_gpus} GPUs is broken"
-        if s["sp_size"] > s["tp_size"]:
+        if s["sp"] > s["tp"]:
             return "sp <= tp is broken"
-        if s["num_model_chunks"] > 1 and s["pp_size"] == 1:
+        if s["chunks"] > 1 and s["pp"] == 1:
             return "more than one model chunk needs pp > 1"
-        if s["zero_stage"] in ZERO_STAGES[1:] and s["pp_size"] > 1:
+        if s["zero_stage"] in ZERO_STAGES[1:] and s["pp"] > 1:
             return "ZeRO stage 2/3 needs pp = 1"
-        if self.model.num_layers % (s["pp_size"] * s["num_model_chunks"]):
+        if self.model.num_layers % (s["pp"] * s["chunks"]):
             return f"pp * chunks must divide the {self.model.num_layers} layers"
         return None
+
+    def grid(self) -> list[tuple[int, ...]]:
+        """Every encoded configuration in the bounds that keeps the hard rules.
+
+        In canonical order (ascending lexicographic). pco64's is its card's
+        780 rows ("the full candidate set"); the sweeps of pco32 and pco16
+        hold fewer rows than their grids (``bolt_pco64.simulate.grid``,
+        ``bolt_pco64.reconstruct.grid``). Computed on each call.
+        """
+        ranges = [range(spec.low, spec.high + 1) for spec in self.inputs]
+        return [x for x in itertools.product(*ranges) if self.rule_violation(x) is None]
 
 
 def _log2(name: str, low: int, high: int) -> InputSpec:
@@ -308,6 +452,8 @@ PCO64_INSTANCE = Instance(
         "pco64/pco64_tpe_10trials_100iterations_results.json",
         "pco64/pco64_cmaes_10trials_100iterations_results.json",
     ),
+    throughput_unit="samples/s/gpu",
+    standin_variants=("mbs1", "perrank", "zero1"),
 )
 
 PCO32_INSTANCE = Instance(
@@ -337,6 +483,8 @@ PCO32_INSTANCE = Instance(
         best_config=(5, 0, 0, 0, 0, 8, 1, 0),
     ),
     trace_files=("pco32/pco32_random_10trials_50iterations_results.json",),
+    throughput_unit="samples/s/gpu",
+    standin_variants=("mbs1", "perrank"),
 )
 
 PCO16_INSTANCE = Instance(
@@ -366,6 +514,8 @@ PCO16_INSTANCE = Instance(
         best_config=(4, 0, 0, 0, 8, 1, 0, 2),
     ),
     trace_files=("pco16/pco16_random_10trials_100iterations_results.json",),
+    throughput_unit="steps/s",
+    standin_variants=("accum", "zero1"),
 )
 
 #: Every instance by name (a registry, not an ``if`` chain).

@@ -2,12 +2,15 @@
 
 One implementation, :class:`PCO`, parametrised by an
 :class:`~bolt_pco64.instances.Instance`; :class:`PCO16`, :class:`PCO32` and
-:class:`PCO64` bind one instance each. :data:`PROBLEMS` maps instance names to
-these classes.
+:class:`PCO64` bind one instance each. :data:`PROBLEMS` maps the name of
+every instance of :data:`~bolt_pco64.instances.INSTANCES` to its class. Any
+other :class:`~bolt_pco64.instances.Instance` (a user's own cluster) is
+served by :func:`problem_class` or ``PCO(instance=..., table=...)``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,6 +24,7 @@ from torch import Tensor
 from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64._stack import external_stacklevel
 from bolt_pco64.instances import (
+    INSTANCES,
     PCO16_INSTANCE,
     PCO32_INSTANCE,
     PCO64_INSTANCE,
@@ -355,11 +359,25 @@ class PCO(ConstrainedSyntheticTestFunction):
         cls.discrete_inds = list(range(inst.dim))
         cls.categorical_inds = []
         cls._bounds = [(float(lo), float(hi)) for lo, hi in inst.bounds]
-        cls._optimal_value = inst.published.best_value
-        cls._optimizers = [tuple(float(v) for v in inst.published.best_config)]
+        pub = inst.published
+        cls._optimal_value = None if pub is None else pub.best_value
+        cls._optimizers = (
+            None if pub is None else [tuple(float(v) for v in pub.best_config)]
+        )
 
     throughput_bits: Tensor
     std_bits: Tensor
+
+    def __new__(
+        cls, *args: Any, instance: str | Instance | None = None, **kwargs: Any
+    ) -> PCO:
+        """``PCO(instance=...)`` builds the problem class of that instance
+        (:func:`problem_class`); a bound class is built as itself."""
+        if instance is not None and "instance" not in cls.__dict__:
+            bound = problem_class(instance)
+            if issubclass(bound, cls):
+                cls = bound
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -371,6 +389,7 @@ class PCO(ConstrainedSyntheticTestFunction):
         *,
         table: TableLike = None,
         oom: OOMPolicy = "nan",
+        instance: str | Instance | None = None,
     ) -> None:
         r"""Build the problem on a table of the class's instance.
 
@@ -408,17 +427,30 @@ class PCO(ConstrainedSyntheticTestFunction):
                 Euclidean in the encoded space; with ``"measured"`` noise, the
                 mean of their ``throughput_std``). The slack is unchanged, so
                 :meth:`is_feasible` still tells the crash. Computed once here.
+            instance: With :class:`PCO` itself, the instance to serve (a name
+                or any :class:`~bolt_pco64.instances.Instance`, e.g. a user's
+                own cluster): ``PCO(instance=Instance(...), table=path)``
+                builds its :func:`problem_class`. With a bound class,
+                ``None`` or that class's instance.
 
         Raises:
-            TypeError: If the class binds no instance (use a subclass).
-            ValueError: If ``noise_std``, ``constraint_noise_std``, ``bounds``
-                or ``oom`` is invalid, or the table is another instance's.
+            TypeError: If the class binds no instance and none is given.
+            ValueError: If ``noise_std``, ``constraint_noise_std``, ``bounds``,
+                ``oom`` or ``instance`` is invalid, or the table is another
+                instance's.
             TableError: If the table breaks the instance's schema.
         """
         if not hasattr(type(self), "instance"):
             raise TypeError(
                 "Expected a problem class bound to an instance (PCO16, PCO32, "
-                f"PCO64 or problem_class(name)), got {type(self).__name__}."
+                f"PCO64, problem_class(instance) or PCO(instance=...)), got "
+                f"{type(self).__name__}."
+            )
+        if instance is not None and get_instance(instance) != self.instance:
+            raise ValueError(
+                f"Expected `instance` to be None or {self.instance.name}, the "
+                f"instance {type(self).__name__} serves, got "
+                f"{get_instance(instance).name!r}."
             )
         if not is_noise_std(noise_std):
             raise ValueError(
@@ -472,6 +504,16 @@ class PCO(ConstrainedSyntheticTestFunction):
         self.register_buffer("std_bits", _frozen(fill(std, self.table.X, ran)))
         self.register_forward_pre_hook(_snap_inputs, with_kwargs=True)
         self.register_forward_hook(_add_measured_noise, with_kwargs=True)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickle a problem of a class built by :func:`problem_class` (which no
+        module attribute names) through its instance; others as usual."""
+        cls = type(self)
+        if cls.__dict__.get("instance") is None or cls is not _built_class(
+            cls.instance
+        ):
+            return super().__reduce_ex__(protocol)
+        return (_bare_problem, (cls.instance,), self.__dict__.copy())
 
     # -- lookups -------------------------------------------------------------
 
@@ -630,26 +672,53 @@ class PCO16(PCO):
     instance = PCO16_INSTANCE
 
 
-#: The problem class of every instance, by name.
-PROBLEMS: dict[str, type[PCO]] = {
-    cls.instance.name: cls for cls in (PCO16, PCO32, PCO64)
+#: The classes written out for the shipped instances (with their docstrings).
+_NAMED_CLASSES: dict[Instance, type[PCO]] = {
+    cls.instance: cls for cls in (PCO16, PCO32, PCO64)
 }
+
+
+@functools.cache
+def _built_class(inst: Instance) -> type[PCO]:
+    """A :class:`PCO` subclass bound to ``inst`` (one per instance and process)."""
+    return type(
+        f"PCO_{inst.name}",
+        (PCO,),
+        {
+            "instance": inst,
+            "__module__": __name__,
+            "__doc__": f"The pco problem of the instance {inst.name!r} "
+            f"({inst.num_gpus} GPUs). See :class:`PCO` for the arguments.",
+        },
+    )
+
+
+def _bare_problem(instance: Instance) -> PCO:
+    """An uninitialised problem of ``instance``'s built class (unpickling)."""
+    cls = problem_class(instance)
+    return cls.__new__(cls)
 
 
 def problem_class(instance: str | Instance) -> type[PCO]:
     """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
 
+    Any :class:`~bolt_pco64.instances.Instance` has one: a shipped instance
+    its named class, another (a user's own cluster) a :class:`PCO` subclass
+    bound to it, built once per instance and process (named after it, e.g.
+    ``PCO_my8``).
+
     Raises:
-        ValueError: If no instance has that name, or the instance has no
-            problem class here.
+        ValueError: If no instance has that name.
     """
-    name = get_instance(instance).name
-    if name not in PROBLEMS:
-        raise ValueError(
-            f"Expected an instance with a problem class ({sorted(PROBLEMS)}), "
-            f"got {name!r}."
-        )
-    return PROBLEMS[name]
+    inst = get_instance(instance)
+    return _NAMED_CLASSES.get(inst) or _built_class(inst)
+
+
+#: The problem class of every instance of
+#: :data:`~bolt_pco64.instances.INSTANCES`, by name.
+PROBLEMS: dict[str, type[PCO]] = {
+    name: problem_class(inst) for name, inst in INSTANCES.items()
+}
 
 
 __getattr__ = deprecated_names(

@@ -12,8 +12,10 @@ generator's noise seed does not change: the encoded inputs in canonical order,
 decimals (not the throughputs).
 
 **Variants.** An instance's stand-in ships in one or more *variants*, each a
-reading of the job that the card cannot rule out (:data:`STANDIN_VARIANTS`;
-the first is the default, in ``<instance>_simulated.parquet``; the others in
+reading of the job that the card cannot rule out (the instance's
+:attr:`~bolt_pco64.instances.Instance.standin_variants`, by name
+:data:`STANDIN_VARIANTS`; the first is the default, in
+``<instance>_simulated.parquet``; the others in
 ``<instance>_simulated_<variant>.parquet``, :func:`standin_filename`).
 :mod:`bolt_pco64.simulate.variants` says what each reads; here are only their
 names, so that a table source ``"standin:<variant>"`` resolves without the
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from bolt_pco64.instances import Instance
+from bolt_pco64.instances import INSTANCES, Instance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,11 +64,10 @@ STANDIN_REGISTRY = "standin_fingerprints.json"
 FINGERPRINT_DECIMALS = 3
 #: A table source ``"standin:<variant>"`` names a shipped stand-in variant.
 STANDIN_PREFIX = "standin:"
-#: The shipped stand-in variants of each instance; the first is the default.
+#: The shipped stand-in variants of each instance, by name; the first is the
+#: default (derived: each instance's ``standin_variants``).
 STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
-    "pco16": ("accum", "zero1"),
-    "pco32": ("mbs1", "perrank"),
-    "pco64": ("mbs1", "perrank", "zero1"),
+    name: inst.standin_variants for name, inst in INSTANCES.items()
 }
 
 
@@ -76,7 +77,7 @@ def check_variant(instance: Instance, variant: str | None = None) -> str:
     Raises:
         ValueError: If the instance ships no such variant.
     """
-    names = STANDIN_VARIANTS.get(instance.name, ())
+    names = instance.standin_variants
     if variant is None and names:
         return names[0]
     if variant not in names:
@@ -98,10 +99,7 @@ def standin_filename(instance: Instance, variant: str | None = None) -> str:
     Raises:
         ValueError: If the instance ships no such variant.
     """
-    name = check_variant(instance, variant)
-    if name == default_variant(instance):
-        return instance.standin_filename
-    return f"{instance.name}_simulated_{name}.parquet"
+    return instance.standin_variant_filename(check_variant(instance, variant))
 
 
 class TableContent(Protocol):

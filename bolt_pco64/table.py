@@ -219,20 +219,6 @@ def encode_inputs(
     return raw
 
 
-#: Short names of the input columns in :func:`decode_inputs`' result.
-_SHORT_NAMES = {
-    "log2_dp_size": "dp",
-    "log2_tp_size": "tp",
-    "log2_pp_size": "pp",
-    "log2_cp_size": "cp",
-    "log2_sp_size": "sp",
-    "log2_dp_bucket_size_mb": "bucket_mb",
-    "zero_stage": "zero_stage",
-    "log2_num_model_chunks": "chunks",
-    "log2_grad_accum_steps": "grad_accum_steps",
-}
-
-
 def decode_inputs(
     X: Tensor | np.ndarray | Sequence[float], instance: InstanceLike = DEFAULT_INSTANCE
 ) -> dict[str, int]:
@@ -252,7 +238,7 @@ def decode_inputs(
         raise ValueError(f"Expected {inst.dim} encoded inputs, got {len(x)}.")
     out: dict[str, int] = {}
     for spec, value in zip(inst.inputs, x, strict=True):
-        short = _SHORT_NAMES.get(spec.name, spec.name)
+        short = instances.KNOBS[spec.name]
         if spec.encoding == "ordinal":
             k = round(value)
             if not 0 <= k < len(spec.levels):
@@ -586,4 +572,9 @@ def _load(
     reconstructed = locations.reconstructed_table_path(inst)
     if reconstructed is not None:
         return _from_path(reconstructed, "reconstructed", inst)
+    if not inst.standin_variants:
+        raise FileNotFoundError(
+            f"Expected a table of {inst.name} (the package ships none for it): "
+            f"pass its file or DataFrame, or set {inst.env_table}."
+        )
     return _from_path(locations.bundled_table_path(inst), "simulated", inst)

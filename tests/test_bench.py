@@ -697,3 +697,22 @@ def test_the_default_reference_is_a_compared_method(
     )  # fmt: skip
     meta = json.loads((result.out / "meta.json").read_text())
     assert meta["arguments"]["reference"] == "ts"
+
+
+def test_meta_names_a_table_inside_the_working_directory_by_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A committed result folder must not carry this machine's absolute paths."""
+    from bolt_pco64.bench.store import portable_source
+    from bolt_pco64.table import TableSource
+
+    inside = tmp_path / "data" / "t.parquet"
+    outside = Path("/elsewhere/t.parquet")
+    monkeypatch.chdir(tmp_path)
+    rel = portable_source(TableSource("argument", inside))
+    assert str(tmp_path) not in rel
+    assert rel.startswith("argument: data/t.parquet")
+    assert portable_source(TableSource("argument", outside)) == str(
+        TableSource("argument", outside)
+    )
+    assert portable_source(TableSource("dataframe", None)) == "dataframe: <DataFrame>"

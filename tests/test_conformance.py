@@ -91,10 +91,12 @@ def test_bad_oom_is_refused(frame: pd.DataFrame) -> None:
         PCO64(table=frame, oom="zero")  # type: ignore[arg-type]
 
 
-def test_problem_class_of_an_unserved_instance_is_a_value_error() -> None:
-    other = dataclasses.replace(PCO64.instance, name="pco128")
+def test_problem_class_of_an_unknown_name_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="pco128"):
-        problem_class(other)
+        problem_class("pco128")
+    # any Instance, a user's own too, has a class bound to it
+    other = dataclasses.replace(PCO64.instance, name="pco128")
+    assert problem_class(other).instance is other
 
 
 # -- oom="impute" -------------------------------------------------------------

@@ -7,6 +7,7 @@ import sys
 import textwrap
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,13 +20,16 @@ from bolt_pco64 import PCO32, PCO64
 from bolt_pco64.bench import (
     ENTRY_POINT_GROUP,
     Method,
+    Prediction,
     RunContext,
+    RunKey,
     get_method,
     method_names,
     register_method,
     run_benchmark,
 )
 from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.early import prediction_prior
 from bolt_pco64.bench.methods import BUILTIN_METHODS
 from bolt_pco64.bench.registry import METHODS, check_methods, method_registry
 from bolt_pco64.bench.run import run_one
@@ -164,22 +168,218 @@ class _Exposes(Method):
         return self.model
 
 
-def test_the_harness_recommends_from_the_exposed_objective_model(
-    problem: PCO64,
-) -> None:
-    """``objective_model`` is asked once per proposal and its model is what
-    the harness re-conditions: a non-model fails the run there, ``None``
-    recommends the best observed row."""
+def test_the_default_recommend_reads_the_objective_model(problem: PCO64) -> None:
+    """The default ``recommend`` asks ``objective_model`` after every
+    evaluation (the harness never does): ``None`` recommends the best observed
+    row, a non-model fails the run where it is re-conditioned."""
     config = BenchConfig(budget=12, n_init=8, q=2)
     none = _Exposes(None)
     plain = run_one("p", 1, problem.table, config, fn=none).records
-    assert none.calls == 2
+    first_feasible = int(plain["feasible"].to_numpy().argmax())
+    assert none.calls == len(plain) - first_feasible
     feasible = plain[plain["feasible"]]
     best = int(feasible.loc[feasible["throughput"].idxmax(), "row"])
     assert plain["recommended_row"].iloc[-1] == best
     broken = run_one("b", 1, problem.table, config, fn=_Exposes("not a GP"))
     assert broken.error is not None
     assert "named_parameters" in broken.error
+
+
+class _Worst(Method):
+    """Recommends its worst feasible evaluation, counting the questions."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        return ctx.available[: ctx.q]
+
+    def recommend(self, ctx: RunContext) -> int | None:
+        self.asked.append(ctx.rows.numel())
+        y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, torch.inf))
+        return int(ctx.rows[int(torch.argmin(y))])
+
+
+def test_the_records_hold_the_method_s_own_recommendation(problem: PCO64) -> None:
+    config = BenchConfig(budget=10, n_init=6, q=2)
+    worst = _Worst()
+    rec = run_one("w", 2, problem.table, config, fn=worst).records
+    first = int(rec["feasible"].to_numpy().argmax())
+    # Asked after every evaluation once one is feasible, with every result in.
+    assert worst.asked == list(range(first + 1, len(rec) + 1))
+    true = problem.evaluate_true(problem.candidates())
+    for i in range(first, len(rec)):
+        seen = rec.iloc[: i + 1]
+        ok = seen[seen["feasible"]]
+        assert rec["recommended_row"].iloc[i] == int(
+            ok.loc[ok["throughput"].idxmin(), "row"]
+        )
+    last = int(rec["recommended_row"].iloc[-1])
+    assert rec["inference_regret"].iloc[-1] == pytest.approx(
+        float(problem.optimal_value) - float(true[last])
+    )
+
+
+def test_a_recommendation_that_is_not_a_row_fails_the_run(problem: PCO64) -> None:
+    class Bad(_Worst):
+        def recommend(self, ctx: RunContext) -> int | None:
+            return 10**6
+
+    out = run_one("bad", 0, problem.table, BenchConfig(budget=6, n_init=4), fn=Bad())
+    assert out.error is not None
+    assert "to recommend an evaluated row" in out.error
+
+
+class _Predicts(Method):
+    """Predicts a fixed mean and variance, recording what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, int]] = []
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        return ctx.available[: ctx.q]
+
+    def predict(self, ctx: RunContext, X: torch.Tensor) -> Prediction | None:
+        self.asked.append((ctx.rows.numel(), X.shape[0]))
+        ones = torch.ones(X.shape[0], dtype=torch.double)
+        return Prediction(ones, ones)
+
+
+@pytest.mark.parametrize("rule", ["none", "posterior"])
+def test_predict_is_asked_after_each_proposal_only_for_the_posterior_rule(
+    problem: PCO64, rule: str
+) -> None:
+    spy = _Predicts()
+    config = BenchConfig(budget=9, n_init=5, q=2, early_stop=rule)
+    out = run_one("spy", 0, problem.table, config, fn=spy)
+    assert out.error is None
+    assert spy.asked == ([(5, 2), (7, 2)] if rule == "posterior" else [])
+
+
+def test_a_prediction_of_the_wrong_size_is_refused() -> None:
+    one = torch.ones(1)
+    with pytest.raises(ValueError, match="Expected a prediction of 2 means"):
+        prediction_prior(Prediction(one, one), 2)
+    assert prediction_prior(None, 2) == [None, None]
+
+
+@dataclass
+class _Counter:
+    steps: int = 0
+
+
+class _Stateful(Method):
+    def __init__(self) -> None:
+        self.made: list[_Counter] = []
+        self.seen: list[_Counter] = []
+
+    def new_state(self) -> _Counter:
+        self.made.append(_Counter())
+        return self.made[-1]
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        ctx.state.steps += 1
+        self.seen.append(ctx.state)
+        return ctx.available[: ctx.q]
+
+
+def test_a_method_s_state_is_made_once_per_run_and_kept_across_its_steps(
+    problem: PCO64,
+) -> None:
+    method = _Stateful()
+    config = BenchConfig(budget=8, n_init=5)
+    for seed in (0, 1):
+        run_one("s", seed, problem.table, config, fn=method)
+    assert len(method.made) == 2
+    assert [c.steps for c in method.made] == [3, 3]
+    assert all(s is method.made[0] for s in method.seen[:3])
+    assert all(s is method.made[1] for s in method.seen[3:])
+
+
+def test_a_built_in_method_refuses_a_state_it_did_not_make(problem: PCO64) -> None:
+    ctx = _context(problem, [])
+    ctx.state = {"models": None}
+    with pytest.raises(TypeError, match=r"ConstrainedMethod.new_state\(\)"):
+        get_method("qlognei").propose(ctx)
+
+
+# -- the yardstick: a new method with a model of its own -------------------------
+
+
+@dataclass
+class _NearestState:
+    best: int | None = None
+
+
+class _Nearest(Method):
+    """A model method that is no GP: the untried row nearest the best observed
+    one; it predicts each point's nearest observation (variance: the squared
+    distance) and recommends the best observed row (the default). The
+    yardstick of issue 30's extension cost: a method with a model of its own,
+    in one file, no edit of the package."""
+
+    def new_state(self) -> _NearestState:
+        return _NearestState()
+
+    def propose(self, ctx: RunContext) -> torch.Tensor:
+        y = torch.nan_to_num(ctx.y, nan=-torch.inf)
+        ctx.state.best = int(ctx.rows[int(y.argmax())])
+        d = torch.cdist(ctx.candidates[ctx.available], ctx.candidates[[ctx.state.best]])
+        return ctx.available[d.squeeze(-1).argsort(stable=True)[: ctx.q]]
+
+    def predict(self, ctx: RunContext, X: torch.Tensor) -> Prediction:
+        d = torch.cdist(X, ctx.X)
+        near = d.argmin(dim=-1)
+        y = torch.nan_to_num(ctx.y, nan=0.0)[near]
+        return Prediction(y, d.min(dim=-1).values ** 2 + 1e-6)
+
+
+def test_a_new_model_method_runs_with_recommendations_and_priors(
+    problem: PCO64,
+) -> None:
+    config = BenchConfig(budget=10, n_init=4, early_stop="posterior")
+    out = run_one("nearest", 3, problem.table, config, fn=_Nearest())
+    assert out.error is None
+    rec = out.records
+    ok = rec[rec["feasible"]]
+    assert rec["recommended_row"].iloc[-1] == int(
+        ok.loc[ok["throughput"].idxmax(), "row"]
+    )
+    # Deterministic with its prior (a run of the same seed is the same run).
+    again = run_one("nearest", 3, problem.table, config, fn=_Nearest()).records
+    pd.testing.assert_frame_equal(
+        rec.drop(columns=["fit_seconds", "acq_seconds"]),
+        again.drop(columns=["fit_seconds", "acq_seconds"]),
+    )
+
+
+# -- run keys ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key", [RunKey("qlognei", 0), RunKey("qlognei-box", 17), RunKey("a.b_c", -3)]
+)
+def test_a_run_key_round_trips_through_its_string(key: RunKey) -> None:
+    assert RunKey.parse(str(key)) == key
+    assert isinstance(RunKey.parse(str(key)).seed, int)
+    assert key == (key.method, key.seed)  # a tuple, as the failed sets hold them
+    assert RunKey.parse_all([str(key)]) == {(key.method, key.seed)}
+
+
+@pytest.mark.parametrize("text", ["qlognei", "qlognei/", "/3", "qlognei/x", "m/1.5"])
+def test_a_malformed_run_key_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="Expected a run key 'method/seed'"):
+        RunKey.parse(text)
+
+
+def test_the_store_names_files_and_errors_by_run_key(
+    tmp_path: Path, problem: PCO64
+) -> None:
+    config = BenchConfig(budget=5, n_init=3)
+    store = ResultStore(tmp_path, config, problem.table, ["short"], [4], {})
+    key = RunKey("short", 4)
+    assert store.run_path(*key).name == f"{key.file_stem}.parquet"
+    assert store.todo() == [key]
 
 
 def test_log_prob_feasible_refuses_a_model_that_is_not_a_crash_model(

@@ -30,6 +30,8 @@ from bolt_pco64.bo.prior import (
     PhysicalMean,
     PriorState,
     ThroughputPriorMean,
+    condition_prior_gp,
+    fit_prior_gp,
     fit_prior_models,
     misspecified,
     propose_prior_ei,
@@ -213,7 +215,7 @@ def test_decoder_reads_pco64_inputs_and_context() -> None:
         for k in ("dp", "tp", "pp", "cp", "sp", "bucket_mb", "zero_stage", "chunks")
     ]
     assert got == [16, 4, 1, 1, 4, 64, 2, 1]
-    assert float(lay.accum) == 1  # context log2_grad_accum_steps = 0
+    assert float(lay.grad_accum_steps) == 1  # context log2_grad_accum_steps = 0
     assert lay.gpus_per_host == 4
 
 
@@ -221,7 +223,7 @@ def test_decoder_reads_pco16_grad_accumulation_and_fixed_context_parallelism() -
     dec = LayoutDecoder(PCO16_INSTANCE, _bounds(PCO16_INSTANCE))
     # pco16 inputs: dp, tp, pp, sp, bucket, zero, chunks, grad_accum
     lay = dec.decode(_encoded((4, 0, 0, 0, 8, 2, 0, 2)))
-    assert (float(lay.dp), float(lay.cp), float(lay.accum)) == (16, 1, 4)
+    assert (float(lay.dp), float(lay.cp), float(lay.grad_accum_steps)) == (16, 1, 4)
     assert (float(lay.bucket_mb), float(lay.zero_stage)) == (256, 3)
     assert lay.gpus_per_host == 8
 
@@ -237,11 +239,10 @@ def test_decoder_undoes_the_gp_normalisation() -> None:
 
 
 def test_decoder_refuses_unknown_columns_and_wrong_bounds() -> None:
-    odd = dataclasses.replace(
-        PCO64_INSTANCE, inputs=(*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
-    )
+    # an unknown column is refused already by the Instance (no knob to decode)
+    odd = (*PCO64_INSTANCE.inputs[:-1], InputSpec("log2_x", 0, 1))
     with pytest.raises(ValueError, match="log2_x"):
-        LayoutDecoder(odd, _bounds())
+        dataclasses.replace(PCO64_INSTANCE, inputs=odd)
     with pytest.raises(ValueError, match=r"Expected bounds of shape \(2, 8\)"):
         LayoutDecoder(PCO64_INSTANCE, torch.zeros(2, 7, dtype=torch.double))
 
@@ -501,6 +502,67 @@ def test_proposals_are_deterministic_and_warm_start(problem: PCO64) -> None:
     propose_prior_ei(*args, state=states[0])
     assert states[0].steps == 2
     assert states[0].models is not first
+
+
+def test_conditioning_keeps_the_prior_gp_s_parameters_and_sees_the_new_data(
+    problem: PCO64,
+) -> None:
+    C = problem.candidates()
+    y_all = problem.evaluate_true(C)
+    feasible = torch.nonzero(~torch.isnan(y_all)).squeeze(-1)
+    X, y, margin = observed(problem, feasible[:6])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gp = fit_prior_models(
+            X, y, margin, problem.bounds, problem.instance, 0
+        ).objective
+    X2, y2, _ = observed(problem, feasible[:10])
+    new = condition_prior_gp(gp, X2, y2, problem.bounds, problem.instance)
+    assert new.train_inputs[0].shape[0] == 10
+    # The kernel's and likelihood's hyperparameters as fitted; the prior's
+    # parameters by value (its raw ones are relative to data-set references).
+    before = dict(gp.named_parameters())
+    for name, param in new.named_parameters():
+        if not name.startswith("mean_module."):
+            torch.testing.assert_close(param, before[name])
+    torch.testing.assert_close(new.mean_module.theta, gp.mean_module.theta)
+    # It interpolates its new data as the fitted GP does its own.
+    fit = new.posterior(X2).mean.squeeze(-1)
+    assert (fit - y2).abs().max() < 0.2 * y2.abs().max()
+    with pytest.raises(ValueError, match="warm_start"):
+        fit_prior_gp(X2, y2, problem.bounds, new.mean_module, 0, optimize=False)
+
+
+def test_prior_ei_recommends_and_predicts_with_its_prior_mean_gp(
+    problem: PCO64,
+) -> None:
+    method = get_method("prior_ei")
+    C = problem.candidates()
+    rows = torch.arange(0, C.shape[0], 7)[:8]
+    X, y, margin = observed(problem, rows)
+    tried = torch.zeros(C.shape[0], dtype=torch.bool)
+    tried[rows] = True
+    ctx = RunContext(
+        problem=problem, candidates=C, rows=rows, y=y, margin=margin,
+        untried=torch.nonzero(~tried).squeeze(-1), q=1, seed=0, step_seed=5,
+        generator=torch.Generator().manual_seed(0), budget=20,
+        state=method.new_state(),
+    )  # fmt: skip
+    assert isinstance(ctx.state, PriorState)
+    assert method.predict(ctx, C[:2]) is None  # no model before a proposal
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        picked = int(torch.as_tensor(method.propose(ctx)).reshape(-1)[0])
+    gp = ctx.state.models.objective
+    assert isinstance(gp.mean_module, ThroughputPriorMean)
+    pred = method.predict(ctx, C[[picked]])
+    torch.testing.assert_close(pred.mean, gp.posterior(C[[picked]]).mean.reshape(-1))
+    # The recommendation: the evaluated feasible row of highest posterior mean
+    # under the prior GP conditioned on every feasible observation.
+    ok = ~torch.isnan(y)
+    model = condition_prior_gp(gp, X[ok], y[ok], problem.bounds, problem.instance)
+    best = int(rows[ok][int(model.posterior(X[ok]).mean.reshape(-1).argmax())])
+    assert method.recommend(ctx) == best
 
 
 def test_fit_on_a_pco16_table() -> None:

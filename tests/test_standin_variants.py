@@ -163,5 +163,5 @@ def test_microbatching_rules() -> None:
     assert Microbatching("per_stage", 4).split(64, cfg) == (8, 8)
     # A count is capped at one sequence per micro-batch.
     assert Microbatching("count", 128).split(64, cfg) == (64, 1)
-    accum = Config(16, 1, 1, 1, 1, 64, 0, 1, grad_accum=4)
+    accum = Config(16, 1, 1, 1, 1, 64, 0, 1, grad_accum_steps=4)
     assert Microbatching("accumulation").split(32, accum) == (4, 8)

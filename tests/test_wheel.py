@@ -88,6 +88,12 @@ def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
         assert f"bolt_pco64/data/{inst.reconstructed_filename}" in names
         for trace in inst.trace_files:
             assert f"bolt_pco64/data/traces/{trace}" in names
+        # every file an instance says it ships, stand-in variants included
+        for relative in inst.shipped_files:
+            assert f"bolt_pco64/data/{relative}" in names, relative
+    # a measured table installed in the checkout never ships
+    measured = {f"bolt_pco64/data/{i.measured_filename}" for i in INSTANCES.values()}
+    assert not measured & set(names)
     target = tmp_path / "site"
     subprocess.run(
         [

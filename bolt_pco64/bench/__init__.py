@@ -7,8 +7,9 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.config`: every default (:data:`DEFAULTS`,
   :data:`QUICK`, :data:`QUICK_FAMILY`) and :class:`BenchConfig`, what makes runs comparable;
 - :mod:`~bolt_pco64.bench.contract`: what a method is (:class:`Method`:
-  ``propose``, and optionally its own ``n_init`` and ``objective_model``)
-  and what it sees (:class:`RunContext`);
+  ``propose``, and optionally its own ``n_init``, ``new_state``,
+  ``recommend`` and ``predict``), what it sees (:class:`RunContext`) and
+  what names a run (:class:`RunKey`);
 - :mod:`~bolt_pco64.bench.methods`: the built-in methods, listed once
   (:data:`~bolt_pco64.bench.methods.BUILTINS`);
 - :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by
@@ -81,18 +82,24 @@ as ``__main__``; Dask pickles it by value).
 
 A method with a model, or its own initial design, subclasses :class:`Method`::
 
-    from bolt_pco64.bench import Method, register_method
+    from bolt_pco64.bench import Method, Prediction, register_method
 
     class MyEI(Method):
         n_init = 3  # starts from the first 3 rows of the seed's shared design
 
+        def new_state(self):  # the run's ctx.state, made when it starts
+            return MyState()  # e.g. a dataclass with a field gp = None
+
         def propose(self, ctx):
-            model = ...  # fit on ctx.X, ctx.y; keep it in ctx.state
-            ctx.state["gp"] = model
+            ctx.state.gp = ...  # fit on ctx.X, ctx.y
             ...  # choose among ctx.available (untried, not pending)
 
-        def objective_model(self, ctx):
-            return ctx.state.get("gp")  # the harness recommends from it
+        def recommend(self, ctx):  # the row it would return now
+            ...  # default: the best observed feasible row
+
+        def predict(self, ctx, X):  # the prior of --early-stop posterior
+            post = ctx.state.gp.posterior(X)  # default: None, no model
+            return Prediction(post.mean.reshape(-1), post.variance.reshape(-1))
 
     register_method("my_ei", MyEI())
 
@@ -131,7 +138,9 @@ if TYPE_CHECKING:
         Method,
         MethodFn,
         ObjectiveModel,
+        Prediction,
         RunContext,
+        RunKey,
     )
     from bolt_pco64.bench.family import FamilyResult, run_problems
     from bolt_pco64.bench.formatting import summary_markdown
@@ -178,7 +187,9 @@ _WHERE: dict[str, str] = {
     "Method": "contract",
     "MethodFn": "contract",
     "ObjectiveModel": "contract",
+    "Prediction": "contract",
     "RunContext": "contract",
+    "RunKey": "contract",
     "get_method": "registry",
     "method_names": "registry",
     "register_method": "registry",
@@ -222,10 +233,12 @@ __all__ = [
     "MethodRegistry",
     "ObjectiveModel",
     "OutputDirError",
+    "Prediction",
     "ProcessBackend",
     "Proposal",
     "ResultStore",
     "RunContext",
+    "RunKey",
     "RunOutcome",
     "check_output_dir",
     "checkpoints_for",

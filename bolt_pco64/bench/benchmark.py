@@ -19,7 +19,7 @@ import pandas as pd
 
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig, resolve_budget
 from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
-from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64.instances import INSTANCES, Instance, get_instance
 from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
@@ -73,9 +73,9 @@ def run_benchmark(
             over the shared seeds, one of ``methods``; ``None``:
             ``DEFAULTS.reference`` where it is compared, else the first
             method (:func:`~bolt_pco64.bench.methods.check_reference`).
-        problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or an
-            :class:`~bolt_pco64.Instance`); ``None`` is a loaded table's own
-            instance, else ``DEFAULTS.problem``.
+        problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or any
+            :class:`~bolt_pco64.Instance`, a user's own too); ``None`` is a
+            loaded table's own instance, else ``DEFAULTS.problem``.
         budget_hours: GPU-hours per run instead of ``budget`` (not both):
             a run evaluates until that many GPU-hours are consumed on the
             simulated clock (:mod:`bolt_pco64.bench.clock`).
@@ -96,11 +96,16 @@ def run_benchmark(
 
         Each of these is raised before anything is created or written.
     """
-    from bolt_pco64.table import Table
+    from bolt_pco64.table import Table, load_table
 
     if problem is None:
         problem = table.instance if isinstance(table, Table) else DEFAULTS.problem
-    name = get_instance(problem).name
+    instance = get_instance(problem)
+    name = instance.name
+    if not isinstance(table, Table) and INSTANCES.get(name) != instance:
+        # a user's own Instance: its table is loaded by it (the plan knows
+        # the shipped instances by name only)
+        table = load_table(table, instance=instance)
     config = BenchConfig(
         budget=resolve_budget(budget, budget_hours),
         n_init=n_init,

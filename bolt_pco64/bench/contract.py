@@ -10,11 +10,26 @@ of points inside the problem's bounds, which the harness snaps to rows
   comparison's ``n_init``); the harness evaluates that prefix of the seed's
   shared design (a permutation of the rows drawn from the seed alone), so
   methods with different sizes still start from the same rows;
-- :meth:`Method.objective_model`: the GP of the objective it last fitted
-  (:data:`ObjectiveModel`). The harness re-conditions it on every feasible
-  observation (hyperparameters kept) after each evaluation and recommends the
-  evaluated feasible configuration of highest posterior mean (the inference
-  regret); without one it recommends the best observed configuration.
+- :meth:`Method.new_state`: the method's own store for one run
+  (:attr:`RunContext.state`), e.g. a dataclass of its models; the harness
+  creates it once per run and never reads it (default: an empty dict);
+- :meth:`Method.recommend`: the row the method would return now, asked after
+  every evaluation (the records' ``recommended_row`` and inference regret);
+- :meth:`Method.predict`: the method's :class:`Prediction` of the objective
+  at configurations, with the model of its last proposal (what
+  ``--early-stop posterior`` takes as its prior), ``None`` without a model
+  (a flat prior);
+- :meth:`Method.objective_model`: the objective GP of its last proposal, the
+  one thing a method on a constant-mean ``SingleTaskGP`` needs: the default
+  :meth:`~Method.recommend` re-conditions it on every feasible observation
+  (hyperparameters kept) and returns the evaluated feasible configuration of
+  highest posterior mean (without one: the best observed configuration),
+  the default :meth:`~Method.predict` reads its posterior. A method with
+  another model (``prior_ei``'s prior-mean GPs) overrides those two instead.
+
+The harness never reads a method's models or state itself.
+
+Runs are named by a :class:`RunKey` (``method/seed``).
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
 (:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.register_method`
@@ -25,9 +40,9 @@ can list methods without it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -44,10 +59,14 @@ __all__ = [
     "Method",
     "MethodFn",
     "ObjectiveModel",
+    "Prediction",
     "Proposed",
     "RunContext",
+    "RunKey",
     "as_method",
     "method_entry_points",
+    "posterior_prediction",
+    "recommend_by_posterior_mean",
 ]
 
 #: The entry-point group through which other packages add methods.
@@ -55,11 +74,69 @@ ENTRY_POINT_GROUP = "bolt_pco64.methods"
 
 #: What :meth:`Method.propose` returns: rows (a long tensor or ints) or points.
 Proposed: TypeAlias = "Tensor | Sequence[int]"
-#: The re-conditionable model of the objective: a BoTorch ``SingleTaskGP`` of
-#: the throughput on the feasible observations, whose hyperparameters
-#: :func:`~bolt_pco64.bo.fit_gp` can take as ``warm_start`` (the harness
-#: conditions it on new data with ``optimize=False``).
+#: What :meth:`Method.objective_model` returns: a BoTorch ``SingleTaskGP``
+#: of the throughput on the feasible observations, whose hyperparameters
+#: :func:`~bolt_pco64.bo.fit_gp` can take as ``warm_start`` (the default
+#: :meth:`Method.recommend` conditions it on new data with ``optimize=False``).
 ObjectiveModel: TypeAlias = "SingleTaskGP"
+
+
+class Prediction(NamedTuple):
+    """A method's prediction of the objective at ``q`` configurations.
+
+    Attributes:
+        mean: ``q``-dim tensor of the posterior means.
+        variance: ``q``-dim tensor of the posterior variances of the latent
+            function (no observation noise).
+    """
+
+    mean: Tensor
+    variance: Tensor
+
+
+class RunKey(NamedTuple):
+    """The name of one run of a comparison: a method and a seed.
+
+    ``str(key)`` is ``"method/seed"`` (the keys of ``errors`` and of
+    ``meta.json``'s ``runs``), :meth:`parse` reads it back with an integer
+    seed, :attr:`file_stem` names the run's file. A key is the tuple
+    ``(method, seed)``, so it unpacks, sorts, and equals (and hashes as) that
+    tuple, as the ``failed`` sets of :mod:`bolt_pco64.bench.stats` hold them.
+
+    Attributes:
+        method: The method's name.
+        seed: The run's seed.
+    """
+
+    method: str
+    seed: int
+
+    def __str__(self) -> str:
+        return f"{self.method}/{self.seed}"
+
+    @classmethod
+    def parse(cls, text: str) -> RunKey:
+        """The key written as ``"method/seed"`` (``str`` of a key).
+
+        Raises:
+            ValueError: If ``text`` is not ``"method/seed"`` with a method
+                name and an integer seed.
+        """
+        method, sep, seed = str(text).rpartition("/")
+        if sep and method and seed.lstrip("-").isdigit():
+            return cls(method, int(seed))
+        raise ValueError(f"Expected a run key 'method/seed', got {text!r}.")
+
+    @classmethod
+    def parse_all(cls, texts: Iterable[str]) -> set[RunKey]:
+        """:meth:`parse` of each of ``texts`` (e.g. ``meta.json``'s
+        ``runs.failed`` or a result's ``errors``), as a set."""
+        return {cls.parse(t) for t in texts}
+
+    @property
+    def file_stem(self) -> str:
+        """The stem of the run's file: ``"<method>__seed<seed>"``."""
+        return f"{self.method}__seed{self.seed}"
 
 
 def _no_rows() -> Tensor:
@@ -95,9 +172,13 @@ class RunContext:
         spent_fraction: The fraction of the run's budget spent before this
             step, in ``[0, 1)``: evaluations so far over ``budget``.
         fit_seconds: Time spent fitting models; a method adds to it.
-        state: The method's own store, a dict that persists across the steps
-            of one run (the built-in model methods keep their last models
-            there to warm-start the next fit). The harness never reads it.
+        state: The method's own store, made by its :meth:`Method.new_state`
+            at the start of a run and kept across the run's steps (the
+            built-in model methods keep their last models there, in a
+            dataclass of their own, to warm-start the next fit and to
+            recommend and predict from). The harness never reads it. A
+            context built without one holds an empty dict, which the
+            built-in methods replace with their own on first use.
     """
 
     problem: PCO
@@ -114,7 +195,7 @@ class RunContext:
     pending: Tensor = field(default_factory=_no_rows)
     spent_fraction: float = 0.0
     fit_seconds: float = 0.0
-    state: dict[str, Any] = field(default_factory=dict)
+    state: Any = field(default_factory=dict)
 
     @property
     def X(self) -> Tensor:
@@ -160,6 +241,15 @@ class Method:
 
     n_init: int | None = None
 
+    def new_state(self) -> Any:
+        """A fresh :attr:`RunContext.state` for one run (default: an empty dict).
+
+        A method with models returns an object of its own (a dataclass) that
+        its :meth:`propose` fills and its :meth:`recommend` and
+        :meth:`predict` read.
+        """
+        return {}
+
     def propose(self, ctx: RunContext) -> Proposed:
         """The next evaluations: ``q`` distinct untried rows or ``q x d`` points.
 
@@ -175,11 +265,50 @@ class Method:
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         """The objective GP fitted by the last :meth:`propose`, or ``None``.
 
-        Called by the harness right after :meth:`propose` with the same
-        ``ctx``. The default, ``None``, recommends the best observed
-        configuration.
+        What the default :meth:`recommend` and :meth:`predict` read (the
+        harness does not): a method whose model is a constant-mean
+        ``SingleTaskGP`` of the feasible observations needs only this; one
+        with another model overrides :meth:`recommend` and :meth:`predict`.
+        The default, ``None``: no model.
         """
         return None
+
+    def recommend(self, ctx: RunContext) -> int | None:
+        """The row the method would return now, among the evaluated ones.
+
+        Called by the harness after every evaluation (once one is feasible),
+        with ``ctx`` holding every result in so far (``ctx.q`` is 0; draw
+        nothing from ``ctx.generator``). The default: with an
+        :meth:`objective_model`, the evaluated feasible configuration of
+        highest posterior mean under it re-conditioned on every feasible
+        observation, hyperparameters kept (:func:`recommend_by_posterior_mean`);
+        without one, the best observed feasible configuration (ties to the
+        earliest evaluation).
+
+        Returns:
+            A row index (one of ``ctx.rows``), or ``None`` when no evaluation
+            is feasible.
+        """
+        return recommend_by_posterior_mean(ctx, self.objective_model(ctx))
+
+    def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
+        """The method's prediction of the objective at ``X``, or ``None``.
+
+        Called by the harness right after :meth:`propose` with the same
+        ``ctx``, at the proposed configurations, when the early-stop policy
+        reads a prior (``--early-stop posterior``). The default: the
+        posterior of :meth:`objective_model` (:func:`posterior_prediction`);
+        ``None`` without one (no model: a flat prior).
+
+        Args:
+            ctx: The context of the proposal just made.
+            X: ``q x d``-dim tensor of configurations.
+
+        Returns:
+            The :class:`Prediction` of the model of the last proposal.
+        """
+        model = self.objective_model(ctx)
+        return None if model is None else posterior_prediction(model, X)
 
 
 #: A method written as a function of the step's context.
@@ -239,3 +368,56 @@ def method_entry_points() -> dict[str, EntryPoint]:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep)
     return found
+
+
+def posterior_prediction(model: Any, X: Tensor) -> Prediction:
+    """The :class:`Prediction` of a BoTorch model of one output at ``X``
+    (``q x d``-dim tensor): its posterior mean and latent variance."""
+    import torch
+
+    with torch.no_grad():
+        post = model.posterior(X.to(torch.double))
+        return Prediction(post.mean.reshape(-1), post.variance.reshape(-1))
+
+
+def recommend_by_posterior_mean(
+    ctx: RunContext,
+    model: Any,
+    recondition: Callable[[Tensor, Tensor], Any] | None = None,
+) -> int | None:
+    """The evaluated feasible row of highest posterior mean under ``model``
+    re-conditioned on every feasible observation of ``ctx`` (its
+    hyperparameters kept), ties to the earliest evaluation; without a model
+    the best observed feasible row.
+
+    Args:
+        ctx: The context (every result in so far).
+        model: The objective GP of the last proposal, or ``None``.
+        recondition: ``(X, y) -> model`` conditioning ``model`` on the
+            feasible ``n x d``-dim ``X`` and ``n``-dim ``y``; default:
+            :func:`~bolt_pco64.bo.fit_gp` with ``warm_start=model,
+            optimize=False`` (a constant-mean ``SingleTaskGP``).
+
+    Returns:
+        A row index (one of ``ctx.rows``), ``None`` when no evaluation is
+        feasible.
+    """
+    import torch
+
+    feasible = ctx.feasible
+    if not bool(feasible.any()):
+        return None
+    X, y = ctx.X, ctx.y
+    if model is None:
+        best = torch.where(feasible, y, torch.full_like(y, -torch.inf))
+        return int(ctx.rows[int(torch.argmax(best))])
+    from bolt_pco64.bo import fit_gp, recommend
+
+    if recondition is None:
+        model = fit_gp(
+            X[feasible], y[feasible], ctx.bounds, 0, warm_start=model, optimize=False
+        )
+    else:
+        model = recondition(X[feasible], y[feasible])
+    i = recommend(model, X, y)
+    return None if i is None else int(ctx.rows[i])

@@ -36,11 +36,12 @@ records' ``best_feasible`` and ``regret``: its configuration was abandoned
 as worse than the incumbent, so a near-optimal configuration stopped by
 mistake does not reach the target (the cost metrics charge such mistakes).
 
-**The prior** of ``posterior`` is the method's objective model
-(:meth:`~bolt_pco64.bench.contract.Method.objective_model`) when it proposed
-the configuration: its posterior mean and variance (of the latent function)
-there. Methods without a model, and the initial design, have a flat prior:
-the rule reads the steps alone (``bolt_pco64.bo.early_stop``).
+**The prior** of ``posterior`` is the method's prediction
+(:meth:`~bolt_pco64.bench.contract.Method.predict`) when it proposed the
+configuration: its model's posterior mean and variance (of the latent
+function) there. Methods without a model (``predict`` returns ``None``), and
+the initial design, have a flat prior: the rule reads the steps alone
+(``bolt_pco64.bo.early_stop``).
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ from bolt_pco64.bo.early_stop import (
 
 if TYPE_CHECKING:
     from bolt_pco64.bench.clock import Job, SimulatedClock
-    from bolt_pco64.bench.contract import ObjectiveModel
+    from bolt_pco64.bench.contract import ObjectiveModel, Prediction
     from bolt_pco64.partial import PartialRuns
 
-__all__ = ["EarlyStopper", "StepResult", "model_prior"]
+__all__ = ["EarlyStopper", "StepResult", "model_prior", "prediction_prior"]
 
 
 @dataclass(frozen=True)
@@ -82,18 +83,42 @@ class StepResult:
     stopped: bool
 
 
+def prediction_prior(
+    prediction: Prediction | None, q: int
+) -> list[tuple[float, float] | None]:
+    """Each of ``q`` configurations' prior ``(mean, variance)`` from a
+    method's :class:`~bolt_pco64.bench.contract.Prediction` there (the
+    variance kept positive); ``None`` each without one.
+
+    Raises:
+        ValueError: If the prediction does not hold ``q`` means and variances.
+    """
+    if prediction is None:
+        return [None] * q
+    mean = torch.as_tensor(prediction[0]).reshape(-1)
+    var = torch.as_tensor(prediction[1]).reshape(-1)
+    if mean.numel() != q or var.numel() != q:
+        raise ValueError(
+            f"Expected a prediction of {q} means and variances, got "
+            f"{mean.numel()} and {var.numel()}."
+        )
+    return list(zip(mean.tolist(), var.clamp_min(1e-300).tolist(), strict=True))
+
+
 def model_prior(
     model: ObjectiveModel | None, X: torch.Tensor
 ) -> list[tuple[float, float] | None]:
     """The model's posterior mean and latent variance at each of ``X``'s
-    ``q`` points (``q x d``-dim tensor); ``None`` each without a model."""
+    ``q`` points (``q x d``-dim tensor); ``None`` each without a model.
+
+    Deprecated: the harness reads the method's own
+    :meth:`~bolt_pco64.bench.contract.Method.predict` (:func:`prediction_prior`).
+    """
     if model is None:
         return [None] * X.shape[0]
-    with torch.no_grad():
-        post = model.posterior(X.to(torch.double))
-        mean = post.mean.reshape(-1).tolist()
-        var = post.variance.reshape(-1).clamp_min(1e-300).tolist()
-    return list(zip(mean, var, strict=True))
+    from bolt_pco64.bench.contract import posterior_prediction
+
+    return prediction_prior(posterior_prediction(model, X), X.shape[0])
 
 
 class EarlyStopper:

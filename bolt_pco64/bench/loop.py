@@ -36,8 +36,8 @@ from torch import Tensor
 
 from bolt_pco64.bench.clock import Completion, SimulatedClock
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
-from bolt_pco64.bench.early import EarlyStopper, StepResult, model_prior
+from bolt_pco64.bench.contract import Method, RunContext
+from bolt_pco64.bench.early import EarlyStopper, StepResult, prediction_prior
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.records import RunOutcome, build_records, error_line
@@ -178,8 +178,8 @@ class RunLoop:
         self.tried = torch.zeros(n_rows, dtype=torch.bool)
         self.proposed = torch.zeros(n_rows, dtype=torch.bool)
         self.queue: deque[_Queued] = deque()
-        self.objective: ObjectiveModel | None = None
-        self.state: dict[str, Any] = {}
+        # The method's own store (Method.new_state), made when the run starts.
+        self.state: Any = None
 
     def enqueue(
         self,
@@ -214,8 +214,11 @@ class RunLoop:
                 )
             )
 
-    def complete(self, done: Completion[_Queued]) -> None:
-        """Record the result of one evaluation that came in."""
+    def complete(
+        self, done: Completion[_Queued], method: Method, clock: SimulatedClock[_Queued]
+    ) -> None:
+        """Record the result of one evaluation that came in, and ``method``'s
+        recommendation after it."""
         job, item = done.job, done.job.item
         if self.early is None:
             ended = StepResult(item.obs, self.parts.steps[item.row], False)
@@ -233,33 +236,47 @@ class RunLoop:
             (done.consumed_gpu_hours, job.gpu_hours, job.worker, job.start, job.end)
         )
         self.tried[item.row] = True
-        self.recommended.append(self.recommend(self.objective))
+        self.recommended.append(self.recommend(method, clock))
         if self.on_evaluation is not None:
             self.on_evaluation(1)
 
-    def recommend(self, objective: ObjectiveModel | None) -> int:
-        """The recommended row given the evaluations so far (see
-        :mod:`bolt_pco64.bench.records`)."""
-        y = torch.tensor(self.ys, dtype=torch.double)
-        feasible = ~torch.isnan(y)
-        if not feasible.any():
-            return -1
-        if objective is None:
-            best = torch.where(feasible, y, torch.full_like(y, -math.inf))
-            return self.rows[int(torch.argmax(best))]
-        from bolt_pco64.bo import fit_gp, recommend
-
-        X = self.cand[torch.tensor(self.rows, dtype=torch.long)]
-        model = fit_gp(
-            X[feasible],
-            y[feasible],
-            self.problem.bounds.to(X),
-            0,
-            warm_start=objective,
-            optimize=False,
+    def context(
+        self, clock: SimulatedClock[_Queued], q: int, step_seed: int, cap: int
+    ) -> RunContext:
+        """The :class:`RunContext` of the evaluations so far."""
+        rows = torch.tensor(self.rows, dtype=torch.long)
+        return RunContext(
+            problem=self.problem,
+            candidates=self.cand,
+            rows=rows,
+            y=torch.tensor(self.ys, dtype=torch.double),
+            margin=self.margins[rows],
+            untried=torch.nonzero(~self.tried).squeeze(-1),
+            q=q,
+            seed=self.seed,
+            step_seed=step_seed,
+            generator=self.method_gen,
+            budget=cap,
+            pending=torch.tensor([j.item.row for j in clock.running], dtype=torch.long),
+            spent_fraction=clock.spent_fraction(),
+            state=self.state,
         )
-        i = recommend(model, X, y)
-        return -1 if i is None else self.rows[i]
+
+    def recommend(self, method: Method, clock: SimulatedClock[_Queued]) -> int:
+        """``method``'s recommended row given the evaluations so far, -1
+        before the first feasible one (see :mod:`bolt_pco64.bench.records`)."""
+        if not any(not math.isnan(y) for y in self.ys):
+            return -1
+        ctx = self.context(clock, 0, 0, self.config.max_evaluations(len(self.tried)))
+        row = method.recommend(ctx)
+        if row is None:
+            return -1
+        if isinstance(row, bool) or not 0 <= int(row) < len(self.tried):
+            raise ValueError(
+                f"Expected method {self.method!r} to recommend an evaluated row, "
+                f"got {row!r}."
+            )
+        return int(row)
 
     def propose(self, method: Method, clock: SimulatedClock[_Queued], cap: int) -> bool:
         """Ask ``method`` for the next evaluations and queue them.
@@ -277,32 +294,17 @@ class RunLoop:
         if q < 1:
             return False
         step_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=self.method_gen))
-        rows = torch.tensor(self.rows, dtype=torch.long)
-        ctx = RunContext(
-            problem=self.problem,
-            candidates=self.cand,
-            rows=rows,
-            y=torch.tensor(self.ys, dtype=torch.double),
-            margin=self.margins[rows],
-            untried=torch.nonzero(~self.tried).squeeze(-1),
-            q=q,
-            seed=self.seed,
-            step_seed=step_seed,
-            generator=self.method_gen,
-            budget=cap,
-            pending=torch.tensor([j.item.row for j in clock.running], dtype=torch.long),
-            spent_fraction=clock.spent_fraction(),
-            state=self.state,
-        )
+        ctx = self.context(clock, q, step_seed, cap)
         t0 = time.perf_counter()
         proposed = method.propose(ctx)
         total = time.perf_counter() - t0
-        self.objective = method.objective_model(ctx)
         new = resolve_proposal(
             proposed, self.problem, self.cand, self.proposed, q, self.method
         )
         priors = (
-            model_prior(self.objective, self.cand[torch.tensor(new.rows)])
+            prediction_prior(
+                method.predict(ctx, self.cand[torch.tensor(new.rows)]), len(new.rows)
+            )
             if self.early is not None and self.early.needs_prior
             else ()
         )
@@ -322,6 +324,7 @@ class RunLoop:
         n_rows = self.cand.shape[0]
         cap = cfg.max_evaluations(n_rows)
         clock: SimulatedClock[_Queued] = SimulatedClock(cfg.workers, cfg.clock_budget())
+        self.state = method.new_state()
         error = tb = None
         # The seed's shared design: a permutation of the rows drawn from the
         # seed alone; every method starts from a prefix of it.
@@ -345,7 +348,7 @@ class RunLoop:
                 if not done:
                     break
                 for c in done:
-                    self.complete(c)
+                    self.complete(c, method, clock)
         except Exception as err:  # a failing method ends only its own run
             error = error_line(err)
             tb = traceback.format_exc()

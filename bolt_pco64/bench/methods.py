@@ -2,13 +2,14 @@
 
 A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
 :class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally
-``n_init`` and ``objective_model``) or a plain function of the step's
-:class:`~bolt_pco64.bench.contract.RunContext`. :data:`BUILTINS` is the one
-list of the built-in methods: each one's name, its method, its line in
-``bench --help`` and whether the default and the ``--quick`` comparisons run
-it (:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help
-read it from here). Methods registered by the user and those of other
-packages' entry points are looked up in :mod:`bolt_pco64.bench.registry`.
+``n_init``, ``new_state``, ``recommend`` and ``predict``) or a plain
+function of the step's :class:`~bolt_pco64.bench.contract.RunContext`.
+:data:`BUILTINS` is the one list of the built-in methods: each one's name,
+its method, its line in ``bench --help`` and whether the default and the
+``--quick`` comparisons run it (:data:`~bolt_pco64.bench.config.DEFAULTS`
+and the command line's help read it from here). Methods registered by the
+user and those of other packages' entry points are looked up in
+:mod:`bolt_pco64.bench.registry`.
 
 Built-in methods:
 
@@ -61,9 +62,10 @@ evaluations it has made no model-guided choice yet). Run them all with
 ``--methods qlognei,qlognei_init3,prior_ei,prior_ei_tp,prior_ei_bad
 --reference qlognei_init3``.
 
-The prior methods recommend the best observed configuration (no
-``objective_model``: the harness re-conditions a constant-mean GP, which a
-prior-mean GP is not).
+The prior methods recommend and predict through their own prior-mean
+objective GP (re-conditioned on every feasible observation with its
+hyperparameters and prior parameters kept, as the other model methods do
+with theirs).
 
 Point methods (not in the default comparison; run them with
 ``--methods qlognei,qlognei-box,qlognei-mixed``): the same models and
@@ -84,8 +86,12 @@ incumbent to improve on yet). ``naive`` has no constraint model and always
 uses its imputed objective. Every built-in method leaves the pending rows
 (``ctx.pending``) out of its choices, and the model methods condition on
 them (``X_pending``, or a kriging believer for the crash-aware ones). Each
-model method exposes its objective GP (``objective_model``) for the
-harness's recommendation. Torch and BoTorch are imported when a method first
+model method keeps its models in a state object of its own
+(:meth:`~bolt_pco64.bench.contract.Method.new_state`: :class:`ModelState`,
+:class:`NaiveState`, :class:`~bolt_pco64.bo.CrashAwareState`,
+:class:`CostAwareState`, :class:`~bolt_pco64.bo.prior.PriorState`) and
+recommends (``recommend``) and predicts (``predict``, the prior of
+``--early-stop posterior``) with its objective GP. Torch and BoTorch are imported when a method first
 runs, not when this module is imported (``bench --help`` lists the methods).
 """
 
@@ -95,7 +101,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bolt_pco64.bench.contract import (
     ENTRY_POINT_GROUP,
@@ -104,12 +110,16 @@ from bolt_pco64.bench.contract import (
     MethodFn,
     ObjectiveModel,
     RunContext,
+    recommend_by_posterior_mean,
 )
 
 if TYPE_CHECKING:
+    from botorch.models import SingleTaskGP
     from torch import Tensor
 
     from bolt_pco64.bo import ConstrainedModels, CrashAwareState
+    from bolt_pco64.bo.prior import PriorState
+    from bolt_pco64.costs import TimeModel
 
 __all__ = [
     "BUILTINS",
@@ -120,11 +130,14 @@ __all__ = [
     "Builtin",
     "ConstrainedMethod",
     "CostAwareMethod",
+    "CostAwareState",
     "CrashAwareMethod",
     "FunctionMethod",
     "Method",
     "MethodFn",
+    "ModelState",
     "NaiveMethod",
+    "NaiveState",
     "PriorMethod",
     "RandomMethod",
     "RunContext",
@@ -151,10 +164,73 @@ class RandomMethod(Method):
         return available[perm[: ctx.q]]
 
 
-def _fit_models(ctx: RunContext) -> ConstrainedModels:
+@dataclass
+class ModelState:
+    """What a method on the constrained GPs keeps across one run's steps.
+
+    Attributes:
+        models: The last fitted :class:`~bolt_pco64.bo.ConstrainedModels`
+            (``None`` before the first proposal).
+    """
+
+    models: ConstrainedModels | None = None
+
+
+@dataclass
+class NaiveState:
+    """What ``naive`` keeps across one run's steps.
+
+    Attributes:
+        model: Its last GP (OOMs imputed), ``None`` before the first proposal.
+    """
+
+    model: SingleTaskGP | None = None
+
+
+@dataclass
+class CostAwareState(ModelState):
+    """What the cost-aware methods keep across one run's steps.
+
+    Attributes:
+        models: The last constrained GPs.
+        cost_model: The last GP of the log run cost (``None`` before the
+            first feasible observation).
+        time_model: The table's time model (the costs a scheduler reports).
+        init_fraction: The budget share spent at the first proposal
+            (``ei_cool``'s initial design), ``None`` before it.
+    """
+
+    cost_model: SingleTaskGP | None = None
+    time_model: TimeModel | None = None
+    init_fraction: float | None = None
+
+
+_S = TypeVar("_S")
+
+
+def _run_state(method: Method, ctx: RunContext, kind: type[_S]) -> _S:
+    """``ctx.state`` as ``method``'s own state; the empty dict of a context
+    built without one is replaced by a fresh :meth:`~Method.new_state`.
+
+    Raises:
+        TypeError: If ``ctx.state`` is another object.
+    """
+    state = ctx.state
+    if isinstance(state, dict) and not state:
+        state = ctx.state = method.new_state()
+    if not isinstance(state, kind):
+        raise TypeError(
+            f"Expected ctx.state made by {type(method).__name__}.new_state(), "
+            f"got {type(state).__name__}."
+        )
+    return state
+
+
+def _fit_models(method: Method, ctx: RunContext) -> ConstrainedModels:
     """Fit the constrained models (warm-started from the previous step's)."""
     from bolt_pco64.bo import fit_constrained_models
 
+    state = _run_state(method, ctx, ModelState)
     t0 = time.perf_counter()
     models = fit_constrained_models(
         ctx.X,
@@ -162,18 +238,34 @@ def _fit_models(ctx: RunContext) -> ConstrainedModels:
         ctx.margin,
         ctx.bounds,
         ctx.step_seed,
-        warm_start=ctx.state.get("models"),
+        warm_start=state.models,
     )
-    ctx.state["models"] = models
+    state.models = models
     ctx.fit_seconds += time.perf_counter() - t0
     return models
 
 
+def _crash_state() -> type[CrashAwareState]:
+    from bolt_pco64.bo import CrashAwareState
+
+    return CrashAwareState
+
+
+def _prior_state() -> type[PriorState]:
+    from bolt_pco64.bo.prior import PriorState
+
+    return PriorState
+
+
 class _ConstrainedModelsMethod(Method):
-    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs."""
+    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs
+    (recommends and predicts with their objective GP)."""
+
+    def new_state(self) -> ModelState:
+        return ModelState()
 
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        models = ctx.state.get("models")
+        models = _run_state(self, ctx, ModelState).models
         return None if models is None else models.objective
 
 
@@ -195,7 +287,7 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import propose_acquisition, propose_thompson
 
-        models = _fit_models(ctx)
+        models = _fit_models(self, ctx)
         available = ctx.available
         choices = ctx.candidates[available]
         if models.objective is None:
@@ -240,7 +332,7 @@ class BoxMethod(_ConstrainedModelsMethod):
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.box import propose_box, propose_mixed
 
-        models = _fit_models(ctx)
+        models = _fit_models(self, ctx)
         propose = propose_box if self.search == "box" else propose_mixed
         return propose(
             models,
@@ -254,7 +346,17 @@ class BoxMethod(_ConstrainedModelsMethod):
 
 
 class NaiveMethod(Method):
-    """qLogNEI on one GP, an OOM recorded as the worst feasible value."""
+    """qLogNEI on one GP, an OOM recorded as the worst feasible value.
+
+    It recommends and predicts with that GP (re-conditioned on the feasible
+    observations only, for the recommendation).
+    """
+
+    def new_state(self) -> NaiveState:
+        return NaiveState()
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        return _run_state(self, ctx, NaiveState).model
 
     def propose(self, ctx: RunContext) -> Tensor:
         import torch
@@ -266,9 +368,10 @@ class NaiveMethod(Method):
 
         worst = float(ctx.problem.worst_feasible_value)
         y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
+        state = _run_state(self, ctx, NaiveState)
         t0 = time.perf_counter()
-        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, ctx.state.get("model"))
-        ctx.state["model"] = model
+        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, state.model)
+        state.model = model
         ctx.fit_seconds += time.perf_counter() - t0
         with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
             acqf = qLogNoisyExpectedImprovement(
@@ -285,9 +388,6 @@ class NaiveMethod(Method):
             select_discrete(acqf, ctx.candidates[available], ctx.q, ctx.step_seed)
         ]
 
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        return ctx.state.get("model")
-
 
 class CrashAwareMethod(Method):
     """The crash-aware methods of :mod:`bolt_pco64.bo.crash`.
@@ -299,13 +399,13 @@ class CrashAwareMethod(Method):
     def __init__(self, kind: Literal["gpc_ei", "tobit_ei", "gpc_pof"]) -> None:
         self.kind = kind
 
-    def _state(self, ctx: RunContext) -> CrashAwareState:
+    def new_state(self) -> CrashAwareState:
         from bolt_pco64.bo import CrashAwareState
 
-        state = ctx.state.get("crash")
-        if state is None:
-            state = ctx.state["crash"] = CrashAwareState()
-        return state
+        return CrashAwareState()
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        return _run_state(self, ctx, _crash_state()).objective
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import (
@@ -314,7 +414,7 @@ class CrashAwareMethod(Method):
             propose_pof_threshold,
         )
 
-        state = self._state(ctx)
+        state: CrashAwareState = _run_state(self, ctx, _crash_state())
         available = ctx.available
         choices = ctx.candidates[available]
         args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
@@ -327,10 +427,6 @@ class CrashAwareMethod(Method):
             idx = propose_pof_threshold(ctx.X, ctx.y, *args, **pending)
         ctx.fit_seconds += state.fit_seconds
         return available[idx]
-
-    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
-        state = ctx.state.get("crash")
-        return None if state is None else state.objective
 
 
 class CostAwareMethod(_ConstrainedModelsMethod):
@@ -357,6 +453,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
     def __init__(self, kind: Literal["eipu", "ei_cool"]) -> None:
         self.kind = kind
 
+    def new_state(self) -> CostAwareState:
+        return CostAwareState()
+
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.cost import (
             crash_cost_estimate,
@@ -366,11 +465,11 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         )
         from bolt_pco64.costs import TimeModel
 
-        models = _fit_models(ctx)
-        times = ctx.state.get("time_model")
-        if times is None:
-            times = ctx.state["time_model"] = TimeModel(ctx.problem.table)
-        cost = times.run_seconds[ctx.rows]
+        state = _run_state(self, ctx, CostAwareState)
+        models = _fit_models(self, ctx)
+        if state.time_model is None:
+            state.time_model = TimeModel(ctx.problem.table)
+        cost = state.time_model.run_seconds[ctx.rows]
         ok = ctx.feasible
         cost_model = None
         if ok.any():
@@ -380,9 +479,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
                 cost[ok],
                 ctx.bounds,
                 ctx.step_seed + 2,
-                warm_start=ctx.state.get("cost_model"),
+                warm_start=state.cost_model,
             )
-            ctx.state["cost_model"] = cost_model
+            state.cost_model = cost_model
             ctx.fit_seconds += time.perf_counter() - t0
         crash = crash_cost_estimate(cost, ok)
         available = ctx.available
@@ -391,7 +490,9 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         if self.kind == "eipu":
             idx = propose_eipu(*args, X_pending=ctx.X_pending)
         else:
-            init = ctx.state.setdefault("init_fraction", ctx.spent_fraction)
+            if state.init_fraction is None:
+                state.init_fraction = ctx.spent_fraction
+            init = state.init_fraction
             idx = propose_ei_cool(
                 *args,
                 spent_fraction=ctx.spent_fraction,
@@ -424,6 +525,34 @@ class PriorMethod(Method):
         self.n_init = n_init
         self.quality = quality
 
+    def new_state(self) -> PriorState:
+        from bolt_pco64.bo.prior import PriorState
+
+        return PriorState()
+
+    def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
+        """The prior-mean objective GP of the last proposal (``None`` before)."""
+        models = _run_state(self, ctx, _prior_state()).models
+        return None if models is None else models.objective
+
+    def recommend(self, ctx: RunContext) -> int | None:
+        """The evaluated feasible row of highest posterior mean under the
+        prior-mean objective GP conditioned on every feasible observation,
+        its hyperparameters and prior parameters kept
+        (:func:`~bolt_pco64.bo.prior.condition_prior_gp`); the best observed
+        one before the first GP."""
+        from bolt_pco64.bo.prior import PRIORS, condition_prior_gp
+
+        model = self.objective_model(ctx)
+        defaults = PRIORS[self.quality]
+        return recommend_by_posterior_mean(
+            ctx,
+            model,
+            lambda X, y: condition_prior_gp(
+                model, X, y, ctx.bounds, ctx.problem.instance, defaults
+            ),
+        )
+
     @property
     def standin_caveat(self) -> str:
         """The sentence a summary of this method on a stand-in table carries
@@ -433,9 +562,9 @@ class PriorMethod(Method):
         return STANDIN_CAVEAT
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo.prior import PRIORS, PriorState, propose_prior_ei
+        from bolt_pco64.bo.prior import PRIORS, propose_prior_ei
 
-        state = ctx.state.setdefault("prior", PriorState())
+        state: PriorState = _run_state(self, ctx, _prior_state())
         available = ctx.available
         idx = propose_prior_ei(
             ctx.X,

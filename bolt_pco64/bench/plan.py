@@ -152,7 +152,7 @@ def make_plan(
             run times (:class:`~bolt_pco64.costs.TimeModel`), or a directory
             holding runs of another configuration.
     """
-    from bolt_pco64.table import load_table
+    from bolt_pco64.table import Table, load_table
 
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
@@ -164,7 +164,11 @@ def make_plan(
     for m in names:
         initial_design_size(get_method(m), config, m)
     problems: dict[str, ProblemPlan] = {}
-    loaded = {name: load_table(t, instance=name) for name, t in tables.items()}
+    loaded = {
+        # a loaded Table carries its instance (a user's own, too)
+        name: load_table(t, instance=t.instance if isinstance(t, Table) else name)
+        for name, t in tables.items()
+    }
     for name, table in loaded.items():
         config.check(len(table))
         TimeModel(table)  # a table without usable run times is refused here

@@ -24,12 +24,13 @@ the order the results came in**:
   ``optimal_value - best_feasible`` (never negative, with or without noise);
   this is the *simple* regret;
 - ``recommended_row``: the configuration the method would recommend after
-  this evaluation, among the feasible ones evaluated so far: for a method
-  that exposes an objective GP (``Method.objective_model``,
-  :mod:`bolt_pco64.bench.contract`), the one of highest posterior mean under
-  that GP (its hyperparameters, conditioned on every feasible observation up
-  to this one); before its first model, and for model-free methods, the best
-  *observed* throughput; -1 before the first
+  this evaluation, among the feasible ones evaluated so far
+  (``Method.recommend``, :mod:`bolt_pco64.bench.contract`): for the built-in
+  model methods (and a method that exposes an objective GP,
+  ``Method.objective_model``), the one of highest posterior mean under its
+  objective GP (its hyperparameters, conditioned on every feasible
+  observation up to this one); before its first model, and for model-free
+  methods, the best *observed* throughput; -1 before the first
   feasible evaluation. ``inference_regret``: ``optimal_value`` minus the
   recommended row's true throughput (NaN before the first feasible
   evaluation). Noise-free, it differs from ``regret`` only where the model's

@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
+from bolt_pco64.bench.contract import RunKey
+
 if TYPE_CHECKING:
     from bolt_pco64.bench.config import BenchConfig
 
@@ -163,9 +165,7 @@ def _rewrite_comparison(
     facts = TableFacts.from_meta(report["table"])
     fingerprint = str(meta["config"]["table"])
     config = _config(meta)
-    failed = {
-        (m, int(s)) for m, s in (k.rsplit("/", 1) for k in meta["runs"]["failed"])
-    }
+    failed = RunKey.parse_all(meta["runs"]["failed"])
     optimal = float(meta["table"]["optimal_value"])
     worst = float(meta["table"]["worst_feasible_value"])
     methods = list(report["methods"])

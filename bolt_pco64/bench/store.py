@@ -44,6 +44,7 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
 from bolt_pco64.bench.summary import checkpoints_for
@@ -51,7 +52,7 @@ from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
-    from bolt_pco64.table import Table
+    from bolt_pco64.table import Table, TableSource
 
 __all__ = [
     "PARQUET_COMPRESSION",
@@ -59,6 +60,7 @@ __all__ = [
     "ResultStore",
     "check_output_dir",
     "config_key",
+    "portable_source",
     "table_fingerprint",
 ]
 
@@ -67,6 +69,24 @@ __all__ = [
 PARQUET_COMPRESSION = "zstd"
 
 _META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
+
+
+def portable_source(source: TableSource) -> str:
+    """``str(source)`` with the table's path relative to the working directory.
+
+    A result folder is committed and read on other machines: the path of the
+    table file as this machine spells it (``/home/me/checkout/data/...``) says
+    nothing there, and a path inside the working directory (a checkout's
+    ``data/``) is written relative to it. Paths outside it stay as they are.
+    """
+    text = str(source)
+    if source.path is None:
+        return text
+    try:
+        relative = Path(source.path).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return text
+    return text.replace(str(source.path), relative.as_posix(), 1)
 
 
 class OutputDirError(OSError):
@@ -206,17 +226,17 @@ class ResultStore:
         self.seeds = list(seeds)
         self.arguments = arguments
         self.key = config_key(config, table)
-        self.selected = {(m, s) for m in self.methods for s in self.seeds}
+        self.selected = {RunKey(m, s) for m in self.methods for s in self.seeds}
         self.started = _now()
         self._versions: dict[str, str] | None = None
-        self._done: dict[tuple[str, int], tuple[pd.DataFrame, dict[str, str]]] = {}
+        self._done: dict[RunKey, tuple[pd.DataFrame, dict[str, str]]] = {}
         self._scan()
 
     # -- reading ------------------------------------------------------------
 
     def run_path(self, method: str, seed: int) -> Path:
         """Where the run ``(method, seed)`` is stored."""
-        return self.out / "runs" / f"{method}__seed{seed}.parquet"
+        return self.out / "runs" / f"{RunKey(method, seed).file_stem}.parquet"
 
     def _scan(self) -> None:
         runs = self.out / "runs"
@@ -232,7 +252,7 @@ class ResultStore:
                     f"Expected {str(self.out)!r} to hold runs of this configuration "
                     f"{self.key}, got {p.name} with {meta.get('config')}; use another --out."
                 )
-            self._done[(meta["method"], int(meta["seed"]))] = got
+            self._done[RunKey(meta["method"], int(meta["seed"]))] = got
 
     def _read_run(self, path: Path) -> tuple[pd.DataFrame, dict[str, str]] | None:
         """A per-run file and its metadata; ``None`` if it is not a valid one."""
@@ -259,10 +279,10 @@ class ResultStore:
         got = self._done.get((method, seed))
         return None if got is None else got[1].get("status")
 
-    def todo(self) -> list[tuple[str, int]]:
+    def todo(self) -> list[RunKey]:
         """The requested runs that are not complete (failed ones run again)."""
         return [
-            (m, s)
+            RunKey(m, s)
             for m in self.methods
             for s in self.seeds
             if self.status(m, s) != "complete"
@@ -282,21 +302,21 @@ class ResultStore:
     def errors(self) -> dict[str, str]:
         """``"method/seed" -> error`` of the requested runs that failed."""
         return {
-            f"{m}/{s}": meta.get("error", "")
-            for (m, s), (_, meta) in sorted(self._done.items())
-            if (m, s) in self.selected and meta.get("status") == "failed"
+            str(k): meta.get("error", "")
+            for k, (_, meta) in sorted(self._done.items())
+            if k in self.selected and meta.get("status") == "failed"
         }
 
     def n_init(self) -> dict[str, int]:
         """``"method/seed"`` -> the initial-design size the run used, for the
         requested runs stored with it."""
         return {
-            f"{m}/{s}": int(meta["n_init"])
-            for (m, s), (_, meta) in sorted(self._done.items())
-            if (m, s) in self.selected and "n_init" in meta
+            str(k): int(meta["n_init"])
+            for k, (_, meta) in sorted(self._done.items())
+            if k in self.selected and "n_init" in meta
         }
 
-    def failed(self) -> set[tuple[str, int]]:
+    def failed(self) -> set[RunKey]:
         """``(method, seed)`` of the requested runs that failed."""
         return {
             k
@@ -345,7 +365,7 @@ class ResultStore:
             self.run_path(outcome.method, outcome.seed),
             lambda tmp: pq.write_table(arrow, tmp, compression=PARQUET_COMPRESSION),
         )
-        self._done[(outcome.method, outcome.seed)] = (outcome.records, meta)
+        self._done[RunKey(outcome.method, outcome.seed)] = (outcome.records, meta)
         self.write_records()
         self.write_meta("running")
 
@@ -373,9 +393,9 @@ class ResultStore:
         instance = instance_of(tab)
         errors = self.errors()
         complete = sorted(
-            f"{m}/{s}"
-            for (m, s), (_, meta) in self._done.items()
-            if (m, s) in self.selected and meta.get("status") == "complete"
+            str(k)
+            for k, (_, meta) in self._done.items()
+            if k in self.selected and meta.get("status") == "complete"
         )
         times = TimeModel(tab)
         meta = {
@@ -385,7 +405,7 @@ class ResultStore:
             "config": self.key,
             "versions": self._versions,
             "table": {
-                "source": str(tab.source),
+                "source": portable_source(tab.source),
                 "simulated": bool(tab.is_simulated),
                 "rows": len(tab),
                 "feasible": tab.n_feasible,

@@ -39,8 +39,9 @@ import scipy.stats as sps
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
-from bolt_pco64.bench.stats import STATS_DEFAULTS, paired_comparisons
+from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import get_instance
 from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
@@ -186,14 +187,10 @@ def _final_regret(
     """Complete runs' records (``meta.json`` names the failed ones), with the
     regret before a first feasible evaluation (``_fill``: optimal - worst
     feasible, as in the report) and the budget."""
-    failed = {tuple(k.rsplit("/", 1)) for k in meta["runs"]["failed"]}
-    keep = [
-        (m, str(s)) not in failed
-        for m, s in zip(records["method"], records["seed"], strict=True)
-    ]
+    failed = RunKey.parse_all(meta["runs"]["failed"])
     table = meta["table"]
     fill = float(table["optimal_value"]) - float(table["worst_feasible_value"])
-    return records[keep].assign(_fill=fill, _budget=budget)
+    return complete_runs(records, failed).assign(_fill=fill, _budget=budget)
 
 
 def _direction(better: float, worse: float, p: float, pairs: int, alpha: float) -> int:

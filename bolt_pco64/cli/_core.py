@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from bolt_pco64.instances import INSTANCES, Instance, get_instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, INSTANCES, Instance, get_instance
 
 __all__ = ["QUIET_WARNINGS", "CLIError", "main"]
 
@@ -117,7 +117,7 @@ def _table_origin(table_path: Path | None, instance: Instance) -> str | None:
     return instance.env_table if os.environ.get(instance.env_table) else None
 
 
-def _load(table_path: Path | None, problem: str = "pco64") -> Any:
+def _load(table_path: Path | None, problem: str | Instance = DEFAULT_INSTANCE) -> Any:
     """``problem``'s table, or a one-line :class:`CLIError` naming its origin.
 
     The stand-in's and the reconstruction's Python warnings are not shown: the
@@ -148,7 +148,7 @@ def _problem_option(allow_all: bool = False) -> Any:
     return click.option(
         "--problem",
         type=click.Choice(names),
-        default="pco64",
+        default=DEFAULT_INSTANCE,
         show_default=True,
         help="The instance"
         + (" ('all': each one, with a combined summary)." if allow_all else "."),

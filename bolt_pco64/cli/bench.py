@@ -29,6 +29,7 @@ from bolt_pco64.cli._core import (
 )
 from bolt_pco64.cli.params import (
     _BenchCommand,
+    _InstanceFile,
     _Method,
     _Methods,
     _MethodsOption,
@@ -131,6 +132,14 @@ __all__ = ["bench"]
     help="Benchmark on this table file instead of the default.",
 )
 @click.option(
+    "--instance",
+    "instance",
+    type=_InstanceFile(),
+    default=None,
+    help="Benchmark a user's own instance described in this TOML file "
+    "(bolt_pco64.instance_file), instead of --problem; with --table.",
+)
+@click.option(
     "--standin",
     default=None,
     help="Run on this stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS), or "
@@ -166,6 +175,7 @@ def bench(
     jobs: int,
     dask_scheduler: str | None,
     table_path: Path | None,
+    instance: Any,
     standin: str | None,
     noise: float | str | None,
     reference: str | None,
@@ -184,6 +194,11 @@ def bench(
         raise click.BadParameter(
             "expected one --problem for a table file, got --problem all",
             param_hint="'--table'",
+        )
+    if instance is not None and (problem == "all" or standin is not None):
+        raise click.BadParameter(
+            "expected no --problem all and no --standin with an instance file",
+            param_hint="'--instance'",
         )
     if standin is not None:
         _check_standin(standin, problem, table_path)
@@ -229,7 +244,7 @@ def bench(
         "dask_scheduler": dask_scheduler,
         "table": None if table_path is None else str(table_path),
         "noise": noise,
-        "problem": problem,
+        "problem": problem if instance is None else instance.name,
         "reference": reference,
     }
     if standin is not None:
@@ -241,7 +256,9 @@ def bench(
         _bench_variants(args, out_dir, no_progress)
         return
     table = (
-        _load(table_path, problem) if standin is None else _standin(standin, problem)
+        _load(table_path, problem if instance is None else instance)
+        if standin is None
+        else _standin(standin, problem)
     )
     _check_settings(
         budget, n_init, q, noise, len(table), budget_hours=budget_hours, workers=workers
@@ -291,10 +308,10 @@ def _shown_budget(budget: int | None, result: Any) -> int:
     (:func:`~bolt_pco64.bench.costmetrics.evaluation_horizon`)."""
     if budget is not None:
         return budget
+    from bolt_pco64.bench.contract import RunKey
     from bolt_pco64.bench.costmetrics import evaluation_horizon
 
-    failed = {(m, int(s)) for m, s in (k.rsplit("/", 1) for k in result.errors)}
-    return evaluation_horizon(result.records, failed)
+    return evaluation_horizon(result.records, RunKey.parse_all(result.errors))
 
 
 def _check_run_times(table: Any, table_path: Path | None) -> None:

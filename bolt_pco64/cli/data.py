@@ -15,6 +15,7 @@ from bolt_pco64.cli._core import (
     _problem_option,
     main,
 )
+from bolt_pco64.cli.params import _InstanceFile
 from bolt_pco64.instances import Instance
 
 __all__ = ["fetch", "generate", "info"]
@@ -28,6 +29,8 @@ def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
     """
     inst: Instance = table.instance
     pub = inst.published
+    if pub is None:
+        return []
     frame = table.frame
     feasible = frame["ran_successfully"].to_numpy(dtype=bool)
     best = table.best_row
@@ -76,12 +79,20 @@ def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
     default=None,
     help="Inspect this table file (parquet or raw CSV) instead of the default.",
 )
-def info(problem: str, table_path: Path | None) -> None:
+@click.option(
+    "--instance",
+    "instance",
+    type=_InstanceFile(),
+    default=None,
+    help="A user's own instance described in this TOML file "
+    "(bolt_pco64.instance_file), instead of --problem; with --table.",
+)
+def info(problem: str, table_path: Path | None, instance: Instance | None) -> None:
     """Which table is in use, its size, bounds and best configuration, and
     whether it meets the figures published about the measured table."""
     from bolt_pco64.table import decode_inputs
 
-    table = _load(table_path, problem)
+    table = _load(table_path, problem if instance is None else instance)
     instance = table.instance
     best = table.best_row
     row = table.frame.iloc[best]
@@ -105,15 +116,20 @@ def info(problem: str, table_path: Path | None) -> None:
         "  " + ", ".join(f"{k}={v}" for k, v in raw.items()),
         f"  throughput_mean = {row['throughput_mean']:.5f}",
         f"  peak_mem        = {row['peak_mem']:.1f} GB",
-        f"published figures ({instance.dataset_id}): published / this table",
-        *(
-            f"  {name:<31} {want:>16} {got:>16}  {'ok' if ok else 'DIFFERS'}"
-            for name, want, got, ok in checks
-        ),
-        f"{what} meets its published figures"
-        if not missed
-        else f"{what} does NOT meet its published figures ({', '.join(missed)})",
     ]
+    if instance.published is None:
+        lines.append(f"published figures: none for {instance.name}")
+    else:
+        lines += [
+            f"published figures ({instance.dataset_id}): published / this table",
+            *(
+                f"  {name:<31} {want:>16} {got:>16}  {'ok' if ok else 'DIFFERS'}"
+                for name, want, got, ok in checks
+            ),
+            f"{what} meets its published figures"
+            if not missed
+            else f"{what} does NOT meet its published figures ({', '.join(missed)})",
+        ]
     if table.is_simulated:
         lines.append("NOTE: these numbers are SIMULATED (stand-in), not measured.")
     if table.is_reconstructed:

@@ -72,6 +72,27 @@ class _Noise(click.ParamType):
         return number
 
 
+class _InstanceFile(click.ParamType):
+    """``--instance``: a TOML description of an instance
+    (:mod:`bolt_pco64.instance_file`), read into an
+    :class:`~bolt_pco64.instances.Instance`."""
+
+    name = "FILE.toml"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Any:
+        from bolt_pco64.instance_file import InstanceFileError, read_instance
+        from bolt_pco64.instances import Instance
+
+        if isinstance(value, Instance):
+            return value
+        try:
+            return read_instance(value)
+        except (OSError, InstanceFileError) as err:
+            self.fail(" ".join(str(err).split()), param, ctx)
+
+
 class _Methods(click.ParamType):
     """``--methods``: comma-separated names of registered methods."""
 

@@ -28,7 +28,6 @@ pco16); pco64's unvisited rows are not (its card fixes its rows).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,14 +73,11 @@ class ReconstructionGrid:
 def full_grid(instance: Instance) -> np.ndarray:
     """Every encoded configuration in the bounds that keeps the hard rules.
 
-    ``N x d`` int64 array in canonical order (ascending lexicographic).
+    ``N x d`` int64 array in canonical order (ascending lexicographic): the
+    instance's :meth:`~bolt_pco64.instances.Instance.grid`, which the
+    stand-in's grid (``bolt_pco64.simulate.grid``) reads too.
     """
-    ranges = [range(spec.low, spec.high + 1) for spec in instance.inputs]
-    rows = [
-        x
-        for x in itertools.product(*ranges)
-        if instance.rule_violation(list(x)) is None
-    ]
+    rows = instance.grid()
     return np.asarray(rows, dtype=np.int64).reshape(-1, instance.dim)
 
 

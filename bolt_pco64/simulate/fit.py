@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from bolt_pco64.instances import Instance
+from bolt_pco64.instances import ABSENT_KNOBS, KNOBS, PCO64_INSTANCE, Instance
 from bolt_pco64.simulate.calibrate import card_feasible
 from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_memory
 from bolt_pco64.simulate.spec import (
@@ -101,14 +101,14 @@ __all__ = [
 #: layer inputs split over TP (``--distribute-saved-activations``). Its
 #: constants are the starting point of :func:`fit_variant`.
 TRACE_READINGS: dict[str, Variant] = {
-    "pco64": Variant(
+    PCO64_INSTANCE.name: Variant(
         "traces",
         "fitted to the published traces: a rank's 512/dp sequences as 1 "
         "micro-batch without a pipeline, 4 x pp with one; Megatron's "
         "distributed optimizer for ZeRO-0; SP over the TP group; saved "
         "activations split over TP",
         replace(
-            ASSUMPTIONS["pco64"],
+            ASSUMPTIONS[PCO64_INSTANCE.name],
             micro_unpipelined=Microbatching("count", 1),
             micro_pipelined=Microbatching("per_stage", 4),
             zero0="distributed",
@@ -178,20 +178,11 @@ def configs_of(instance: Instance, rows: pd.DataFrame) -> list[Config]:
     cells = rows[list(instance.input_columns) + list(instance.context_columns)]
     out = []
     for r in cells.itertuples(index=False):
-        d = dict(zip(cells.columns, r, strict=True))
-        out.append(
-            Config(
-                dp=2 ** int(d["log2_dp_size"]),
-                tp=2 ** int(d["log2_tp_size"]),
-                pp=2 ** int(d.get("log2_pp_size", 0)),
-                cp=2 ** int(d.get("log2_cp_size", 0)),
-                sp=2 ** int(d.get("log2_sp_size", 0)),
-                bucket_mb=2 ** int(d["log2_dp_bucket_size_mb"]),
-                zero_stage=int(d["zero_stage"]),
-                chunks=2 ** int(d.get("log2_num_model_chunks", 0)),
-                grad_accum=2 ** int(d.get("log2_grad_accum_steps", 0)),
-            )
-        )
+        sizes = {
+            KNOBS[column]: int(v) if column == "zero_stage" else 2 ** int(v)
+            for column, v in zip(cells.columns, r, strict=True)
+        }
+        out.append(Config(**(ABSENT_KNOBS | sizes)))
     return out
 
 

@@ -53,7 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bolt_pco64._io import atomic_write_with
-from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, Instance, get_instance
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
 from bolt_pco64.simulate.spec import ModelConstants
 
@@ -176,7 +176,9 @@ def _resolve(instance: str | Instance) -> Instance:
 
 
 def make_simulated_table(
-    seed: int = 0, instance: str | Instance = "pco64", variant: str | None = None
+    seed: int = 0,
+    instance: str | Instance = DEFAULT_INSTANCE,
+    variant: str | None = None,
 ) -> pd.DataFrame:
     """The simulated stand-in table of ``instance``, in the raw export's form.
 
@@ -207,7 +209,9 @@ def make_simulated_table(
 
 
 def simulated_metadata(
-    seed: int = 0, instance: str | Instance = "pco64", variant: str | None = None
+    seed: int = 0,
+    instance: str | Instance = DEFAULT_INSTANCE,
+    variant: str | None = None,
 ) -> dict[str, str]:
     """The key-value metadata of the stand-in parquet file (arguments as above)."""
     s = _check_seed(seed)
@@ -217,7 +221,7 @@ def simulated_metadata(
 def write_simulated_table(
     path: str | os.PathLike[str],
     seed: int = 0,
-    instance: str | Instance = "pco64",
+    instance: str | Instance = DEFAULT_INSTANCE,
     variant: str | None = None,
 ) -> Path:
     """Write the stand-in table of ``instance`` to ``path`` as parquet, atomically.

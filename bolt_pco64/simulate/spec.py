@@ -13,12 +13,19 @@ Units: memory in GB of 2**30 bytes (what ``torch.cuda.max_memory_allocated()
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from bolt_pco64 import estimators
-from bolt_pco64.estimators import THROUGHPUT_UNITS
-from bolt_pco64.instances import Instance
+from bolt_pco64 import instances
+from bolt_pco64.instances import (
+    ABSENT_KNOBS,
+    KNOBS,
+    PCO16_INSTANCE,
+    PCO32_INSTANCE,
+    PCO64_INSTANCE,
+    Instance,
+)
 
 __all__ = [
     "ASSUMPTIONS",
@@ -45,17 +52,19 @@ GIB = float(2**30)
 #: the whole layer's forward runs again in backward).
 Recompute = Literal["selective", "full"]
 
-#: What a table's ``throughput_mean`` counts (:data:`bolt_pco64.estimators.
-#: ThroughputUnit`; each instance's inferred unit is
-#: :data:`bolt_pco64.estimators.THROUGHPUT_UNITS`, the one place it lives).
-#: The inference is the one that puts each instance's published best at a
-#: plausible model FLOPs utilisation on its GPUs (see :data:`ASSUMPTIONS`).
-ThroughputUnit = estimators.ThroughputUnit
+#: What a table's ``throughput_mean`` counts (:data:`bolt_pco64.instances.
+#: ThroughputUnit`; each instance's inferred unit is its
+#: :attr:`~bolt_pco64.instances.Instance.throughput_unit`, the one place it
+#: lives). The inference is the one that puts each instance's published best
+#: at a plausible model FLOPs utilisation on its GPUs (see :data:`ASSUMPTIONS`).
+ThroughputUnit = instances.ThroughputUnit
 
 
 @dataclass(frozen=True, order=True)
 class Config:
     """One parallelism configuration, in raw sizes (not log2).
+
+    The fields are the knobs' spellings (:data:`bolt_pco64.instances.KNOBS`).
 
     Attributes:
         dp: Data-parallel size.
@@ -69,7 +78,8 @@ class Config:
         bucket_mb: Gradient-reduction bucket size in MB (2**20 bytes).
         zero_stage: ZeRO stage, 0, 2 or 3.
         chunks: Model chunks per pipeline stage (interleaved schedule).
-        grad_accum: Gradient-accumulation steps (1 where the instance fixes it).
+        grad_accum_steps: Gradient-accumulation steps (1 where the instance
+            fixes it).
     """
 
     dp: int
@@ -80,7 +90,14 @@ class Config:
     bucket_mb: int
     zero_stage: int
     chunks: int
-    grad_accum: int = 1
+    grad_accum_steps: int = 1
+
+    @classmethod
+    def from_encoded(cls, instance: Instance, encoded: Sequence[int]) -> Config:
+        """The configuration of one encoded input vector of ``instance`` (its
+        context columns, and :data:`~bolt_pco64.instances.ABSENT_KNOBS` for
+        knobs it does not hold, fill the rest)."""
+        return cls(**(ABSENT_KNOBS | instance.raw_sizes(encoded)))
 
     @property
     def reduce_ranks(self) -> int:
@@ -96,19 +113,13 @@ class Config:
     def raw_cells(self) -> dict[str, int]:
         """The table's raw cells (log2 sizes, raw ZeRO stage), by column name."""
 
-        def lg(v: int) -> int:
-            return int(math.log2(v))
-
         return {
-            "log2_dp_size": lg(self.dp),
-            "log2_tp_size": lg(self.tp),
-            "log2_pp_size": lg(self.pp),
-            "log2_cp_size": lg(self.cp),
-            "log2_sp_size": lg(self.sp),
-            "log2_dp_bucket_size_mb": lg(self.bucket_mb),
-            "zero_stage": self.zero_stage,
-            "log2_num_model_chunks": lg(self.chunks),
-            "log2_grad_accum_steps": lg(self.grad_accum),
+            column: (
+                getattr(self, knob)
+                if column == "zero_stage"
+                else int(math.log2(getattr(self, knob)))
+            )
+            for column, knob in KNOBS.items()
         }
 
     def encoded(self, instance: Instance) -> tuple[int, ...]:
@@ -193,7 +204,7 @@ class Microbatching:
         rule: ``"size"``: micro-batches of ``value`` sequences (Megatron's and
             DeepSpeed's fixed micro-batch size); ``"count"``: ``value``
             micro-batches; ``"per_stage"``: ``value * pp`` micro-batches;
-            ``"accumulation"``: the configuration's ``grad_accum``
+            ``"accumulation"``: the configuration's ``grad_accum_steps``
             micro-batches (DeepSpeed's ``train_batch = micro_batch x
             grad_accum x dp``, where accumulation is an input). A count is
             capped at the rank's sequences (micro-batches hold >= 1).
@@ -210,7 +221,7 @@ class Microbatching:
         count = {
             "count": self.value,
             "per_stage": self.value * cfg.pp,
-            "accumulation": cfg.grad_accum,
+            "accumulation": cfg.grad_accum_steps,
         }[self.rule]
         count = max(1, min(count, per_rank))
         return count, max(1, per_rank // count)
@@ -296,7 +307,7 @@ _PCO64_ASSUMPTIONS = Assumptions(
     zero0="deepspeed",
     recompute="full",
     hardware=GH200_QUAD,
-    throughput_unit=THROUGHPUT_UNITS["pco64"],
+    throughput_unit=PCO64_INSTANCE.throughput_unit,
 )
 
 #: Per-instance assumptions (see the module docstring of
@@ -324,17 +335,20 @@ _PCO64_ASSUMPTIONS = Assumptions(
 #: samples/s/GPU but 41.5 % as optimizer steps per second (512 x 2048 tokens a
 #: step): pco16's table is read as steps/s. This is an inference; the
 #: published numbers alone cannot prove either reading.
+#: Keyed by instance name: these are the stand-in generator's hypotheses about
+#: the three published jobs, not facts of the instances; an instance without
+#: an entry has no stand-in (:func:`assumptions_for`).
 ASSUMPTIONS: dict[str, Assumptions] = {
-    "pco64": _PCO64_ASSUMPTIONS,
+    PCO64_INSTANCE.name: _PCO64_ASSUMPTIONS,
     # pco32: pco64's model family, cluster and harness; its own attention shape.
-    "pco32": replace(
+    PCO32_INSTANCE.name: replace(
         _PCO64_ASSUMPTIONS,
         num_kv_heads=40,
         head_dim=128,
         usable_fraction=0.855,
-        throughput_unit=THROUGHPUT_UNITS["pco32"],
+        throughput_unit=PCO32_INSTANCE.throughput_unit,
     ),
-    "pco16": Assumptions(
+    PCO16_INSTANCE.name: Assumptions(
         architecture="Llama-2-7B (SwiGLU MLP, multi-head attention)",
         num_kv_heads=32,
         head_dim=128,
@@ -345,7 +359,7 @@ ASSUMPTIONS: dict[str, Assumptions] = {
         zero0="deepspeed",
         recompute="full",
         hardware=DGX_H100,
-        throughput_unit=THROUGHPUT_UNITS["pco16"],
+        throughput_unit=PCO16_INSTANCE.throughput_unit,
         usable_fraction=0.95,
     ),
 }

@@ -8,16 +8,23 @@ the project; issue 23). Each :class:`Variant` is one such reading, written as
 the stand-in model's own :class:`~bolt_pco64.simulate.spec.Assumptions` and
 :class:`~bolt_pco64.simulate.spec.ModelConstants`, calibrated to the same
 figures by the same procedure (:func:`~bolt_pco64.simulate.calibrate.
-build_model`). The shipped variants' names are
-:data:`bolt_pco64.standins.STANDIN_VARIANTS` (the first is the default); this
-module says what each one reads.
+build_model`). The shipped variants' names are each instance's
+:attr:`~bolt_pco64.instances.Instance.standin_variants` (the first is the
+default); this module says what each one reads, keyed by instance name (the
+generator's hypotheses about the published jobs, not facts of the instances).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from bolt_pco64.instances import Instance
+from bolt_pco64.instances import (
+    INSTANCES,
+    PCO16_INSTANCE,
+    PCO32_INSTANCE,
+    PCO64_INSTANCE,
+    Instance,
+)
 from bolt_pco64.simulate.spec import (
     ASSUMPTIONS,
     Assumptions,
@@ -25,6 +32,8 @@ from bolt_pco64.simulate.spec import (
     ModelConstants,
 )
 from bolt_pco64.standins import check_variant
+
+_PCO16, _PCO32, _PCO64 = PCO16_INSTANCE.name, PCO32_INSTANCE.name, PCO64_INSTANCE.name
 
 __all__ = [
     "READINGS",
@@ -79,7 +88,7 @@ _PERRANK_PCO64 = Variant(
     "a pipeline, 4 x pp with one; ZeRO-0 runs a ZeRO-1 optimizer; ColossalAI's "
     "2 x bucket in flight; vocabulary 151936",
     replace(
-        ASSUMPTIONS["pco64"],
+        ASSUMPTIONS[_PCO64],
         vocab_size=151936,
         micro_unpipelined=Microbatching("count", 2),
         micro_pipelined=Microbatching("per_stage", 4),
@@ -104,7 +113,7 @@ _PERRANK_PCO32 = Variant(
     "a pipeline, 4 x pp with one; ZeRO-0 runs a ZeRO-1 optimizer; ColossalAI's "
     "2 x bucket in flight; bf16 logits; vocabulary 151936",
     replace(
-        ASSUMPTIONS["pco32"],
+        ASSUMPTIONS[_PCO32],
         vocab_size=151936,
         micro_unpipelined=Microbatching("count", 4),
         micro_pipelined=Microbatching("per_stage", 4),
@@ -122,27 +131,27 @@ _PERRANK_PCO32 = Variant(
 #: The readings as stand-in 2.1 modelled them (the constants before the
 #: traces' fit): what :data:`VARIANTS` fits, and what 3.0 is compared with.
 READINGS: dict[str, dict[str, Variant]] = {
-    "pco64": {
-        "mbs1": Variant("mbs1", _DEEPSPEED, ASSUMPTIONS["pco64"]),
+    _PCO64: {
+        "mbs1": Variant("mbs1", _DEEPSPEED, ASSUMPTIONS[_PCO64]),
         "perrank": _PERRANK_PCO64,
-        "zero1": Variant("zero1", _ZERO1, replace(ASSUMPTIONS["pco64"], zero0="zero1")),
+        "zero1": Variant("zero1", _ZERO1, replace(ASSUMPTIONS[_PCO64], zero0="zero1")),
     },
-    "pco32": {
-        "mbs1": Variant("mbs1", _DEEPSPEED, ASSUMPTIONS["pco32"]),
+    _PCO32: {
+        "mbs1": Variant("mbs1", _DEEPSPEED, ASSUMPTIONS[_PCO32]),
         "perrank": _PERRANK_PCO32,
     },
-    "pco16": {
+    _PCO16: {
         "accum": Variant(
             "accum",
             "DeepSpeed reading: grad_accum micro-batches per step; ZeRO-0 "
             "replicates the optimizer state without a pipeline",
-            ASSUMPTIONS["pco16"],
+            ASSUMPTIONS[_PCO16],
         ),
         "zero1": Variant(
             "zero1",
             "as accum, but ZeRO-0 shards the fp32 master weights and Adam state "
             "over the dp ranks without a pipeline too (a ZeRO-1 optimizer)",
-            replace(ASSUMPTIONS["pco16"], zero0="zero1"),
+            replace(ASSUMPTIONS[_PCO16], zero0="zero1"),
         ),
     },
 }
@@ -159,7 +168,7 @@ READINGS: dict[str, dict[str, Variant]] = {
 #: fit (an exposed TP share near 1, a NIC faster than one 200 Gb/s port): the
 #: model's terms, not the hardware, set them (docs/standins.md).
 TRACE_STEPTIME: dict[str, dict[str, dict[str, float]]] = {
-    "pco64": {
+    _PCO64: {
         "mbs1": {
             "gemm_half_dim": 0.0,
             "rho_tp": 0.9822,
@@ -210,15 +219,16 @@ def with_constants(variant: Variant, values: dict[str, float]) -> Variant:
     )
 
 
-#: Every variant of every instance, by instance and name, in the order of
-#: :data:`bolt_pco64.standins.STANDIN_VARIANTS` (the default first): the
-#: :data:`READINGS` with their :data:`TRACE_STEPTIME` constants where fitted.
+#: Every variant of every instance, by instance and name, in the order of the
+#: instance's ``standin_variants`` (the default first): the :data:`READINGS`
+#: with their :data:`TRACE_STEPTIME` constants where fitted.
 VARIANTS: dict[str, dict[str, Variant]] = {
-    inst: {
-        name: with_constants(v, TRACE_STEPTIME.get(inst, {}).get(name, {}))
-        for name, v in readings.items()
+    name: {
+        v: with_constants(READINGS[name][v], TRACE_STEPTIME.get(name, {}).get(v, {}))
+        for v in inst.standin_variants
     }
-    for inst, readings in READINGS.items()
+    for name, inst in INSTANCES.items()
+    if inst.standin_variants
 }
 
 

@@ -38,6 +38,7 @@ from bolt_pco64.bo.prior.base import (
 from bolt_pco64.bo.prior.fit import (
     PriorKind,
     PriorState,
+    condition_prior_gp,
     fit_prior_gp,
     fit_prior_models,
     propose_prior_ei,
@@ -69,6 +70,7 @@ __all__ = [
     "PriorQuality",
     "PriorState",
     "ThroughputPriorMean",
+    "condition_prior_gp",
     "fit_prior_gp",
     "fit_prior_models",
     "misspecified",

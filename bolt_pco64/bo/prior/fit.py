@@ -59,6 +59,7 @@ from bolt_pco64.instances import Instance
 __all__ = [
     "PriorKind",
     "PriorState",
+    "condition_prior_gp",
     "fit_prior_gp",
     "fit_prior_models",
     "propose_prior_ei",
@@ -105,6 +106,7 @@ def fit_prior_gp(
     seed: int,
     warm_start: SingleTaskGP | None = None,
     min_outputscale: float = PRIOR_DEFAULTS.min_outputscale,
+    optimize: bool = True,
 ) -> SingleTaskGP:
     """Fit a :class:`~botorch.models.SingleTaskGP` with a prior mean.
 
@@ -118,12 +120,16 @@ def fit_prior_gp(
         warm_start: A previous model of the same kind whose hyperparameters
             and prior parameters start the optimisation.
         min_outputscale: Lower bound of the kernel's output scale.
+        optimize: ``False`` keeps ``warm_start``'s hyperparameters and prior
+            parameters and only conditions on the data (as
+            :func:`~bolt_pco64.bo.gp.fit_gp` does).
 
     Returns:
         The fitted model, in eval mode.
 
     Raises:
-        ValueError: On mismatched shapes or non-finite outcomes.
+        ValueError: On mismatched shapes or non-finite outcomes, or
+            ``optimize=False`` without ``warm_start``.
         botorch.exceptions.ModelFittingError: If every fitting attempt fails.
     """
     if X.dim() != 2 or Y.shape != X.shape[:1] or X.shape[0] == 0:
@@ -133,6 +139,8 @@ def fit_prior_gp(
         )
     if not torch.isfinite(Y).all():
         raise ValueError(f"Expected finite Y values, got {Y.tolist()}.")
+    if not optimize and warm_start is None:
+        raise ValueError("Expected a warm_start model with optimize=False, got None.")
     with manual_seed(int(seed)), warnings.catch_warnings():
         warnings.simplefilter("ignore", InputDataWarning)
         model = SingleTaskGP(
@@ -156,10 +164,44 @@ def fit_prior_gp(
             before = warm_start.mean_module
             if isinstance(before, type(mean)) and before.names == mean.names:
                 mean.set_theta(before.theta.detach())
-        mll = ExactMarginalLogLikelihood(model.likelihood, model)
-        fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
+        if optimize:
+            mll = ExactMarginalLogLikelihood(model.likelihood, model)
+            fit_gpytorch_mll(mll, optimizer_kwargs={"options": dict(FIT_OPTIONS)})
     model.eval()
     return model
+
+
+def condition_prior_gp(
+    model: SingleTaskGP,
+    X: Tensor,
+    y: Tensor,
+    bounds: Tensor,
+    instance: Instance,
+    defaults: PriorDefaults = PRIOR_DEFAULTS,
+) -> SingleTaskGP:
+    """A throughput prior-mean GP (the objective of :func:`fit_prior_models`)
+    conditioned on new data, its hyperparameters and prior parameters kept.
+
+    What a BO loop recommends from after an evaluation its GP has not seen
+    (:func:`~bolt_pco64.bo.crash.recommend`).
+
+    Args:
+        model: The fitted objective GP (``fit_prior_models(...).objective``).
+        X: ``n x d``-dim tensor of the feasible evaluated configurations.
+        y: ``n``-dim tensor of their finite throughput.
+        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        instance: The instance the prior reads.
+        defaults: The prior's initial values and widths (those of the fit).
+
+    Returns:
+        The conditioned model, in eval mode.
+    """
+    mean = ThroughputPriorMean.from_observations(
+        instance, safe_bounds(bounds), X, y, defaults
+    )
+    return fit_prior_gp(
+        X, y, bounds, mean, 0, model, defaults.min_outputscale, optimize=False
+    )
 
 
 def fit_prior_models(

@@ -25,22 +25,13 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from bolt_pco64.instances import Instance
+from bolt_pco64.instances import KNOBS, Instance
 
 __all__ = ["QUANTITIES", "Layout", "LayoutDecoder"]
 
-#: Which size each known column holds (a registry, not an ``if`` chain).
-QUANTITIES: dict[str, str] = {
-    "log2_dp_size": "dp",
-    "log2_tp_size": "tp",
-    "log2_pp_size": "pp",
-    "log2_cp_size": "cp",
-    "log2_sp_size": "sp",
-    "log2_dp_bucket_size_mb": "bucket_mb",
-    "zero_stage": "zero_stage",
-    "log2_num_model_chunks": "chunks",
-    "log2_grad_accum_steps": "accum",
-}
+#: Which size each known column holds: the knobs' one spelling
+#: (:data:`bolt_pco64.instances.KNOBS`), which names :class:`Layout`'s fields.
+QUANTITIES: dict[str, str] = KNOBS
 #: The value of a quantity that neither an input nor a context column holds:
 #: a parallel size of 1, no ZeRO, PyTorch DDP's default 25 MB gradient bucket.
 _ABSENT: dict[str, float] = {
@@ -52,7 +43,7 @@ _ABSENT: dict[str, float] = {
     "bucket_mb": 25.0,
     "zero_stage": 0.0,
     "chunks": 1.0,
-    "accum": 1.0,
+    "grad_accum_steps": 1.0,
 }
 
 
@@ -67,7 +58,7 @@ class Layout:
         zero_stage: Raw ZeRO stage (0, 2 or 3; between levels for a point
             between ordinal levels).
         chunks: Model chunks per pipeline stage (interleaving).
-        accum: Gradient-accumulation steps.
+        grad_accum_steps: Gradient-accumulation steps.
         gpus_per_host: GPUs per host of the instance (a float).
     """
 
@@ -79,7 +70,7 @@ class Layout:
     bucket_mb: Tensor
     zero_stage: Tensor
     chunks: Tensor
-    accum: Tensor
+    grad_accum_steps: Tensor
     gpus_per_host: float
 
     def spans_hosts(self, stride: Tensor, size: Tensor) -> Tensor:

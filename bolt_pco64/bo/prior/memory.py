@@ -132,7 +132,7 @@ class MemoryPriorMean(PhysicalMean):
 
         states = local * (w * sharded(3.0) + g * sharded(2.0) + o * sharded(1.0))
         piped = layout.pipelined
-        batch = m.batch_size / (dp * layout.accum)
+        batch = m.batch_size / (dp * layout.grad_accum_steps)
         seqs_per_mb = torch.where(piped, torch.ones_like(batch), batch)
         in_flight = torch.where(
             piped,

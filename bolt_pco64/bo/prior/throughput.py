@@ -36,7 +36,7 @@ follows the public sources, not any table generator:
 Assumptions the sources leave open (stated, not fitted): a dense transformer
 with multi-head attention of width ``h`` and a gated MLP (``4 h^2 + 3 h f``
 parameters a layer; embeddings ignored); a rank's batch is the global batch
-over ``dp`` and ``accum`` steps; with a pipeline each micro-batch is one
+over ``dp`` and ``grad_accum_steps`` steps; with a pipeline each micro-batch is one
 sequence, without one the rank's batch of an accumulation step is one
 micro-batch.
 
@@ -173,7 +173,7 @@ class ThroughputPriorMean(PhysicalMean):
         m = self._model
         L, h, s = float(m.num_layers), float(m.hidden_size), float(m.seq_length)
         dp, tp, pp, cp, sp = layout.dp, layout.tp, layout.pp, layout.cp, layout.sp
-        v, g = layout.chunks, layout.accum
+        v, g = layout.chunks, layout.grad_accum_steps
         piped = layout.pipelined
         batch = m.batch_size / (dp * g)  # sequences per rank per accumulation step
         seqs_per_mb = torch.where(piped, torch.ones_like(batch), batch)
