@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -69,9 +70,9 @@ __all__ = [
 #: pco64's and pco32's published bests are 36 % and 31 % model FLOPs
 #: utilisation (as steps/s, impossible multiples of the peak); pco16's only
 #: plausibly as steps/s.
-THROUGHPUT_UNITS: dict[str, ThroughputUnit] = {
-    name: inst.throughput_unit for name, inst in INSTANCES.items()
-}
+THROUGHPUT_UNITS: Mapping[str, ThroughputUnit] = MappingProxyType(
+    {name: inst.throughput_unit for name, inst in INSTANCES.items()}
+)
 
 
 @dataclass(frozen=True)

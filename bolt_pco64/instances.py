@@ -26,8 +26,9 @@ dataset holds.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal
 
 __all__ = [
@@ -519,22 +520,30 @@ PCO16_INSTANCE = Instance(
 )
 
 #: Every instance by name (a registry, not an ``if`` chain).
-INSTANCES: dict[str, Instance] = {
-    inst.name: inst for inst in (PCO16_INSTANCE, PCO32_INSTANCE, PCO64_INSTANCE)
-}
+INSTANCES: Mapping[str, Instance] = MappingProxyType(
+    {inst.name: inst for inst in (PCO16_INSTANCE, PCO32_INSTANCE, PCO64_INSTANCE)}
+)
 
 
-def get_instance(name: str | Instance) -> Instance:
+def get_instance(
+    name: str | Instance, registry: Mapping[str, Instance] | None = None
+) -> Instance:
     """The instance called ``name`` (an :class:`Instance` is returned as is).
+
+    Args:
+        name: An instance name, or an :class:`Instance`.
+        registry: Where names are looked up: instances by name (Ax's style),
+            ``None`` for the package's, :data:`INSTANCES`.
 
     Raises:
         ValueError: If no instance has that name.
     """
     if isinstance(name, Instance):
         return name
+    found = INSTANCES if registry is None else registry
     try:
-        return INSTANCES[name]
+        return found[name]
     except (KeyError, TypeError):
         raise ValueError(
-            f"Expected an instance name of {sorted(INSTANCES)}, got {name!r}."
+            f"Expected an instance name of {sorted(found)}, got {name!r}."
         ) from None

@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
@@ -716,9 +717,9 @@ def problem_class(instance: str | Instance) -> type[PCO]:
 
 #: The problem class of every instance of
 #: :data:`~bolt_pco64.instances.INSTANCES`, by name.
-PROBLEMS: dict[str, type[PCO]] = {
-    name: problem_class(inst) for name, inst in INSTANCES.items()
-}
+PROBLEMS: Mapping[str, type[PCO]] = MappingProxyType(
+    {name: problem_class(inst) for name, inst in INSTANCES.items()}
+)
 
 
 __getattr__ = deprecated_names(

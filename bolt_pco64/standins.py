@@ -66,9 +66,9 @@ FINGERPRINT_DECIMALS = 3
 STANDIN_PREFIX = "standin:"
 #: The shipped stand-in variants of each instance, by name; the first is the
 #: default (derived: each instance's ``standin_variants``).
-STANDIN_VARIANTS: dict[str, tuple[str, ...]] = {
-    name: inst.standin_variants for name, inst in INSTANCES.items()
-}
+STANDIN_VARIANTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {name: inst.standin_variants for name, inst in INSTANCES.items()}
+)
 
 
 def check_variant(instance: Instance, variant: str | None = None) -> str:

@@ -1,0 +1,44 @@
+"""The package's registries are read-only, and a look-up takes ``registry=``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from bolt_pco64 import INSTANCES, PROBLEMS, get_instance
+from bolt_pco64.bench.methods import BUILTIN_METHODS, BUILTINS
+from bolt_pco64.bench.registry import METHODS
+from bolt_pco64.estimators import THROUGHPUT_UNITS
+from bolt_pco64.reconstruct.registry import reconstruction_registry
+from bolt_pco64.standins import STANDIN_VARIANTS, standin_registry
+
+REGISTRIES: dict[str, Mapping[str, object]] = {
+    "INSTANCES": INSTANCES,
+    "PROBLEMS": PROBLEMS,
+    "THROUGHPUT_UNITS": THROUGHPUT_UNITS,
+    "STANDIN_VARIANTS": STANDIN_VARIANTS,
+    "BUILTINS": BUILTINS,
+    "BUILTIN_METHODS": BUILTIN_METHODS,
+    "METHODS": METHODS,
+    "standin_registry()": standin_registry(),
+    "reconstruction_registry()": reconstruction_registry(),
+}
+
+
+@pytest.mark.parametrize("name", list(REGISTRIES))
+def test_a_registry_cannot_be_changed_in_place(name: str) -> None:
+    registry = REGISTRIES[name]
+    with pytest.raises(TypeError):
+        registry["mine"] = None  # type: ignore[index]
+    with pytest.raises((TypeError, AttributeError)):
+        registry.pop("pco64")  # type: ignore[attr-defined]
+    assert "mine" not in registry
+
+
+def test_get_instance_looks_names_up_in_the_registry_given() -> None:
+    mine = {"my_cluster": INSTANCES["pco16"]}
+    assert get_instance("my_cluster", registry=mine) is INSTANCES["pco16"]
+    with pytest.raises(ValueError, match=r"of \['my_cluster'\], got 'pco64'"):
+        get_instance("pco64", registry=mine)
+    assert get_instance("pco64") is INSTANCES["pco64"]
