@@ -77,30 +77,34 @@ ZERO_STAGES: tuple[int, ...] = (0, 2, 3)
 #: the stand-in's ``Config`` and the prior's ``Layout`` fields). A column is an
 #: input or a context column of an instance; a knob an instance holds in
 #: neither is absent (:data:`ABSENT_KNOBS`).
-KNOBS: dict[str, str] = {
-    "log2_dp_size": "dp",
-    "log2_tp_size": "tp",
-    "log2_pp_size": "pp",
-    "log2_cp_size": "cp",
-    "log2_sp_size": "sp",
-    "log2_dp_bucket_size_mb": "bucket_mb",
-    "zero_stage": "zero_stage",
-    "log2_num_model_chunks": "chunks",
-    "log2_grad_accum_steps": "grad_accum_steps",
-}
+KNOBS: Mapping[str, str] = MappingProxyType(
+    {
+        "log2_dp_size": "dp",
+        "log2_tp_size": "tp",
+        "log2_pp_size": "pp",
+        "log2_cp_size": "cp",
+        "log2_sp_size": "sp",
+        "log2_dp_bucket_size_mb": "bucket_mb",
+        "zero_stage": "zero_stage",
+        "log2_num_model_chunks": "chunks",
+        "log2_grad_accum_steps": "grad_accum_steps",
+    }
+)
 #: The raw value of a knob that an instance holds neither as an input nor as
 #: context: a size of 1, ZeRO stage 0. (``bucket_mb`` has no neutral value:
 #: an instance always holds it.)
-ABSENT_KNOBS: dict[str, int] = {
-    "dp": 1,
-    "tp": 1,
-    "pp": 1,
-    "cp": 1,
-    "sp": 1,
-    "zero_stage": 0,
-    "chunks": 1,
-    "grad_accum_steps": 1,
-}
+ABSENT_KNOBS: Mapping[str, int] = MappingProxyType(
+    {
+        "dp": 1,
+        "tp": 1,
+        "pp": 1,
+        "cp": 1,
+        "sp": 1,
+        "zero_stage": 0,
+        "chunks": 1,
+        "grad_accum_steps": 1,
+    }
+)
 
 #: What a table's ``throughput_mean`` counts (*inferred* for the shipped
 #: instances: the cards give no unit). ``"samples/s/gpu"``: sequences per

@@ -7,9 +7,13 @@ from collections.abc import Mapping
 import pytest
 
 from bolt_pco64 import INSTANCES, PROBLEMS, get_instance
+from bolt_pco64.bench.costmetrics import COST_AXES
 from bolt_pco64.bench.methods import BUILTIN_METHODS, BUILTINS
 from bolt_pco64.bench.registry import METHODS
+from bolt_pco64.bo.early_stop import EARLY_STOP_POLICIES
+from bolt_pco64.bo.prior.base import PRIORS
 from bolt_pco64.estimators import THROUGHPUT_UNITS
+from bolt_pco64.instances import ABSENT_KNOBS, KNOBS
 from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.standins import STANDIN_VARIANTS, standin_registry
 
@@ -23,6 +27,11 @@ REGISTRIES: dict[str, Mapping[str, object]] = {
     "METHODS": METHODS,
     "standin_registry()": standin_registry(),
     "reconstruction_registry()": reconstruction_registry(),
+    "KNOBS": KNOBS,
+    "ABSENT_KNOBS": ABSENT_KNOBS,
+    "EARLY_STOP_POLICIES": EARLY_STOP_POLICIES,
+    "PRIORS": PRIORS,
+    "COST_AXES": COST_AXES,
 }
 
 

@@ -57,9 +57,10 @@ much cheaper the method is) instead of 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -134,10 +135,12 @@ class CostAxis:
 
 
 #: The cost axes by name.
-COST_AXES: dict[str, CostAxis] = {
-    "gpu_hours": CostAxis("gpu_hours", 1.0, "GPU-hours (cumulative)"),
-    "wall_hours": CostAxis("sim_end_s", 1.0 / 3600.0, "simulated wall-clock hours"),
-}
+COST_AXES: Mapping[str, CostAxis] = MappingProxyType(
+    {
+        "gpu_hours": CostAxis("gpu_hours", 1.0, "GPU-hours (cumulative)"),
+        "wall_hours": CostAxis("sim_end_s", 1.0 / 3600.0, "simulated wall-clock hours"),
+    }
+)
 
 
 def _axis(axis: str) -> CostAxis:

@@ -65,7 +65,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -400,11 +402,13 @@ class PercentileStop(EarlyStopPolicy):
 
 
 #: The policies by name (``--early-stop``), each built with the defaults.
-EARLY_STOP_POLICIES: dict[str, type[EarlyStopPolicy]] = {
-    "none": NoStop,
-    "posterior": PosteriorStop,
-    "percentile": PercentileStop,
-}
+EARLY_STOP_POLICIES: Mapping[str, type[EarlyStopPolicy]] = MappingProxyType(
+    {
+        "none": NoStop,
+        "posterior": PosteriorStop,
+        "percentile": PercentileStop,
+    }
+)
 
 
 def get_policy(policy: str | EarlyStopPolicy) -> EarlyStopPolicy:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import ClassVar, Literal
 
 import torch
@@ -194,10 +195,12 @@ def misspecified(
 #: (:func:`misspecified` by :data:`BAD_PRIOR_FACTOR`).
 PriorQuality = Literal["good", "bad"]
 #: The priors by quality (a registry, not an ``if`` chain).
-PRIORS: dict[str, PriorDefaults] = {
-    "good": PRIOR_DEFAULTS,
-    "bad": misspecified(BAD_PRIOR_FACTOR, PRIOR_DEFAULTS),
-}
+PRIORS: Mapping[str, PriorDefaults] = MappingProxyType(
+    {
+        "good": PRIOR_DEFAULTS,
+        "bad": misspecified(BAD_PRIOR_FACTOR, PRIOR_DEFAULTS),
+    }
+)
 
 
 def _theta(module: PhysicalMean) -> Tensor:

@@ -20,6 +20,7 @@ pipeline axes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -31,7 +32,7 @@ __all__ = ["QUANTITIES", "Layout", "LayoutDecoder"]
 
 #: Which size each known column holds: the knobs' one spelling
 #: (:data:`bolt_pco64.instances.KNOBS`), which names :class:`Layout`'s fields.
-QUANTITIES: dict[str, str] = KNOBS
+QUANTITIES: Mapping[str, str] = KNOBS
 #: The value of a quantity that neither an input nor a context column holds:
 #: a parallel size of 1, no ZeRO, PyTorch DDP's default 25 MB gradient bucket.
 _ABSENT: dict[str, float] = {
