@@ -128,8 +128,6 @@ class ComparisonSpec:
             for m in names:
                 initial_design_size(get_method(m), self.config, m)
             _set(self, reference=check_reference(self.reference, names))
-        except ComparisonSpecError:
-            raise
         except ValueError as err:
             raise ComparisonSpecError(str(err)) from err
 
@@ -137,7 +135,7 @@ class ComparisonSpec:
     def config(self) -> BenchConfig:
         """What makes the runs comparable (stored with each run; resume checks it)."""
         return BenchConfig(
-            budget=self.budget,  # type: ignore[arg-type]
+            budget=self.budget,
             n_init=self.n_init,
             q=self.q,
             noise=self.noise,

@@ -1,7 +1,10 @@
 """The ``bench`` command: the harness on one problem, on all, or on every stand-in.
 
 Everything is checked before anything is written: a bad option is a usage
-error naming it, a bad setting one line led by its option
+error naming it. The options become one
+:class:`~bolt_pco64.bench.ComparisonSpec`, which checks the settings once,
+run by :func:`~bolt_pco64.bench.run_comparison` on one table, the family or
+the stand-in variants; a refused setting is one line led by its option
 (:func:`_option_error`).
 """
 
