@@ -6,7 +6,7 @@ What it does (issue 17's comparison), on one problem (default pco64):
    the optimum (:func:`~bolt_pco64.bench.costmetrics.random_search_costs`,
    2,000 permutations of the table, rounded up to a multiple of 10), unless
    ``--budget-hours`` is given;
-2. ``run_benchmark(methods, seeds, budget_hours=H, workers=1, jobs)`` into
+2. ``ComparisonSpec(methods, seeds, budget_hours=H, workers=1)`` run into
    ``OUT/workers1`` and the same with ``workers=4`` into ``OUT/workers4``
    (each writes its summary and its cost report, ``cost_summary.md``);
 3. the targets: every method's ERT to within 1 % of the optimum in
@@ -50,7 +50,13 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench import DEFAULTS, run_benchmark
+from bolt_pco64.bench import (
+    DEFAULTS,
+    ComparisonSpec,
+    Family,
+    SingleTable,
+    run_comparison,
+)
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.costmetrics import (
     compare_costs,
@@ -59,7 +65,6 @@ from bolt_pco64.bench.costmetrics import (
     within_budget,
 )
 from bolt_pco64.bench.costreport import ratio_interval
-from bolt_pco64.bench.family import run_problems
 from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
 from bolt_pco64.bench.stats import complete_runs
 from bolt_pco64.table import load_table
@@ -230,10 +235,9 @@ def main() -> None:
     out = Path(args.out)
     if args.quick:
         t0 = time.perf_counter()
-        run_problems(
-            methods=("random", "qlognei", "eipu"),
-            seeds=3,
-            budget=20,
+        run_comparison(
+            ComparisonSpec(("random", "qlognei", "eipu"), seeds=3, budget=20),
+            Family(),
             out=out / "quick-all",
             jobs=args.jobs,
             progress=False,
@@ -247,14 +251,13 @@ def main() -> None:
     wall: dict[str, float] = {}
     for workers in (1, 4):
         t0 = time.perf_counter()
-        run_benchmark(
-            methods=methods,
-            seeds=args.seeds,
-            budget_hours=hours,
-            workers=workers,
+        run_comparison(
+            ComparisonSpec(
+                methods, seeds=args.seeds, budget_hours=hours, workers=workers
+            ),
+            SingleTable(None, args.problem),
             out=out / f"workers{workers}",
             jobs=args.jobs,
-            problem=args.problem,
             progress=False,
         )
         wall[str(workers)] = time.perf_counter() - t0

@@ -3,7 +3,7 @@
 What it does (issue 18's results, with issue 28's metrics), on one problem
 (default pco64), into one result folder ``OUT``:
 
-1. ``run_benchmark(methods, seeds, budget_hours=H, early_stop=S, jobs)`` for
+1. ``ComparisonSpec(methods, seeds, budget_hours=H, early_stop=S)`` run for
    each setting ``S`` into ``OUT/<S>`` (each a complete comparison with its
    per-evaluation records, ``runs.parquet``, its summary and cost report;
    rerunning resumes);
@@ -62,7 +62,7 @@ from typing import Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_bytes, atomic_write_text
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
 from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
 from bolt_pco64.bench.store import table_fingerprint
@@ -111,14 +111,16 @@ def run(args: argparse.Namespace) -> Path:
     seconds, ran = {}, {}
     for setting in args.settings:
         t0 = time.perf_counter()
-        result = run_benchmark(
-            methods=args.methods,
-            seeds=args.seeds,
-            budget_hours=args.budget_hours,
-            early_stop=setting,
+        result = run_comparison(
+            ComparisonSpec(
+                args.methods,
+                seeds=args.seeds,
+                budget_hours=args.budget_hours,
+                early_stop=setting,
+            ),
+            SingleTable(None, args.problem),
             jobs=args.jobs,
             out=out / setting,
-            problem=args.problem,
             progress=False,
         )
         seconds[setting] = time.perf_counter() - t0

@@ -42,7 +42,7 @@ from scipy.stats import ks_2samp, mannwhitneyu
 
 from bolt_pco64 import locations
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import Table, load_table
 from bolt_pco64.traces import read_trace
@@ -108,13 +108,11 @@ def main() -> None:
         table = load_table(path, instance=inst)
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
-            result = run_benchmark(
-                ["random"],
-                seeds=args.seeds,
-                budget=args.budget,
-                noise=args.noise,
-                table=table,
-                problem=inst,
+            result = run_comparison(
+                ComparisonSpec(
+                    ["random"], seeds=args.seeds, budget=args.budget, noise=args.noise
+                ),
+                SingleTable(table, inst),
                 out=Path(tmp) / "out",
                 progress=False,
             )

@@ -7,12 +7,18 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
+    "PARQUET_COMPRESSION",
     "atomic_path",
     "atomic_write_bytes",
+    "atomic_write_parquet",
     "atomic_write_text",
     "atomic_write_with",
 ]
@@ -105,3 +111,33 @@ def atomic_write_with(
     """Call ``writer(tmp_path)`` and rename the result onto ``path`` atomically."""
     with atomic_path(path) as tmp:
         writer(tmp)
+
+
+#: Compression of every parquet file the package writes (tables and records).
+PARQUET_COMPRESSION = "zstd"
+
+
+def atomic_write_parquet(
+    path: str | os.PathLike[str],
+    frame: pd.DataFrame,
+    metadata: Mapping[str, str] | None = None,
+) -> Path:
+    """Write ``frame`` to ``path`` as parquet with key-value ``metadata``, atomically.
+
+    The metadata is added to pandas' own (index, dtypes); the file is
+    compressed with :data:`PARQUET_COMPRESSION`.
+
+    Returns:
+        The path written.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    extra = {k.encode(): v.encode() for k, v in (metadata or {}).items()}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+    target = Path(path)
+    atomic_write_with(
+        target, lambda tmp: pq.write_table(table, tmp, compression=PARQUET_COMPRESSION)
+    )
+    return target

@@ -4,7 +4,7 @@ Benchmarking acquisition functions
 
 Compare acquisition functions on pco64 with the benchmark harness.
 
-Calls :func:`bolt_pco64.bench.run_benchmark` for a small comparison (random,
+Calls :func:`bolt_pco64.bench.run_comparison` for a small comparison (random,
 constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
 constraint), prints the summary table and the path of the regret plot.
 A rerun with the same ``--out`` resumes instead of recomputing.
@@ -21,7 +21,7 @@ import argparse
 
 import matplotlib.pyplot as plt
 
-from bolt_pco64.bench import QUICK, run_benchmark
+from bolt_pco64.bench import QUICK, ComparisonSpec, run_comparison
 
 
 def main() -> None:
@@ -35,13 +35,15 @@ def main() -> None:
     parser.add_argument("--table", default=None, help="table file (default source)")
     args = parser.parse_args()
 
-    result = run_benchmark(
-        methods=args.methods.split(","),
-        seeds=args.seeds,
-        budget=args.budget,
-        n_init=args.n_init,
+    result = run_comparison(
+        ComparisonSpec(
+            args.methods.split(","),
+            seeds=args.seeds,
+            budget=args.budget,
+            n_init=args.n_init,
+        ),
+        args.table,
         out=args.out,
-        table=args.table,
         jobs=args.jobs,
     )
     print(result.summary_markdown)

@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from bolt_pco64 import PCO64
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import ComparisonSpec, run_comparison
 from bolt_pco64.costs import TimeModel
 
 parser = argparse.ArgumentParser(description="Cost and workers on pco64.")
@@ -64,15 +64,14 @@ print(
 # the results in so far and the configurations still running as pending
 # (``ctx.pending``, passed to the acquisition function as ``X_pending``).
 
-result = run_benchmark(
-    methods=["random", "qlognei"],
+spec = ComparisonSpec(
+    methods=("random", "qlognei"),
     seeds=args.seeds,
     budget_hours=args.budget_hours,
     workers=args.workers,
     n_init=args.n_init,
-    out=args.out,
-    progress=False,
 )
+result = run_comparison(spec, out=args.out, progress=False)
 records = result.records
 print(records.groupby("method")["worker"].value_counts().unstack().to_string())
 

@@ -6,7 +6,7 @@ A method of the benchmark harness receives a
 :class:`~bolt_pco64.bench.RunContext` (the problem, what was tried and seen,
 the untried rows, the batch size) and returns ``q`` untried rows, or a
 ``q x d`` floating tensor of points of ``ctx.bounds``, which the harness snaps
-to rows. Register it, and ``run_benchmark`` and ``bolt-pco64 bench`` compare
+to rows. Register it, and ``run_comparison`` and ``bolt-pco64 bench`` compare
 it with the built-in methods on the same seeds and initial designs.
 
 Run: ``python examples/custom_method.py [--seeds 2] [--budget 20] [--out DIR]``
@@ -26,7 +26,13 @@ import argparse
 
 import torch
 
-from bolt_pco64.bench import RunContext, method_names, register_method, run_benchmark
+from bolt_pco64.bench import (
+    ComparisonSpec,
+    RunContext,
+    method_names,
+    register_method,
+    run_comparison,
+)
 
 parser = argparse.ArgumentParser(description="A method of your own.")
 parser.add_argument("--seeds", type=int, default=2)
@@ -48,14 +54,13 @@ print("lowest_memory_first" in method_names())
 # Compare it
 # ----------
 
-result = run_benchmark(
-    ["random", "lowest_memory_first"],
+spec = ComparisonSpec(
+    ("random", "lowest_memory_first"),
     seeds=args.seeds,
     budget=args.budget,
     n_init=args.n_init,
-    out=args.out,
-    progress=False,
 )
+result = run_comparison(spec, out=args.out, progress=False)
 print(result.summary_markdown)
 
 # %%

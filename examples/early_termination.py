@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from bolt_pco64 import PCO64
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import ComparisonSpec, run_comparison
 from bolt_pco64.bo import fit_gp
 from bolt_pco64.bo.early_stop import Evidence, PosteriorStop, StepEstimates
 from bolt_pco64.partial import PartialRuns
@@ -81,15 +81,14 @@ for k in range(1, int(runs.n_steps[nxt])):
 
 spent = {}
 for policy in ("none", "posterior"):
-    result = run_benchmark(
-        methods=["qlognei"],
+    spec = ComparisonSpec(
+        methods=("qlognei",),
         seeds=args.seeds,
         budget_hours=args.budget_hours,
         n_init=args.n_init,
         early_stop=policy,
-        out=Path(args.out) / policy,
-        progress=False,
     )
+    result = run_comparison(spec, out=Path(args.out) / policy, progress=False)
     rec = result.records
     spent[policy] = rec
     print(

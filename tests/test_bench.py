@@ -21,10 +21,11 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO64, SimulatedTableWarning
 from bolt_pco64.bench import (
+    ComparisonSpec,
     OutputDirError,
     RunContext,
     register_method,
-    run_benchmark,
+    run_comparison,
 )
 from bolt_pco64.bench.run import record_columns
 from bolt_pco64.cli import main
@@ -43,9 +44,12 @@ registry = _fixtures.registry
 
 
 def _run(out: Path, table: Path, **kw):
-    args = {"seeds": 2, "budget": 8, "n_init": 4, "progress": False}
-    args.update(kw)
-    return run_benchmark(out=out, table=table, **args)
+    """A comparison on ``table``: ``kw`` are spec settings, but ``jobs``,
+    ``dask_scheduler`` and ``progress`` go to ``run_comparison``."""
+    settings = {"seeds": 2, "budget": 8, "n_init": 4, **kw}
+    runner = ("jobs", "dask_scheduler", "progress")
+    options = {"progress": False, **{k: settings.pop(k) for k in runner if k in kw}}
+    return run_comparison(ComparisonSpec(**settings), table, out=out, **options)
 
 
 @pytest.mark.slow
@@ -567,11 +571,11 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
     with warnings.catch_warnings():  # the stand-in warns once per process
         warnings.simplefilter("ignore", SimulatedTableWarning)
         # the stand-in is no longer the default (issue 27): asked for by path
-        standin = run_benchmark(
+        standin = run_comparison(
+            ComparisonSpec(**kw),
+            bundled_table_path("pco64"),
             out=tmp_path / "s",
             progress=False,
-            table=bundled_table_path("pco64"),
-            **kw,
         )
     assert "| simulated GPU-hours (median) |" in standin.summary_markdown
     cost = "simulated GPU-hours (cumulative)"
@@ -585,9 +589,10 @@ def test_the_harness_leaves_pyplot_and_the_backend_alone(
     script = (
         "import json, sys, matplotlib\n"
         "before = matplotlib.get_backend()\n"
-        "from bolt_pco64.bench import run_benchmark\n"
-        f"run_benchmark(['random'], seeds=1, budget=5, n_init=2, out={str(tmp_path / 'o')!r},"
-        f" table={str(table_path)!r}, progress=False)\n"
+        "from bolt_pco64.bench import ComparisonSpec, run_comparison\n"
+        "spec = ComparisonSpec(['random'], seeds=1, budget=5, n_init=2)\n"
+        f"run_comparison(spec, {str(table_path)!r}, out={str(tmp_path / 'o')!r},"
+        " progress=False)\n"
         "print(json.dumps([before, matplotlib.get_backend(),"
         " 'matplotlib.pyplot' in sys.modules]))\n"
     )
@@ -669,14 +674,12 @@ def test_a_reference_not_compared_is_refused_before_anything_is_written(
 ) -> None:
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=r"reference.*\(random, ts\).*'qlognei'"):
-        run_benchmark(
-            ["random", "ts"],
-            seeds=1,
-            budget=4,
-            n_init=2,
+        run_comparison(
+            ComparisonSpec(
+                ["random", "ts"], seeds=1, budget=4, n_init=2, reference="qlognei"
+            ),
+            table_path,
             out=out,
-            table=table_path,
-            reference="qlognei",
             progress=False,
         )
     assert not out.exists()
@@ -685,16 +688,20 @@ def test_a_reference_not_compared_is_refused_before_anything_is_written(
 def test_the_default_reference_is_a_compared_method(
     tmp_path: Path, table_path: Path
 ) -> None:
-    result = run_benchmark(
-        ["ts", "random"], seeds=1, budget=3, n_init=2, out=tmp_path / "a",
-        table=table_path, progress=False,
-    )  # fmt: skip
+    result = run_comparison(
+        ComparisonSpec(["ts", "random"], seeds=1, budget=3, n_init=2),
+        table_path,
+        out=tmp_path / "a",
+        progress=False,
+    )
     meta = json.loads((result.out / "meta.json").read_text())
     assert meta["arguments"]["reference"] == "random"
-    result = run_benchmark(
-        ["ts"], seeds=1, budget=3, n_init=2, out=tmp_path / "b",
-        table=table_path, progress=False,
-    )  # fmt: skip
+    result = run_comparison(
+        ComparisonSpec(["ts"], seeds=1, budget=3, n_init=2),
+        table_path,
+        out=tmp_path / "b",
+        progress=False,
+    )
     meta = json.loads((result.out / "meta.json").read_text())
     assert meta["arguments"]["reference"] == "ts"
 

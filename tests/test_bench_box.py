@@ -13,9 +13,10 @@ from click.testing import CliRunner
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import (
     BenchConfig,
+    ComparisonSpec,
     RunContext,
     register_method,
-    run_benchmark,
+    run_comparison,
 )
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.run import record_columns, run_one
@@ -138,15 +139,12 @@ def test_point_methods_are_snapped_with_repeats_charged_and_counted(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
     register_method("sticky", _sticky)
-    res = run_benchmark(
-        methods=["random", "sticky"],
-        seeds=2,
-        budget=12,
-        n_init=4,
-        q=2,
-        noise="measured",
+    res = run_comparison(
+        ComparisonSpec(
+            ["random", "sticky"], seeds=2, budget=12, n_init=4, q=2, noise="measured"
+        ),
+        table_path,
         out=tmp_path / "out",
-        table=table_path,
         progress=False,
     )
     rec = res.records
@@ -182,13 +180,10 @@ def test_a_point_outside_the_box_ends_only_that_run(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
     register_method("outside", lambda ctx: ctx.bounds[1:].clone() + 1.0)
-    res = run_benchmark(
-        methods=["random", "outside"],
-        seeds=1,
-        budget=6,
-        n_init=4,
+    res = run_comparison(
+        ComparisonSpec(["random", "outside"], seeds=1, budget=6, n_init=4),
+        table_path,
         out=tmp_path / "out",
-        table=table_path,
         progress=False,
     )
     assert "bad point" in res.errors["outside/0"]

@@ -11,7 +11,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from bolt_pco64.bench import BenchConfig, RunContext, run_benchmark
+from bolt_pco64.bench import BenchConfig, ComparisonSpec, RunContext, run_comparison
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.cli import main
 from bolt_pco64.table import Table, load_table
@@ -109,18 +109,12 @@ def test_cost_aware_methods_run_on_the_clock(table: Table, method: str) -> None:
 def test_workers_and_jobs_give_identical_records_and_resume(
     tmp_path: Path, table_path: Path
 ) -> None:
-    kw = {
-        "methods": ["random", "qlognei"],
-        "seeds": [0, 1],
-        "budget_hours": 40.0,
-        "workers": 2,
-        "n_init": 4,
-        "table": table_path,
-        "progress": False,
-    }
-    one = run_benchmark(out=tmp_path / "one", **kw)
-    two = run_benchmark(out=tmp_path / "two", jobs=2, **kw)
-    again = run_benchmark(out=tmp_path / "one", **kw)
+    spec = ComparisonSpec(
+        ["random", "qlognei"], seeds=[0, 1], budget_hours=40.0, workers=2, n_init=4
+    )
+    one = run_comparison(spec, table_path, out=tmp_path / "one", progress=False)
+    two = run_comparison(spec, table_path, out=tmp_path / "two", jobs=2, progress=False)
+    again = run_comparison(spec, table_path, out=tmp_path / "one", progress=False)
     assert again.ran == []
     expected = one.records.drop(columns=TIMING)
     for other in (two, again):

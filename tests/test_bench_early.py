@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from bolt_pco64.bench import BenchConfig, run_benchmark
+from bolt_pco64.bench import BenchConfig, ComparisonSpec, run_comparison
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.early_stop import Evidence, PosteriorStop, StepEstimates
 from bolt_pco64.cli import main
@@ -159,19 +160,17 @@ def test_jobs_and_resume_are_bit_identical_with_early_stop(
 ) -> None:
     path = tmp_path / "stepped.parquet"
     _stepped().to_parquet(path, index=False)
-    kw = {
-        "methods": ["random", "qlognei"],
-        "seeds": [0, 1],
-        "budget_hours": 40.0,
-        "workers": 2,
-        "n_init": 4,
-        "table": path,
-        "progress": False,
-        "early_stop": "posterior",
-    }
-    one = run_benchmark(out=tmp_path / "one", **kw)
-    two = run_benchmark(out=tmp_path / "two", jobs=2, **kw)
-    again = run_benchmark(out=tmp_path / "one", **kw)
+    spec = ComparisonSpec(
+        ["random", "qlognei"],
+        seeds=[0, 1],
+        budget_hours=40.0,
+        workers=2,
+        n_init=4,
+        early_stop="posterior",
+    )
+    one = run_comparison(spec, path, out=tmp_path / "one", progress=False)
+    two = run_comparison(spec, path, out=tmp_path / "two", jobs=2, progress=False)
+    again = run_comparison(spec, path, out=tmp_path / "one", progress=False)
     assert again.ran == []
     expected = one.records.drop(columns=TIMING)
     assert expected["stopped"].any()
@@ -181,7 +180,12 @@ def test_jobs_and_resume_are_bit_identical_with_early_stop(
         )
     # Another policy is another configuration: resume refuses to mix them.
     with pytest.raises(ValueError, match="configuration"):
-        run_benchmark(out=tmp_path / "one", **{**kw, "early_stop": "percentile"})
+        run_comparison(
+            replace(spec, early_stop="percentile"),
+            path,
+            out=tmp_path / "one",
+            progress=False,
+        )
 
 
 def test_bad_policy_is_refused() -> None:

@@ -341,14 +341,13 @@ registry = _fixtures.registry
 
 
 def _refuse_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any comparison that starts fails the test."""
-    from bolt_pco64.bench import benchmark, family
+    """Any comparison that starts running fails the test."""
+    from bolt_pco64.bench import plan
 
-    def started(**kwargs: object) -> None:
-        raise AssertionError(f"a comparison started: {kwargs}")
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a comparison started: {args}")
 
-    monkeypatch.setattr(benchmark, "run_benchmark", started)
-    monkeypatch.setattr(family, "run_problems", started)
+    monkeypatch.setattr(plan, "execute_plan", started)
 
 
 @pytest.mark.parametrize("problem", ["pco64", "all"])
@@ -396,15 +395,15 @@ def test_bench_settings_errors_name_the_options(
 def test_bench_default_reference_is_a_compared_method(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bolt_pco64.bench import benchmark
+    from bolt_pco64.bench import comparison
 
     seen: list[object] = []
 
-    def record(**kwargs: object) -> None:
-        seen.append(kwargs["reference"])
+    def record(spec: comparison.ComparisonSpec, *args: object, **kw: object) -> None:
+        seen.append(spec.reference)
         raise ValueError("stopped by the test")
 
-    monkeypatch.setattr(benchmark, "run_benchmark", record)
+    monkeypatch.setattr(comparison, "run_comparison", record)
     for methods in ("qlognei,ts", "ts,random"):
         result = CliRunner().invoke(
             main, ["bench", "--methods", methods, "--out", str(tmp_path / "o")]

@@ -19,14 +19,16 @@ from click.testing import CliRunner
 from bolt_pco64 import PCO32, PCO64
 from bolt_pco64.bench import (
     ENTRY_POINT_GROUP,
+    ComparisonSpec,
     Method,
     Prediction,
     RunContext,
     RunKey,
+    SingleTable,
     get_method,
     method_names,
     register_method,
-    run_benchmark,
+    run_comparison,
 )
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.early import prediction_prior
@@ -76,8 +78,12 @@ def test_n_init_beyond_the_budget_is_refused_before_anything_is_written(
     with pytest.raises(
         ValueError, match=r"n_init of method .long. to be an integer in \[1, 6\]"
     ):
-        run_benchmark(["long"], seeds=1, budget=6, n_init=2, out=tmp_path / "o",
-                      table=table_path, progress=False)  # fmt: skip
+        run_comparison(
+            ComparisonSpec(["long"], seeds=1, budget=6, n_init=2),
+            table_path,
+            out=tmp_path / "o",
+            progress=False,
+        )
     assert not (tmp_path / "o").exists()
 
 
@@ -500,21 +506,28 @@ def test_a_registered_method_with_a_bad_n_init_is_refused(registry: object) -> N
 # -- the instance-neutral API ------------------------------------------------
 
 
-def test_run_benchmark_validates_the_table_by_the_named_problem(
+def test_a_comparison_validates_the_table_by_the_named_problem(
     tmp_path: Path, table_path: Path
 ) -> None:
     with pytest.raises(ValueError, match="pco32"):
-        run_benchmark(["random"], seeds=1, budget=4, n_init=2, out=tmp_path / "o",
-                      table=PCO64(table=table_path).table, problem="pco32",
-                      progress=False)  # fmt: skip
+        run_comparison(
+            ComparisonSpec(["random"], seeds=1, budget=4, n_init=2),
+            SingleTable(PCO64(table=table_path).table, "pco32"),
+            out=tmp_path / "o",
+            progress=False,
+        )
     assert not (tmp_path / "o").exists()
 
 
-def test_run_benchmark_runs_the_named_problem(tmp_path: Path) -> None:
+def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = run_benchmark(["random"], seeds=1, budget=3, n_init=2,
-                               out=tmp_path, problem="pco32", progress=False)  # fmt: skip
+        result = run_comparison(
+            ComparisonSpec(["random"], seeds=1, budget=3, n_init=2),
+            SingleTable(None, "pco32"),
+            out=tmp_path,
+            progress=False,
+        )
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["problem"] == "pco32"
     assert meta["arguments"]["problem"] == "pco32"

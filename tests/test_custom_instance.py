@@ -248,22 +248,42 @@ def test_loaders_serve_the_made_up_instance(sweep: Path, monkeypatch) -> None:
 
 
 def test_harness_runs_on_the_made_up_instance(sweep: Path, tmp_path: Path) -> None:
-    from bolt_pco64.bench.benchmark import run_benchmark
+    from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 
-    result = run_benchmark(
-        ["random", "qlognei"],
-        seeds=1,
-        budget=8,
-        n_init=4,
-        out=tmp_path / "out",
-        table=sweep,
-        problem=MY8,
-        progress=False,
+    spec = ComparisonSpec(["random", "qlognei"], seeds=1, budget=8, n_init=4)
+    result = run_comparison(
+        spec, SingleTable(sweep, MY8), out=tmp_path / "out", progress=False
     )
     assert not result.errors
+    assert result.table is not None
+    assert result.table.instance == MY8
     assert set(result.records["method"]) == {"random", "qlognei"}
     feasible = [t for t in _made_up_sweep()[2] if t is not None]
     assert result.records["best_feasible"].max() <= max(feasible) + 1e-12
+    meta = json.loads((result.out / "meta.json").read_text())
+    assert meta["arguments"]["problem"] == MY8.name
+
+
+def test_the_deprecated_wrapper_runs_on_the_made_up_instance(
+    sweep: Path, tmp_path: Path
+) -> None:
+    from bolt_pco64.bench import run_benchmark
+
+    with pytest.warns(DeprecationWarning, match="run_comparison"):
+        result = run_benchmark(
+            ["random"],
+            seeds=1,
+            budget=6,
+            n_init=4,
+            out=tmp_path / "out",
+            table=sweep,
+            problem=MY8,
+            progress=False,
+        )
+    assert not result.errors
+    assert result.table is not None
+    assert result.table.instance == MY8
+    assert len(result.records) == 6
 
 
 def test_cli_benches_and_inspects_the_made_up_instance(

@@ -12,7 +12,7 @@ import pytest
 
 from bolt_pco64 import PCO16, SimulatedTableWarning
 from bolt_pco64 import table as table_module
-from bolt_pco64.bench import OutputDirError, run_benchmark
+from bolt_pco64.bench import ComparisonSpec, OutputDirError, run_comparison
 from bolt_pco64.bench.store import check_output_dir
 from tests._synth import make_table
 from tests._tables import small_frame
@@ -45,13 +45,10 @@ def test_a_bare_method_name_is_one_method_and_warnings_name_the_callers_line(
 ) -> None:
     path = _simulated(make_table(capacity=80.0), tmp_path / "synth.parquet")
     with pytest.warns(SimulatedTableWarning) as record:
-        result = run_benchmark(
-            "random",
-            seeds=1,
-            budget=4,
-            n_init=2,
+        result = run_comparison(
+            ComparisonSpec("random", seeds=1, budget=4, n_init=2),
+            path,
             out=tmp_path / "out",
-            table=path,
             progress=False,
         )
     assert set(result.records["method"]) == {"random"}

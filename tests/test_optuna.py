@@ -23,7 +23,7 @@ from optuna.trial import TrialState
 
 import bolt_pco64
 from bolt_pco64 import load_table
-from bolt_pco64.bench import BenchConfig, run_benchmark
+from bolt_pco64.bench import BenchConfig, ComparisonSpec, run_comparison
 from bolt_pco64.bench.contract import Method, RunContext
 from bolt_pco64.bench.registry import ENTRY_POINT_GROUP, check_methods, get_method
 from bolt_pco64.bench.run import run_one
@@ -439,15 +439,13 @@ def test_the_study_holds_each_evaluation_once_as_evaluated() -> None:
 def test_optuna_methods_get_paired_comparisons(
     optuna_plugin: None, tmp_path: Path
 ) -> None:
-    result = run_benchmark(
-        ["random", *ENTRY_POINTS],
-        seeds=2,
-        budget=14,
-        n_init=10,
+    result = run_comparison(
+        ComparisonSpec(
+            ["random", *ENTRY_POINTS], seeds=2, budget=14, n_init=10, reference="random"
+        ),
+        make_table(capacity=80.0),
         out=tmp_path / "o",
-        table=make_table(capacity=80.0),
         progress=False,
-        reference="random",
     )
     assert result.errors == {}
     comparisons = pd.read_csv(tmp_path / "o" / "comparisons.csv")

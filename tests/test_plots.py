@@ -10,7 +10,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from bolt_pco64.bench import plots, run_benchmark
+from bolt_pco64.bench import ComparisonSpec, plots, run_comparison
 from bolt_pco64.bench.plots import PlotDefaults, band_is_informative
 from bolt_pco64.bench.stats import STATS_DEFAULTS, keyed_rng, median_band
 from tests import _fixtures
@@ -56,13 +56,10 @@ def _drawn(
         save(self, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", spy)
-    result = run_benchmark(
-        ["random"],
-        seeds=seeds,
-        budget=6,
-        n_init=3,
+    result = run_comparison(
+        ComparisonSpec(["random"], seeds=seeds, budget=6, n_init=3),
+        table_path,
         out=tmp_path / f"s{seeds}",
-        table=table_path,
         progress=False,
     )
     return figures[0], result.summary_markdown

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bolt_pco64.bench import run_benchmark
+from bolt_pco64.bench import ComparisonSpec, run_comparison
 from bolt_pco64.bench.costreport import COST_REPORT_FILES
 from bolt_pco64.bench.regenerate import (
     REPORT_MARKER,
@@ -38,13 +38,10 @@ TEXT = (
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory: pytest.TempPathFactory, table_path: Path) -> Path:
     out = tmp_path_factory.mktemp("cmp") / "out"
-    run_benchmark(
-        methods=["random", "naive"],
-        seeds=6,
-        budget=8,
-        n_init=4,
+    run_comparison(
+        ComparisonSpec(["random", "naive"], seeds=6, budget=8, n_init=4),
+        table_path,
         out=out,
-        table=table_path,
         progress=False,
     )
     return out

@@ -38,13 +38,21 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`plot_regret`);
 - :mod:`~bolt_pco64.bench.regenerate`: :func:`regenerate`, every report of a
   result folder rewritten from its records (``bolt-pco64 report DIR``);
-- :mod:`~bolt_pco64.bench.plan`: :class:`BenchPlan`, a comparison checked
-  once (methods, settings, tables, output directories, stored runs) before
-  anything is created, and :func:`execute_plan`, which runs and reports it;
-- :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark`, the plan of one
-  problem;
-- :mod:`~bolt_pco64.bench.family`: :func:`run_problems`, the same comparison
-  on every problem of the family with a combined report.
+- :mod:`~bolt_pco64.bench.comparison`: the one entry point:
+  :class:`ComparisonSpec` (methods, seeds, budget or GPU-hours, settings,
+  reference; checked once when made) and :func:`run_comparison`, which runs
+  it on a :class:`TableSet` -- one table (:class:`SingleTable`), each
+  problem of the family (:class:`Family`) or each stand-in variant
+  (:class:`StandinVariants`);
+- :mod:`~bolt_pco64.bench.plan`: :class:`BenchPlan`, what depends on the
+  tables (tables, output directories, stored runs) checked before anything
+  is created, and :func:`execute_plan`, which runs and reports it;
+- :mod:`~bolt_pco64.bench.family`: :class:`Family`, with the combined report;
+- :mod:`~bolt_pco64.bench.variants`: :class:`StandinVariants`, with the
+  robustness report;
+- :mod:`~bolt_pco64.bench.benchmark`: :func:`run_benchmark` (deprecated, as
+  are :func:`run_problems` and :func:`~bolt_pco64.bench.variants.run_variants`:
+  thin wrappers of :func:`run_comparison`).
 
 Reliability: each finished run is written atomically to
 ``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
@@ -60,7 +68,9 @@ repeats it. Worker processes of ``jobs`` exit when the harness dies.
 Writing your own method::
 
     import torch
-    from bolt_pco64.bench import RunContext, register_method, run_benchmark
+    from bolt_pco64.bench import (
+        ComparisonSpec, RunContext, register_method, run_comparison,
+    )
 
     @register_method("lowest_memory_first")
     def lowest_memory_first(ctx: RunContext) -> torch.Tensor:
@@ -68,8 +78,8 @@ Writing your own method::
         mem = ctx.problem.table.column("peak_mem")[ctx.untried]
         return ctx.untried[torch.argsort(mem, stable=True)[: ctx.q]]
 
-    run_benchmark(["random", "lowest_memory_first"], seeds=5, budget=30,
-                  out="my-results")
+    spec = ComparisonSpec(["random", "lowest_memory_first"], seeds=5, budget=30)
+    run_comparison(spec, out="my-results")
 
 A method returns ``q`` distinct untried row indices, or a ``q x d`` floating
 tensor of points of the box, which the harness snaps with ``problem.lookup``
@@ -126,6 +136,13 @@ if TYPE_CHECKING:
         make_backend,
     )
     from bolt_pco64.bench.benchmark import BenchResult, run_benchmark
+    from bolt_pco64.bench.comparison import (
+        ComparisonSpec,
+        ComparisonSpecError,
+        SingleTable,
+        TableSet,
+        run_comparison,
+    )
     from bolt_pco64.bench.config import (
         DEFAULTS,
         QUICK,
@@ -142,7 +159,7 @@ if TYPE_CHECKING:
         RunContext,
         RunKey,
     )
-    from bolt_pco64.bench.family import FamilyResult, run_problems
+    from bolt_pco64.bench.family import Family, FamilyResult, run_problems
     from bolt_pco64.bench.formatting import summary_markdown
     from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
     from bolt_pco64.bench.plots import plot_regret
@@ -162,6 +179,7 @@ if TYPE_CHECKING:
     from bolt_pco64.bench.run import run_one
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
     from bolt_pco64.bench.summary import checkpoints_for, summarize
+    from bolt_pco64.bench.variants import StandinVariants, VariantsResult
 
 _WHERE: dict[str, str] = {
     "Backend": "backends",
@@ -170,7 +188,15 @@ _WHERE: dict[str, str] = {
     "InProcessBackend": "backends",
     "ProcessBackend": "backends",
     "make_backend": "backends",
+    "ComparisonSpec": "comparison",
+    "ComparisonSpecError": "comparison",
+    "SingleTable": "comparison",
+    "TableSet": "comparison",
+    "run_comparison": "comparison",
+    "Family": "family",
     "FamilyResult": "family",
+    "StandinVariants": "variants",
+    "VariantsResult": "variants",
     "run_problems": "family",
     "BenchResult": "benchmark",
     "run_benchmark": "benchmark",
@@ -224,7 +250,10 @@ __all__ = [
     "BenchDefaults",
     "BenchPlan",
     "BenchResult",
+    "ComparisonSpec",
+    "ComparisonSpecError",
     "DaskBackend",
+    "Family",
     "FamilyResult",
     "FunctionMethod",
     "InProcessBackend",
@@ -240,6 +269,10 @@ __all__ = [
     "RunContext",
     "RunKey",
     "RunOutcome",
+    "SingleTable",
+    "StandinVariants",
+    "TableSet",
+    "VariantsResult",
     "check_output_dir",
     "checkpoints_for",
     "cost_label",
@@ -255,6 +288,7 @@ __all__ = [
     "register_method",
     "resolve_proposal",
     "run_benchmark",
+    "run_comparison",
     "run_one",
     "run_problems",
     "summarize",

@@ -1,28 +1,26 @@
-"""A whole comparison on one problem: validate, then run the missing runs, then report.
+"""Deprecated: :func:`run_benchmark`, a comparison on one problem.
 
-:func:`run_benchmark` checks everything first (methods, settings, seeds,
-table, output directory, stored runs, backend) into a
-:class:`~bolt_pco64.bench.plan.BenchPlan`, so a refused comparison leaves the
-file system as it was; only then does it create the output directory, run
-what is missing through a backend and write the report
-(:func:`~bolt_pco64.bench.plan.execute_plan`, shared with
-:func:`~bolt_pco64.bench.run_problems`).
+:func:`~bolt_pco64.bench.run_comparison` with a
+:class:`~bolt_pco64.bench.ComparisonSpec` replaces it; it stays as a thin
+wrapper that builds the spec and calls it (``CHANGELOG.md``).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig, resolve_budget
-from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
-from bolt_pco64.instances import INSTANCES, Instance, get_instance
+from bolt_pco64.bench.comparison import ComparisonSpec, SingleTable, run_comparison
+from bolt_pco64.bench.config import DEFAULTS
+from bolt_pco64.bench.plan import BenchResult
 from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
+    from bolt_pco64.instances import Instance
     from bolt_pco64.table import Table
 
 __all__ = ["BenchResult", "check_seeds", "run_benchmark"]
@@ -36,7 +34,7 @@ def run_benchmark(
     q: int = DEFAULTS.q,
     out: str | os.PathLike[str] = DEFAULTS.out,
     table: str | os.PathLike[str] | pd.DataFrame | Table | None = None,
-    noise: float | str | None = None,
+    noise: float | str | None = DEFAULTS.noise,
     jobs: int = DEFAULTS.jobs,
     dask_scheduler: str | None = None,
     progress: bool = True,
@@ -47,84 +45,57 @@ def run_benchmark(
     workers: int = DEFAULTS.workers,
     early_stop: str = DEFAULTS.early_stop,
 ) -> BenchResult:
-    """Run (or resume) a comparison and write all its files into ``out``.
+    """Deprecated: run (or resume) a comparison on one problem into ``out``.
 
-    Defaults are :data:`~bolt_pco64.bench.DEFAULTS`'s.
+    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+
+        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
+                       SingleTable(table, problem), out=out, jobs=jobs)
+
+    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
+    its results are the same.
 
     Args:
-        methods: Names in :data:`~bolt_pco64.bench.METHODS`.
-        seeds: A number ``N`` (seeds ``0..N-1``) or explicit seeds.
-        budget: Evaluations per run, initial design included; ``None`` is
-            ``DEFAULTS.budget`` unless ``budget_hours`` is given.
-        n_init: Size of the shared initial design.
-        q: Batch size of each proposal.
-        out: Output directory (created once every check has passed).
-        table: The problem's table (see :func:`bolt_pco64.load_table`): a
-            path, a DataFrame, a loaded :class:`~bolt_pco64.Table`, or ``None``
-            for the problem's default source. It is validated by the
-            problem's own instance.
-        noise: ``None``, a standard deviation, or ``"measured"``.
-        jobs: Local worker processes (1 = in this process).
-        dask_scheduler: Address of an existing Dask scheduler (overrides jobs).
-        progress: Show tqdm progress bars (on stderr).
-        arguments: Recorded in ``meta.json`` as the arguments (the CLI passes
-            its options); defaults to this call's arguments.
-        reference: The method the summary compares every other one with
-            over the shared seeds, one of ``methods``; ``None``:
-            ``DEFAULTS.reference`` where it is compared, else the first
-            method (:func:`~bolt_pco64.bench.methods.check_reference`).
-        problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or any
-            :class:`~bolt_pco64.Instance`, a user's own too); ``None`` is a
-            loaded table's own instance, else ``DEFAULTS.problem``.
-        budget_hours: GPU-hours per run instead of ``budget`` (not both):
-            a run evaluates until that many GPU-hours are consumed on the
-            simulated clock (:mod:`bolt_pco64.bench.clock`).
-        workers: Runs in flight at once on the simulated clock, each on a
-            cluster of the instance's size.
-        early_stop: Early termination of every run: ``"none"``,
-            ``"posterior"`` or ``"percentile"`` (:mod:`bolt_pco64.bench.early`).
+        methods, seeds, budget, n_init, q, noise, reference, budget_hours,
+            workers, early_stop: :class:`~bolt_pco64.bench.ComparisonSpec`'s.
+        table, problem: :class:`~bolt_pco64.bench.SingleTable`'s.
+        out, jobs, dask_scheduler, progress, arguments:
+            :func:`~bolt_pco64.bench.run_comparison`'s.
 
     Returns:
         A :class:`BenchResult`.
 
     Raises:
-        OutputDirError: If ``out`` cannot be created or written.
-        BackendError: If the Dask scheduler cannot be reached.
-        FileNotFoundError, TableError: If the table cannot be loaded.
-        ValueError: On unknown methods, bad settings, a table of another
-            problem or a directory holding runs of another configuration.
-
-        Each of these is raised before anything is created or written.
+        ComparisonSpecError, OutputDirError, BackendError, FileNotFoundError,
+        TableError, ValueError: As :func:`~bolt_pco64.bench.run_comparison`
+            and :class:`~bolt_pco64.bench.ComparisonSpec`, before anything is
+            created or written.
     """
-    from bolt_pco64.table import Table, load_table
-
-    if problem is None:
-        problem = table.instance if isinstance(table, Table) else DEFAULTS.problem
-    instance = get_instance(problem)
-    name = instance.name
-    if not isinstance(table, Table) and INSTANCES.get(name) != instance:
-        # a user's own Instance: its table is loaded by it (the plan knows
-        # the shipped instances by name only)
-        table = load_table(table, instance=instance)
-    config = BenchConfig(
-        budget=resolve_budget(budget, budget_hours),
+    warnings.warn(
+        "bolt_pco64.bench.run_benchmark is deprecated and will be removed in a "
+        "future 0.x release; use bolt_pco64.bench.run_comparison(ComparisonSpec(...), "
+        "SingleTable(table, problem), out=...).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    spec = ComparisonSpec(
+        methods=methods,
+        seeds=seeds,
+        budget=budget,
+        budget_hours=budget_hours,
         n_init=n_init,
         q=q,
         noise=noise,
-        budget_hours=budget_hours,
         workers=workers,
         early_stop=early_stop,
+        reference=reference,
     )
-    plan = make_plan(
-        {name: table},
-        {name: out},
-        {name: arguments},
-        methods,
-        seeds,
-        config,
-        reference,
-        jobs,
-        dask_scheduler,
-        progress,
+    return run_comparison(
+        spec,
+        SingleTable(table, problem),
+        out=out,
+        jobs=jobs,
+        dask_scheduler=dask_scheduler,
+        progress=progress,
+        arguments=arguments,
     )
-    return execute_plan(plan)[name]

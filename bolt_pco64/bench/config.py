@@ -55,6 +55,8 @@ class BenchDefaults:
         budget: Evaluations per run, initial design included.
         n_init: Size of the initial design shared by all methods of a seed.
         q: Batch size of each proposal.
+        noise: Observation noise: ``None`` (noise-free), a standard
+            deviation, or ``"measured"`` (each row's ``throughput_std``).
         workers: Runs in flight at once on the simulated clock, each on its
             own cluster of the instance's size (:mod:`bolt_pco64.bench.clock`).
         early_stop: The early-termination policy of every run
@@ -74,6 +76,7 @@ class BenchDefaults:
     budget: int = 40
     n_init: int = 10
     q: int = 1
+    noise: float | str | None = None
     workers: int = 1
     early_stop: str = "none"
     jobs: int = 1
@@ -142,7 +145,7 @@ class BenchConfig:
     budget: int | None = DEFAULTS.budget
     n_init: int = DEFAULTS.n_init
     q: int = DEFAULTS.q
-    noise: float | str | None = None
+    noise: float | str | None = DEFAULTS.noise
     budget_hours: float | None = None
     workers: int = DEFAULTS.workers
     early_stop: str = DEFAULTS.early_stop

@@ -59,6 +59,7 @@ __all__ = [
     "EARLY_METRICS_DEFAULTS",
     "EarlyMetricsDefaults",
     "check_early_records",
+    "check_reference_setting",
     "early_stop_summary",
     "exact_interval",
     "label_setting",
@@ -261,11 +262,7 @@ def paired_ert(
     Raises:
         ValueError: If ``reference`` is not among the settings.
     """
-    if reference not in records_by_setting:
-        raise ValueError(
-            f"Expected the reference setting {reference!r} among "
-            f"{sorted(records_by_setting)}, got none of its records."
-        )
+    check_reference_setting(records_by_setting, reference)
     budget = budget_hours if axis == "gpu_hours" else None
     labelled = {s: label_setting(r, s) for s, r in records_by_setting.items()}
     allrec = pd.concat(list(labelled.values()), ignore_index=True)
@@ -286,3 +283,18 @@ def paired_ert(
                 parts.append(cmp)
     comparisons = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     return ert, comparisons
+
+
+def check_reference_setting(
+    records_by_setting: Mapping[str, object], reference: str
+) -> None:
+    """Refuse a ``reference`` setting that has no records.
+
+    Raises:
+        ValueError: If ``reference`` is not a key of ``records_by_setting``.
+    """
+    if reference not in records_by_setting:
+        raise ValueError(
+            f"Expected the reference setting {reference!r} among "
+            f"{sorted(records_by_setting)}, got none of its records."
+        )

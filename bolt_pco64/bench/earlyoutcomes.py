@@ -47,7 +47,11 @@ import pandas as pd
 from scipy import stats as sps
 
 from bolt_pco64.bench.costmetrics import within_budget
-from bolt_pco64.bench.earlymetrics import check_early_records, exact_interval
+from bolt_pco64.bench.earlymetrics import (
+    check_early_records,
+    check_reference_setting,
+    exact_interval,
+)
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     _signed_rank_p,
@@ -229,11 +233,7 @@ def paired_outcomes(
     Raises:
         ValueError: If ``reference`` is not among the settings.
     """
-    if reference not in records_by_setting:
-        raise ValueError(
-            f"Expected the reference setting {reference!r} among "
-            f"{sorted(records_by_setting)}, got none of its records."
-        )
+    check_reference_setting(records_by_setting, reference)
     runs = {}
     for name, recs in records_by_setting.items():
         check_early_records(recs)

@@ -1,8 +1,9 @@
 """Every problem of the family in one comparison (``bench --problem all``).
 
-:func:`run_problems` runs the same comparison on each instance (pco16,
-pco32, pco64 by default) into ``OUT/<problem>/`` (each a complete
-:func:`~bolt_pco64.bench.run_benchmark` directory, resumable on its own) and
+:class:`Family` is the table set of
+:func:`~bolt_pco64.bench.run_comparison` that runs the same comparison on each
+instance (pco16, pco32, pco64 by default) into ``OUT/<problem>/`` (each a
+complete one-table directory, resumable on its own) and
 writes one combined ``OUT/summary.csv`` (a ``problem`` column first),
 ``OUT/summary.md`` and ``OUT/regret.png`` (one row of plots per problem).
 Every problem's table, output directory and stored runs are checked before
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,15 +27,27 @@ from typing import Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench.comparison import (
+    ComparisonSpec,
+    ComparisonSpecError,
+    planned_tables,
+    run_comparison,
+)
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.formatting import summary_markdown
-from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
+from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.plots import plot_panels
 from bolt_pco64.bench.report import TableFacts, cost_label, standin_caveats
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 
-__all__ = ["FamilyPart", "FamilyResult", "run_problems", "write_family_report"]
+__all__ = [
+    "Family",
+    "FamilyPart",
+    "FamilyResult",
+    "run_problems",
+    "write_family_report",
+]
 
 
 @dataclass(frozen=True)
@@ -57,7 +71,7 @@ class FamilyPart:
 
 @dataclass
 class FamilyResult:
-    """What :func:`run_problems` produced.
+    """What a comparison on :class:`Family` produced.
 
     Attributes:
         out: The output directory.
@@ -86,6 +100,74 @@ class FamilyResult:
         return [(p, m, s) for p, r in self.results.items() for m, s in r.ran]
 
 
+@dataclass(frozen=True)
+class Family:
+    """Each problem of the family on its default table (its environment
+    variable, its measured table, else its stand-in; see
+    :func:`bolt_pco64.load_table`), a :class:`~bolt_pco64.bench.TableSet`.
+
+    Each problem's comparison goes into ``OUT/<problem>/``; the combined
+    report into ``OUT`` (:func:`write_family_report`). The budget must be in
+    evaluations: one GPU-hour budget does not fit problems whose runs cost
+    tens of times more or less.
+
+    Attributes:
+        problems: Instance names, in report order (repeats dropped).
+    """
+
+    problems: Sequence[str] = tuple(INSTANCES)
+
+    def plan_tables(
+        self,
+        spec: ComparisonSpec,
+        out: str | os.PathLike[str],
+        arguments: dict[str, Any] | None,
+    ) -> dict[str, PlannedTable]:
+        """Each problem's default table into ``out/<problem>/``.
+
+        Raises:
+            ValueError: If no problem is named or one is unknown.
+            ComparisonSpecError: On a GPU-hour budget.
+            OutputDirError: If ``out`` cannot be created or written.
+        """
+        if not self.problems:
+            raise ValueError(f"Expected problems from {sorted(INSTANCES)}, got none.")
+        if spec.budget_hours is not None:
+            raise ComparisonSpecError(
+                "Expected a budget in evaluations for several problems (their runs "
+                f"differ in cost), got budget_hours={spec.budget_hours!r}."
+            )
+        chosen = list(dict.fromkeys(get_instance(p).name for p in self.problems))
+        root = check_output_dir(out)
+        base = dict(arguments or {"problems": chosen, "out": str(root)})
+        return planned_tables({p: (p, None) for p in chosen}, root, base, key="problem")
+
+    def combine(
+        self,
+        spec: ComparisonSpec,
+        plan: BenchPlan,
+        results: dict[str, BenchResult],
+        root: Path,
+    ) -> FamilyResult:
+        """Write ``report.json`` and the combined report; the family's result."""
+        marker = {"combined": "family", "problems": list(results)}
+        atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
+        parts = {
+            p: FamilyPart(
+                r.summary,
+                r.records,
+                TableFacts.of(plan.problems[p].table),
+                float(plan.problems[p].problem.optimal_value),
+                float(plan.problems[p].problem.worst_feasible_value),
+            )
+            for p, r in results.items()
+        }
+        summary, md, plot = write_family_report(
+            root, parts, plan.config, plan.methods, plan.seeds
+        )
+        return FamilyResult(root, results, summary, md, plot)
+
+
 def run_problems(
     problems: Sequence[str] = tuple(INSTANCES),
     methods: Sequence[str] = DEFAULTS.methods,
@@ -94,7 +176,7 @@ def run_problems(
     n_init: int = DEFAULTS.n_init,
     q: int = DEFAULTS.q,
     out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = None,
+    noise: float | str | None = DEFAULTS.noise,
     jobs: int = DEFAULTS.jobs,
     dask_scheduler: str | None = None,
     progress: bool = True,
@@ -103,61 +185,56 @@ def run_problems(
     workers: int = DEFAULTS.workers,
     early_stop: str = DEFAULTS.early_stop,
 ) -> FamilyResult:
-    """Run (or resume) one comparison on each problem, and a combined report.
+    """Deprecated: run (or resume) one comparison on each problem, and a
+    combined report.
 
-    Each problem's table comes from its default source (its environment
-    variable, its measured table, else its stand-in; see
-    :func:`bolt_pco64.load_table`). The other arguments are
-    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every problem
-    (the budget is in evaluations: one GPU-hour budget does not fit
-    problems whose runs cost tens of times more or less).
+    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+
+        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
+                       Family(problems), out=out, jobs=jobs)
+
+    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
+    its results are the same.
+
+    Args:
+        problems: :class:`Family`'s.
+        methods, seeds, budget, n_init, q, noise, reference, workers,
+            early_stop: :class:`~bolt_pco64.bench.ComparisonSpec`'s.
+        out, jobs, dask_scheduler, progress, arguments:
+            :func:`~bolt_pco64.bench.run_comparison`'s.
 
     Raises:
-        OutputDirError, BackendError, FileNotFoundError, TableError,
-        ValueError: As :func:`~bolt_pco64.bench.run_benchmark`, for any
-            problem, before anything is created or written.
+        ComparisonSpecError, OutputDirError, BackendError, FileNotFoundError,
+        TableError, ValueError: As :func:`~bolt_pco64.bench.run_comparison`,
+            for any problem, before anything is created or written.
     """
-    if not problems:
-        raise ValueError(f"Expected problems from {sorted(INSTANCES)}, got none.")
-    chosen = list(dict.fromkeys(get_instance(p).name for p in problems))
-    root = check_output_dir(out)
-    args = dict(arguments or {"problems": chosen, "out": str(root)})
-    plan = make_plan(
-        dict.fromkeys(chosen),
-        {p: root / p for p in chosen},
-        {p: {**args, "problem": p, "out": str(root / p)} for p in chosen},
-        methods,
-        seeds,
-        BenchConfig(
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            workers=workers,
-            early_stop=early_stop,
-        ),
-        reference,
-        jobs,
-        dask_scheduler,
-        progress,
+    warnings.warn(
+        "bolt_pco64.bench.run_problems is deprecated and will be removed in a "
+        "future 0.x release; use bolt_pco64.bench.run_comparison(ComparisonSpec(...), "
+        "Family(problems), out=...).",
+        DeprecationWarning,
+        stacklevel=2,
     )
-    results = execute_plan(plan)
-    marker = {"combined": "family", "problems": chosen}
-    atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
-    parts = {
-        p: FamilyPart(
-            r.summary,
-            r.records,
-            TableFacts.of(plan.problems[p].table),
-            float(plan.problems[p].problem.optimal_value),
-            float(plan.problems[p].problem.worst_feasible_value),
-        )
-        for p, r in results.items()
-    }
-    summary, md, plot = write_family_report(
-        root, parts, plan.config, plan.methods, plan.seeds
+    spec = ComparisonSpec(
+        methods=methods,
+        seeds=seeds,
+        budget=budget,
+        n_init=n_init,
+        q=q,
+        noise=noise,
+        workers=workers,
+        early_stop=early_stop,
+        reference=reference,
     )
-    return FamilyResult(root, results, summary, md, plot)
+    return run_comparison(
+        spec,
+        Family(problems),
+        out=out,
+        jobs=jobs,
+        dask_scheduler=dask_scheduler,
+        progress=progress,
+        arguments=arguments,
+    )
 
 
 def write_family_report(

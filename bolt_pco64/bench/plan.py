@@ -1,22 +1,22 @@
-"""A comparison checked once: :class:`BenchPlan`, shared by one problem and the family.
+"""A comparison checked once: :class:`BenchPlan`, what every comparison runs.
 
-:func:`make_plan` validates everything a comparison needs (methods and their
-initial-design sizes, the reference, seeds, settings, backend, each
-problem's table, output directory and stored runs) and returns the plan:
-each problem's :class:`ProblemPlan` holds its table, its test problem (built
-once: optimum and worst feasible value come from it) and its
-:class:`~bolt_pco64.bench.store.ResultStore` (built once: it has read what the
-directory holds). Nothing is created or written until :func:`execute_plan`
-runs it: it opens the backend once (an unreachable Dask scheduler is refused
-there, before any directory is made), then, per problem, creates the output
-directory, runs what is missing and writes the report.
-:func:`~bolt_pco64.bench.run_benchmark` plans one problem,
-:func:`~bolt_pco64.bench.run_problems` several.
+A :class:`~bolt_pco64.bench.comparison.ComparisonSpec` checks its settings
+when it is made; :func:`make_plan` checks the rest (the backend, each part's
+table, its row count against the budget, its run times, its output directory
+and stored runs) and returns the plan: each part's :class:`ProblemPlan` holds
+its table, its test problem (built once: optimum and worst feasible value
+come from it) and its :class:`~bolt_pco64.bench.store.ResultStore` (built
+once: it has read what the directory holds). Nothing is created or written
+until :func:`execute_plan` runs it: it opens the backend once (an
+unreachable Dask scheduler is refused there, before any directory is made),
+then, per part, creates the output directory, runs what is missing and
+writes the report. :func:`~bolt_pco64.bench.run_comparison` plans one table,
+each problem of the family or each stand-in variant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -26,20 +26,22 @@ import pandas as pd
 
 from bolt_pco64.bench.backends import Backend, make_backend
 from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.methods import check_methods, check_reference, get_method
 from bolt_pco64.bench.problems import make_problem
-from bolt_pco64.bench.run import Task, initial_design_size
+from bolt_pco64.bench.registry import get_method
+from bolt_pco64.bench.run import Task
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.costs import TimeModel
-from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
+    from bolt_pco64.bench.comparison import ComparisonSpec
+    from bolt_pco64.instances import Instance
     from bolt_pco64.problem import PCO, TableLike
     from bolt_pco64.table import Table
 
 __all__ = [
     "BenchPlan",
     "BenchResult",
+    "PlannedTable",
     "ProblemPlan",
     "execute_plan",
     "make_plan",
@@ -49,7 +51,8 @@ __all__ = [
 
 @dataclass
 class BenchResult:
-    """What :func:`~bolt_pco64.bench.run_benchmark` produced (one problem).
+    """What a comparison on one table produced
+    (:func:`~bolt_pco64.bench.run_comparison`).
 
     Attributes:
         out: The output directory.
@@ -105,8 +108,11 @@ class BenchPlan:
         config: Budget, ``n_init``, ``q`` and noise.
         reference: The method of the paired comparisons.
         backend: Where the runs execute (not opened yet).
-        problems: Each problem's plan, by name, in order.
+        problems: Each part's plan, by label (an instance's or a stand-in
+            variant's name), in order.
         progress: Whether to show progress bars.
+        registry: Where the methods are looked up (the spec's); ``None``:
+            :func:`~bolt_pco64.bench.registry.method_registry`'s.
     """
 
     methods: list[str]
@@ -116,66 +122,80 @@ class BenchPlan:
     backend: Backend
     problems: dict[str, ProblemPlan]
     progress: bool = True
+    registry: Mapping[str, object] | None = None
+
+
+@dataclass(frozen=True)
+class PlannedTable:
+    """One part of a comparison before it is checked: a table and where its
+    results go.
+
+    Attributes:
+        instance: The instance (a name or an :class:`~bolt_pco64.Instance`)
+            that validates the table.
+        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.Table` of
+            that instance, or ``None`` for the instance's default source
+            (:func:`~bolt_pco64.load_table`).
+        out: The part's output directory.
+        arguments: The part's arguments for ``meta.json``; ``None`` records
+            the checked arguments of the comparison.
+    """
+
+    instance: str | Instance
+    table: TableLike
+    out: Path | str | PathLike[str]
+    arguments: dict[str, Any] | None = None
 
 
 def make_plan(
-    tables: Mapping[str, TableLike],
-    outs: Mapping[str, Path | str],
-    arguments: Mapping[str, dict[str, Any] | None],
-    methods: str | Sequence[str],
-    seeds: int | Sequence[int],
-    config: BenchConfig,
-    reference: str | None,
+    spec: ComparisonSpec,
+    tables: Mapping[str, PlannedTable],
     jobs: int,
     dask_scheduler: str | None,
     progress: bool = True,
 ) -> BenchPlan:
-    """Check a comparison of ``methods`` on every table; create nothing.
+    """Check what a comparison needs besides its (already checked) ``spec``;
+    create nothing.
 
     Args:
-        tables: Each problem's table, by instance name: a path, a DataFrame,
-            a loaded :class:`~bolt_pco64.Table` of that instance, or ``None``
-            for the instance's default source (:func:`~bolt_pco64.load_table`).
-        outs: Each problem's output directory, by instance name.
-        arguments: Each problem's arguments for ``meta.json``; ``None``
-            records the checked arguments of this call.
-        methods: Method names, or one name (a bare string is one method,
-            never its letters).
-        seeds, config, reference, jobs, dask_scheduler, progress: As in
-            :func:`~bolt_pco64.bench.run_benchmark`.
+        spec: The comparison (:class:`~bolt_pco64.bench.ComparisonSpec`).
+        tables: Each part's table and output directory, by label (an
+            instance's or a variant's name), in report order.
+        jobs, dask_scheduler, progress: As in
+            :func:`~bolt_pco64.bench.run_comparison`.
 
     Raises:
+        ComparisonSpecError: If a table has fewer rows than the budget or
+            ``n_init``.
         OutputDirError: If an output directory cannot be created or written.
         FileNotFoundError, TableError: If a table cannot be loaded.
-        ValueError: On unknown methods, bad settings, a method's ``n_init``
-            beyond the budget, a table of another instance or without usable
-            run times (:class:`~bolt_pco64.costs.TimeModel`), or a directory
+        ValueError: On a table of another instance or without usable run
+            times (:class:`~bolt_pco64.costs.TimeModel`), or a directory
             holding runs of another configuration.
     """
-    from bolt_pco64.table import Table, load_table
+    from bolt_pco64.instances import get_instance
+    from bolt_pco64.table import load_table
 
     if not tables:
         raise ValueError("Expected at least one problem, got none.")
-    names = check_methods([methods] if isinstance(methods, str) else methods)
-    reference = check_reference(reference, names)
+    names = list(spec.methods)
+    seed_list = list(spec.seeds)
+    config = spec.config
     backend = make_backend(jobs, dask_scheduler)
-    seed_list = check_seeds(seeds)
-    config.check()
-    for m in names:
-        initial_design_size(get_method(m), config, m)
     problems: dict[str, ProblemPlan] = {}
     loaded = {
-        # a loaded Table carries its instance (a user's own, too)
-        name: load_table(t, instance=t.instance if isinstance(t, Table) else name)
-        for name, t in tables.items()
+        label: load_table(part.table, instance=part.instance)
+        for label, part in tables.items()
     }
-    for name, table in loaded.items():
-        config.check(len(table))
+    for label, table in loaded.items():
+        part = tables[label]
+        spec.check_rows(len(table))
         TimeModel(table)  # a table without usable run times is refused here
-        out = check_output_dir(outs[name])
-        args = arguments.get(name)
+        out = check_output_dir(part.out)
+        name = get_instance(part.instance).name
+        args = part.arguments
         if args is None:
-            raw = tables[name]
+            raw = part.table
             args = {
                 "problem": name,
                 "methods": names,
@@ -187,12 +207,21 @@ def make_plan(
                 else str(raw),
                 "jobs": jobs,
                 "dask_scheduler": dask_scheduler,
-                "reference": reference,
+                "reference": spec.reference,
             }
         problem = make_problem(table)
         store = ResultStore(out, config, table, names, seed_list, args, problem)
-        problems[name] = ProblemPlan(name, table, problem, store)
-    return BenchPlan(names, seed_list, config, reference, backend, problems, progress)
+        problems[label] = ProblemPlan(name, table, problem, store)
+    return BenchPlan(
+        names,
+        seed_list,
+        config,
+        str(spec.reference),
+        backend,
+        problems,
+        progress,
+        spec.registry,
+    )
 
 
 def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
@@ -210,7 +239,9 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         for name, p in plan.problems.items():
             store = p.store
             store.create()
-            ran = run_store(store, plan.backend, plan.config, plan.progress)
+            ran = run_store(
+                store, plan.backend, plan.config, plan.progress, plan.registry
+            )
             records = store.records()
             summary, md = write_summary(
                 store.out,
@@ -276,13 +307,19 @@ class _Bars:
 
 
 def run_store(
-    store: ResultStore, backend: Backend, config: BenchConfig, progress: bool
+    store: ResultStore,
+    backend: Backend,
+    config: BenchConfig,
+    progress: bool,
+    registry: Mapping[str, object] | None = None,
 ) -> list[tuple[str, int]]:
     """Run the store's missing runs on an open ``backend``; finalise its files
-    on any exit. Returns the ``(method, seed)`` pairs run."""
+    on any exit. Returns the ``(method, seed)`` pairs run. ``registry``: where
+    the methods are looked up (``None``:
+    :func:`~bolt_pco64.bench.registry.method_registry`'s)."""
     todo = store.todo()
     n_sel = len(store.selected)
-    tasks = [Task(m, s, store.table, config, get_method(m)) for m, s in todo]
+    tasks = [Task(m, s, store.table, config, get_method(m, registry)) for m, s in todo]
     # On a GPU-hour budget a run's evaluations are not known in advance.
     per = config.budget
     bars = _Bars(progress, n_sel, n_sel * per if per is not None else None)

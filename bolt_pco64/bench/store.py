@@ -42,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bolt_pco64._io import PARQUET_COMPRESSION as _PARQUET_COMPRESSION
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import RunKey
@@ -64,9 +65,9 @@ __all__ = [
     "table_fingerprint",
 ]
 
-#: Compression of every parquet file the harness writes (records are
-#: committed beside results: zstd keeps a 10 x 20 x 40 comparison small).
-PARQUET_COMPRESSION = "zstd"
+#: Compression of every parquet file the harness writes (the package's one
+#: setting; records are committed beside results, and zstd keeps them small).
+PARQUET_COMPRESSION = _PARQUET_COMPRESSION
 
 _META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
 

@@ -2,10 +2,11 @@
 
 The stand-ins ship in variants (:data:`bolt_pco64.standins.STANDIN_VARIANTS`):
 readings of the job that meet every published figure and put the crash
-boundary in different places (docs/standins.md). :func:`run_variants` runs
-the same comparison on each variant of one problem into ``OUT/<variant>/``
-(each a complete, resumable :func:`~bolt_pco64.bench.run_benchmark`
-directory; every variant is checked before anything is created) and writes
+boundary in different places (docs/standins.md). :class:`StandinVariants`
+is the table set of :func:`~bolt_pco64.bench.run_comparison` that runs the
+same comparison on each variant of one problem into ``OUT/<variant>/``
+(each a complete, resumable one-table directory; every variant is checked
+before anything is created) and writes
 ``OUT/robustness.md`` and ``OUT/robustness.csv``:
 
 * per pair of methods, the paired comparison of their final simple regret
@@ -28,6 +29,7 @@ import itertools
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,15 +40,22 @@ import pandas as pd
 import scipy.stats as sps
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.comparison import (
+    ComparisonSpec,
+    ComparisonSpecError,
+    planned_tables,
+    run_comparison,
+)
+from bolt_pco64.bench.config import DEFAULTS
 from bolt_pco64.bench.contract import RunKey
-from bolt_pco64.bench.plan import BenchResult, execute_plan, make_plan
+from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import get_instance
 from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
 
 __all__ = [
+    "StandinVariants",
     "VariantsResult",
     "agreement",
     "rank_agreement",
@@ -57,7 +66,7 @@ __all__ = [
 
 @dataclass
 class VariantsResult:
-    """What :func:`run_variants` produced.
+    """What a comparison on :class:`StandinVariants` produced.
 
     Attributes:
         out: The output directory.
@@ -82,6 +91,79 @@ class VariantsResult:
         }
 
 
+@dataclass(frozen=True)
+class StandinVariants:
+    """Each stand-in variant of one problem, a :class:`~bolt_pco64.bench.TableSet`.
+
+    Each variant's comparison goes into ``OUT/<variant>/``; ``OUT/robustness.md``
+    and ``OUT/robustness.csv`` say which conclusions hold on every variant
+    (:func:`write_robustness`). The budget must be in evaluations: runs of
+    the variants differ in cost.
+
+    Attributes:
+        problem: The instance whose stand-ins are compared.
+        variants: Variant names (:data:`bolt_pco64.standins.STANDIN_VARIANTS`),
+            in report order; ``None``: all of the problem's.
+    """
+
+    problem: str = DEFAULTS.problem
+    variants: Sequence[str] | None = None
+
+    def plan_tables(
+        self,
+        spec: ComparisonSpec,
+        out: str | os.PathLike[str],
+        arguments: dict[str, Any] | None,
+    ) -> dict[str, PlannedTable]:
+        """Each variant's stand-in table into ``out/<variant>/``.
+
+        Raises:
+            ValueError: On an unknown problem or variant, or none.
+            ComparisonSpecError: On a GPU-hour budget.
+            OutputDirError: If ``out`` cannot be created or written.
+        """
+        inst = get_instance(self.problem)
+        given = self.variants
+        names = list(STANDIN_VARIANTS.get(inst.name, ()) if given is None else given)
+        if not names:
+            raise ValueError(f"Expected stand-in variants of {inst.name}, got none.")
+        names = list(dict.fromkeys(check_variant(inst, v) for v in names))
+        if spec.budget_hours is not None:
+            raise ComparisonSpecError(
+                "Expected a budget in evaluations for several stand-in variants "
+                f"(their runs differ in cost), got budget_hours={spec.budget_hours!r}."
+            )
+        root = check_output_dir(out)
+        base = dict(arguments or {"problem": inst.name, "out": str(root)})
+        return planned_tables(
+            {v: (inst.name, STANDIN_PREFIX + v) for v in names},
+            root,
+            base,
+            key="standin",
+        )
+
+    def combine(
+        self,
+        spec: ComparisonSpec,
+        plan: BenchPlan,
+        results: dict[str, BenchResult],
+        root: Path,
+    ) -> VariantsResult:
+        """Write ``report.json`` and the robustness report; the variants' result."""
+        problem = get_instance(self.problem).name
+        marker = {"combined": "variants", "problem": problem, "variants": list(results)}
+        atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
+        pairs, taus, markdown = write_robustness(
+            root,
+            problem,
+            {v: (r.records, _meta(r.out)) for v, r in results.items()},
+            list(plan.methods),
+            # An evaluation budget: plan_tables refused a GPU-hour one.
+            int(spec.budget),  # type: ignore[arg-type]
+        )
+        return VariantsResult(root, results, pairs, taus, markdown)
+
+
 def run_variants(
     problem: str = DEFAULTS.problem,
     variants: Sequence[str] | None = None,
@@ -91,7 +173,7 @@ def run_variants(
     n_init: int = DEFAULTS.n_init,
     q: int = DEFAULTS.q,
     out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = None,
+    noise: float | str | None = DEFAULTS.noise,
     workers: int = DEFAULTS.workers,
     jobs: int = DEFAULTS.jobs,
     dask_scheduler: str | None = None,
@@ -100,57 +182,56 @@ def run_variants(
     reference: str | None = None,
     early_stop: str = DEFAULTS.early_stop,
 ) -> VariantsResult:
-    """Run (or resume) one comparison on each stand-in variant of ``problem``.
+    """Deprecated: run (or resume) one comparison on each stand-in variant of
+    ``problem``, and the robustness report.
 
-    ``variants`` defaults to all of the problem's; the other arguments are
-    :func:`~bolt_pco64.bench.run_benchmark`'s, shared by every variant.
+    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+
+        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
+                       StandinVariants(problem, variants), out=out, jobs=jobs)
+
+    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
+    its results are the same.
+
+    Args:
+        problem, variants: :class:`StandinVariants`'s.
+        methods, seeds, budget, n_init, q, noise, reference, workers,
+            early_stop: :class:`~bolt_pco64.bench.ComparisonSpec`'s.
+        out, jobs, dask_scheduler, progress, arguments:
+            :func:`~bolt_pco64.bench.run_comparison`'s.
 
     Raises:
-        OutputDirError, BackendError, ValueError: As
-            :func:`~bolt_pco64.bench.run_benchmark`, for any variant, or on an
-            unknown variant; before anything is created or written.
+        ComparisonSpecError, OutputDirError, BackendError, ValueError: As
+            :func:`~bolt_pco64.bench.run_comparison`, for any variant, or on
+            an unknown variant; before anything is created or written.
     """
-    inst = get_instance(problem)
-    names = list(STANDIN_VARIANTS.get(inst.name, ()) if variants is None else variants)
-    if not names:
-        raise ValueError(f"Expected stand-in variants of {inst.name}, got none.")
-    names = list(dict.fromkeys(check_variant(inst, v) for v in names))
-    root = check_output_dir(out)
-    base = dict(arguments or {"problem": inst.name, "out": str(root)})
-    config = BenchConfig(
+    warnings.warn(
+        "bolt_pco64.bench.variants.run_variants is deprecated and will be removed "
+        "in a future 0.x release; use bolt_pco64.bench.run_comparison("
+        "ComparisonSpec(...), StandinVariants(problem, variants), out=...).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    spec = ComparisonSpec(
+        methods=methods,
+        seeds=seeds,
         budget=budget,
         n_init=n_init,
         q=q,
         noise=noise,
         workers=workers,
         early_stop=early_stop,
+        reference=reference,
     )
-    plans = {
-        v: make_plan(
-            {inst.name: STANDIN_PREFIX + v},
-            {inst.name: root / v},
-            {inst.name: {**base, "standin": v, "out": str(root / v)}},
-            methods,
-            seeds,
-            config,
-            reference,
-            jobs,
-            dask_scheduler,
-            progress,
-        )
-        for v in names
-    }
-    results = {v: execute_plan(plan)[inst.name] for v, plan in plans.items()}
-    marker = {"combined": "variants", "problem": inst.name, "variants": names}
-    atomic_write_text(root / "report.json", json.dumps(marker, indent=2) + "\n")
-    pairs, taus, markdown = write_robustness(
-        root,
-        inst.name,
-        {v: (r.records, _meta(r.out)) for v, r in results.items()},
-        list(methods),
-        budget,
+    return run_comparison(
+        spec,
+        StandinVariants(problem, variants),
+        out=out,
+        jobs=jobs,
+        dask_scheduler=dask_scheduler,
+        progress=progress,
+        arguments=arguments,
     )
-    return VariantsResult(root, results, pairs, taus, markdown)
 
 
 def _meta(out: Path) -> dict[str, Any]:

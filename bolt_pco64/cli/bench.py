@@ -1,7 +1,10 @@
 """The ``bench`` command: the harness on one problem, on all, or on every stand-in.
 
 Everything is checked before anything is written: a bad option is a usage
-error naming it, a bad setting one line led by its option
+error naming it. The options become one
+:class:`~bolt_pco64.bench.ComparisonSpec`, which checks the settings once,
+run by :func:`~bolt_pco64.bench.run_comparison` on one table, the family or
+the stand-in variants; a refused setting is one line led by its option
 (:func:`_option_error`).
 """
 
@@ -188,8 +191,6 @@ def bench(
     the file system as it was. With --problem all, OUT/<problem>/ holds each
     problem's results and OUT/summary.md and OUT/regret.png the combined ones.
     """
-    from bolt_pco64.bench.benchmark import run_benchmark
-
     if problem == "all" and table_path is not None:
         raise click.BadParameter(
             "expected one --problem for a table file, got --problem all",
@@ -220,65 +221,63 @@ def bench(
             param_hint="'--budget-hours'",
         )
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
-    names = methods if methods is not None else list(preset.methods)
-    reference = _reference(reference, names)
     out_dir = out if out is not None else Path(preset.out)
     if budget is None and budget_hours is None:
         budget = preset.budget
-    n_init = n_init if n_init is not None else preset.n_init
-    _check_settings(
-        budget, n_init, q, noise, budget_hours=budget_hours, workers=workers
+    spec = _spec(
+        methods=methods if methods is not None else list(preset.methods),
+        seeds=seeds if seeds is not None else preset.seeds,
+        budget=budget,
+        budget_hours=budget_hours,
+        n_init=n_init if n_init is not None else preset.n_init,
+        q=q,
+        noise=noise,
+        workers=workers,
+        early_stop=early_stop,
+        reference=reference,
     )
     args: dict[str, Any] = {
-        "methods": names,
+        "methods": list(spec.methods),
         "seeds": seeds if seeds is not None else preset.seeds,
-        "budget": budget,
-        "budget_hours": budget_hours,
-        "workers": workers,
-        "early_stop": early_stop,
-        "n_init": n_init,
-        "q": q,
+        "budget": spec.budget,
+        "budget_hours": spec.budget_hours,
+        "workers": spec.workers,
+        "early_stop": spec.early_stop,
+        "n_init": spec.n_init,
+        "q": spec.q,
         "out": str(out_dir),
         "quick": quick,
         "jobs": jobs,
         "dask_scheduler": dask_scheduler,
         "table": None if table_path is None else str(table_path),
-        "noise": noise,
+        "noise": spec.noise,
         "problem": problem if instance is None else instance.name,
-        "reference": reference,
+        "reference": spec.reference,
     }
     if standin is not None:
         args["standin"] = standin
+    run = _Runner(spec, args, out_dir, jobs, dask_scheduler, not no_progress)
     if problem == "all":
-        _bench_all(args, out_dir, no_progress)
+        _bench_all(run)
         return
     if standin == "all":
-        _bench_variants(args, out_dir, no_progress)
+        _bench_variants(run, problem)
         return
     table = (
         _load(table_path, problem if instance is None else instance)
         if standin is None
         else _standin(standin, problem)
     )
-    _check_settings(
-        budget, n_init, q, noise, len(table), budget_hours=budget_hours, workers=workers
-    )
     _check_run_times(table, table_path)
     t0 = time.perf_counter()
-    try:
-        result = run_benchmark(
-            table=table,
-            budget_hours=budget_hours,
-            **_harness_arguments(args, out_dir, no_progress),
-        )
-    except (ValueError, OSError) as err:
-        raise _one_line(err) from err
+    result = run(table)
     from bolt_pco64.bench.formatting import terminal_summary
 
+    names = list(spec.methods)
     lines = [
         terminal_summary(result.summary, _shown_budget(args["budget"], result)),
         "",
-        *_comparison_lines(result.out, reference, names, result.summary),
+        *_comparison_lines(result.out, str(spec.reference), names, result.summary),
         *_failures(result.errors, "meta.json"),
     ]
     resumed = len(result.summary) and (
@@ -300,6 +299,58 @@ def bench(
             80,
         )
     click.echo("\n".join(lines))
+
+
+def _spec(**settings: Any) -> Any:
+    """The comparison's :class:`~bolt_pco64.bench.ComparisonSpec`, checked once;
+    a refused setting is a one-line error led by its option
+    (:func:`_option_error`)."""
+    from bolt_pco64.bench.comparison import ComparisonSpec, ComparisonSpecError
+
+    try:
+        return ComparisonSpec(**settings)
+    except ComparisonSpecError as err:
+        raise _option_error(err) from err
+
+
+class _Runner:
+    """Runs ``bench``'s one spec on a table set through
+    :func:`~bolt_pco64.bench.run_comparison`, its errors as one line."""
+
+    def __init__(
+        self,
+        spec: Any,
+        args: dict[str, Any],
+        out: Path,
+        jobs: int,
+        dask_scheduler: str | None,
+        progress: bool,
+    ) -> None:
+        self.spec = spec
+        self.args = args
+        self.out = out
+        self.jobs = jobs
+        self.dask_scheduler = dask_scheduler
+        self.progress = progress
+
+    def __call__(self, tables: Any) -> Any:
+        from bolt_pco64.bench.comparison import ComparisonSpecError, run_comparison
+        from bolt_pco64.table import TableError
+
+        try:
+            return run_comparison(
+                self.spec,
+                tables,
+                out=self.out,
+                jobs=self.jobs,
+                dask_scheduler=self.dask_scheduler,
+                progress=self.progress,
+                arguments=self.args,
+            )
+        except ComparisonSpecError as err:
+            raise _option_error(err) from err
+        except (TableError, ValueError, OSError) as err:
+            raise _one_line(err) from err
 
 
 def _shown_budget(budget: int | None, result: Any) -> int:
@@ -326,23 +377,7 @@ def _check_run_times(table: Any, table_path: Path | None) -> None:
         raise _one_line(err, f"{origin} (run times)") from err
 
 
-def _reference(reference: str | None, methods: list[str]) -> str:
-    """``--reference``, checked against the compared methods before anything
-    runs (:func:`~bolt_pco64.bench.methods.check_reference`, which does not
-    import torch)."""
-    from bolt_pco64.bench.methods import check_reference
-
-    try:
-        return check_reference(reference, methods)
-    except ValueError:
-        raise CLIError(
-            f"--reference: expected one of the compared methods "
-            f"({', '.join(methods)}), got {reference!r}; add it to --methods or "
-            "choose another"
-        ) from None
-
-
-#: The command-line option of each setting that the harness's checks name.
+#: The command-line option of each setting that the spec's checks name.
 _OPTIONS = {
     "n_init": "--n-init",
     "budget_hours": "--budget-hours",
@@ -350,36 +385,10 @@ _OPTIONS = {
     "q": "--q",
     "noise": "--noise",
     "workers": "--workers",
+    "seeds": "--seeds",
+    "reference": "--reference",
+    "early_stop": "--early-stop",
 }
-
-
-def _check_settings(
-    budget: int | None,
-    n_init: int,
-    q: int,
-    noise: float | str | None,
-    rows: int | None = None,
-    *,
-    budget_hours: float | None = None,
-    workers: int = DEFAULTS.workers,
-) -> None:
-    """The harness's check of the settings (:meth:`BenchConfig.check`), with
-    its message in the options' names, as a one-line error led by the first
-    option it mentions, e.g. ``Error: --n-init: expected --n-init <= --budget,
-    got --n-init=10 > --budget=5``."""
-    from bolt_pco64.bench.config import BenchConfig
-
-    try:
-        BenchConfig(
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            budget_hours=budget_hours,
-            workers=workers,
-        ).check(rows)
-    except ValueError as err:
-        raise _option_error(err) from err
 
 
 def _option_error(err: ValueError) -> CLIError:
@@ -423,29 +432,6 @@ def _comparison_lines(
     ]
 
 
-def _harness_arguments(
-    args: dict[str, Any], out_dir: Path, no_progress: bool
-) -> dict[str, Any]:
-    """The keyword arguments ``run_benchmark`` and ``run_problems`` share,
-    from ``bench``'s resolved ``args`` (recorded as ``arguments``)."""
-    return {
-        "workers": args["workers"],
-        "early_stop": args["early_stop"],
-        "methods": args["methods"],
-        "seeds": args["seeds"],
-        "budget": args["budget"],
-        "n_init": args["n_init"],
-        "q": args["q"],
-        "out": out_dir,
-        "noise": args["noise"],
-        "jobs": args["jobs"],
-        "dask_scheduler": args["dask_scheduler"],
-        "progress": not no_progress,
-        "arguments": args,
-        "reference": args["reference"],
-    }
-
-
 def _failures(errors: dict[str, str], where: str) -> list[str]:
     """Lines naming the failed runs (none when ``errors`` is empty)."""
     if not errors:
@@ -482,21 +468,15 @@ def _standin(standin: str, problem: str) -> Any:
     return load_table(STANDIN_PREFIX + standin, instance=problem)
 
 
-def _bench_variants(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
+def _bench_variants(run: _Runner, problem: str) -> None:
     """``bench --standin all``: every variant, then the robustness report."""
-    from bolt_pco64.bench.variants import run_variants
+    from bolt_pco64.bench.variants import StandinVariants
     from bolt_pco64.table import SimulatedTableWarning
 
     t0 = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SimulatedTableWarning)
-            result = run_variants(
-                problem=args["problem"],
-                **_harness_arguments(args, out_dir, no_progress),
-            )
-    except (ValueError, OSError) as err:
-        raise _one_line(err) from err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        result = run(StandinVariants(problem))
     lines = [result.markdown.rstrip(), *_failures(result.errors, "each meta.json")]
     lines.append("")
     lines.append(
@@ -509,25 +489,19 @@ def _bench_variants(args: dict[str, Any], out_dir: Path, no_progress: bool) -> N
     click.echo("\n".join(lines))
 
 
-def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
+def _bench_all(run: _Runner) -> None:
     """``bench --problem all``: every instance, then the combined summary."""
-    from bolt_pco64.bench.family import run_problems
-    from bolt_pco64.table import SimulatedTableWarning, TableError
+    from bolt_pco64.bench.family import Family
+    from bolt_pco64.table import SimulatedTableWarning
 
     t0 = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SimulatedTableWarning)
-            result = run_problems(
-                problems=_PROBLEM_NAMES,
-                **_harness_arguments(args, out_dir, no_progress),
-            )
-    except (TableError, ValueError, OSError) as err:
-        raise _one_line(err) from err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        result = run(Family(_PROBLEM_NAMES))
     from bolt_pco64.bench.formatting import terminal_summary
 
     lines = [
-        terminal_summary(result.summary, args["budget"], first_column="problem"),
+        terminal_summary(result.summary, run.spec.budget, first_column="problem"),
         *_failures(result.errors, "each meta.json"),
     ]
     lines.append("")
@@ -537,7 +511,7 @@ def _bench_all(args: dict[str, Any], out_dir: Path, no_progress: bool) -> None:
     )
     lines.append(
         f"full tables: {result.out / 'summary.md'} (paired comparisons with "
-        f"{args['reference']}: {result.out}/<problem>/summary.md)"
+        f"{run.spec.reference}: {result.out}/<problem>/summary.md)"
     )
     lines.append(f"plot: {result.plot}")
     lines.append(f"cost report: {result.out / 'cost_summary.md'}")

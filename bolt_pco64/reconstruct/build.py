@@ -40,11 +40,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bolt_pco64 import instances, locations
-from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.reconstruct.grid import reconstruction_grid
 from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
@@ -72,8 +71,6 @@ __all__ = [
 
 #: Version of the reconstruction (bumped whenever a shipped table changes).
 GENERATOR_VERSION = "1.0.0"
-#: Parquet compression of a written table.
-COMPRESSION = "zstd"
 
 
 @dataclass(frozen=True)
@@ -228,23 +225,14 @@ def write_reconstructed_table(
 
     The traces are read and checked first: a refused trace raises before
     anything is written, and a failed write leaves nothing behind
-    (:func:`bolt_pco64._io.atomic_write_with`). Arguments as
+    (:func:`bolt_pco64._io.atomic_write_parquet`). Arguments as
     :func:`make_reconstruction`.
 
     Returns:
         The path written.
     """
     rec = make_reconstruction(instance, paths)
-    table = pa.Table.from_pandas(rec.frame, preserve_index=False)
-    extra = {k.encode(): v.encode() for k, v in rec.metadata.items()}
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
-
-    def _write(tmp: Path) -> None:
-        pq.write_table(table, tmp, compression=COMPRESSION)
-
-    target = Path(path)
-    atomic_write_with(target, _write)
-    return target
+    return atomic_write_parquet(path, rec.frame, rec.metadata)
 
 
 def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:

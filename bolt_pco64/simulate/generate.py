@@ -49,10 +49,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from bolt_pco64._io import atomic_write_with
+from bolt_pco64._io import atomic_write_parquet
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance, get_instance
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
 from bolt_pco64.simulate.spec import ModelConstants
@@ -76,8 +74,6 @@ GENERATOR_VERSION = "3.0.0"
 OOM_PAD = 1.0
 #: Decimals of the seconds in ``all_time_steps``.
 STEP_DECIMALS = 6
-#: Parquet compression of the written file (zstd: a third smaller than snappy).
-COMPRESSION = "zstd"
 
 
 def _check_seed(seed: object) -> int:
@@ -236,14 +232,4 @@ def write_simulated_table(
     """
     s = _check_seed(seed)
     model = build_model(_resolve(instance), s, variant)
-    frame = _frame(model)
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    extra = {key.encode(): value.encode() for key, value in _metadata(model, s).items()}
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
-
-    def _write(tmp: Path) -> None:
-        pq.write_table(table, tmp, compression=COMPRESSION)
-
-    target = Path(path)
-    atomic_write_with(target, _write)
-    return target
+    return atomic_write_parquet(path, _frame(model), _metadata(model, s))

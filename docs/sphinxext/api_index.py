@@ -1,7 +1,7 @@
 """The API page's table of public names, written from the packages' ``__all__``.
 
 ``from bolt_pco64 import PCO64`` and ``from bolt_pco64.bench import
-run_benchmark`` are how users import; the reference documents each object
+run_comparison`` are how users import; the reference documents each object
 once, under the module that defines it. :func:`write_public_names` lists
 every name of the importable packages' ``__all__`` with a link to that
 definition, so the list cannot drift from the code.
