@@ -64,7 +64,7 @@ def test_the_spec_holds_the_checked_values_and_is_frozen() -> None:
         ({"workers": 1.5}, "Expected workers to be an integer >= 1, got 1.5."),
         ({"budget": 5, "n_init": 6}, "Expected n_init <= budget"),
         ({"budget": 5, "budget_hours": 1.0}, "Expected one of budget"),
-        ({"seeds": 0}, "Expected seeds >= 1"),
+        ({"seeds": 0}, "Expected seeds to be an integer >= 1"),
         ({"noise": -1.0}, "Expected noise None"),
         ({"early_stop": "sometimes"}, "Expected early_stop one of"),
         ({"methods": ["random", "nope"]}, "Expected methods from"),

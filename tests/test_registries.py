@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
+import torch
 
 from bolt_pco64 import INSTANCES, PROBLEMS, get_instance
+from bolt_pco64.bench import ComparisonSpec, RunContext, run_comparison
 from bolt_pco64.bench.costmetrics import COST_AXES
 from bolt_pco64.bench.methods import BUILTIN_METHODS, BUILTINS
-from bolt_pco64.bench.registry import METHODS
+from bolt_pco64.bench.registry import METHODS, method_names
 from bolt_pco64.bo.early_stop import EARLY_STOP_POLICIES
 from bolt_pco64.bo.prior.base import PRIORS
 from bolt_pco64.estimators import THROUGHPUT_UNITS
 from bolt_pco64.instances import ABSENT_KNOBS, KNOBS
 from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.standins import STANDIN_VARIANTS, standin_registry
+from tests import _fixtures
+
+table_path = _fixtures.table_path
 
 REGISTRIES: dict[str, Mapping[str, object]] = {
     "INSTANCES": INSTANCES,
@@ -51,3 +57,20 @@ def test_get_instance_looks_names_up_in_the_registry_given() -> None:
     with pytest.raises(ValueError, match=r"of \['my_cluster'\], got 'pco64'"):
         get_instance("pco64", registry=mine)
     assert get_instance("pco64") is INSTANCES["pco64"]
+
+
+def test_a_comparison_runs_the_methods_of_the_registry_it_is_given(
+    tmp_path: Path, table_path: Path
+) -> None:
+    def first_untried(ctx: RunContext) -> torch.Tensor:
+        return ctx.available[: ctx.q]
+
+    mine = {"first_untried": first_untried}
+    spec = ComparisonSpec(["first_untried"], seeds=1, budget=4, n_init=2, registry=mine)
+    assert spec.reference == "first_untried"
+    assert "first_untried" not in method_names()
+    result = run_comparison(spec, table_path, out=tmp_path / "o", progress=False)
+    assert result.errors == {}
+    assert len(result.records) == 4
+    with pytest.raises(ValueError, match="Expected methods from"):
+        ComparisonSpec(["random"], seeds=1, budget=4, n_init=2, registry=mine)
