@@ -385,7 +385,7 @@ class ResultStore:
 
     def write_meta(self, status: str) -> None:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
-        from bolt_pco64.bench.methods import check_reference
+        from bolt_pco64.bench.registry import check_reference
         from bolt_pco64.bench.report import TableFacts
 
         if self._versions is None:
