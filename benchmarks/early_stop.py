@@ -214,13 +214,27 @@ def report(out: Path) -> list[Path]:
     }
     for name, frame in frames.items():
         atomic_write_text(out / name, frame.to_csv(index=False))
-    text = "\n".join(_markdown(m, outcomes, paired, summary, ert, cmp))
+    label = _table_label(out / m["settings"][0] / "meta.json")
+    text = "\n".join(_markdown(m, label, outcomes, paired, summary, ert, cmp))
     atomic_write_text(out / "early_stop.md", text)
     return [out / name for name in REPORT_FILES]
 
 
+def _table_label(meta_path: Path) -> str:
+    """The label of the table the runs were made on, as their meta.json says.
+
+    The bracketed part of the recorded source (``[reconstructed from ...]``,
+    ``[SIMULATED stand-in, ...]``), else the source's kind (``measured: ...``).
+    """
+    source = json.loads(meta_path.read_text())["table"]["source"]
+    if "[" in source and source.endswith("]"):
+        return source[source.index("[") + 1 : -1]
+    return source.split(":", 1)[0] + " table"
+
+
 def _markdown(
     m: dict[str, Any],
+    label: str,
     outcomes: pd.DataFrame,
     paired: pd.DataFrame,
     summary: pd.DataFrame,
@@ -229,7 +243,7 @@ def _markdown(
 ) -> list[str]:
     methods = " ".join(m["methods"])
     lines = [
-        f"# Early termination on the {m['problem']} stand-in (simulated)",
+        f"# Early termination on {m['problem']} ({label})",
         "",
         f"Methods {', '.join(m['methods'])}; seeds 0..{m['seeds'] - 1}; a budget "
         f"of {m['budget_hours']:g} GPU-hours per run, one worker; the same "
