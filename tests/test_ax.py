@@ -430,7 +430,7 @@ def test_the_reported_abort_case_completes_and_agrees_with_the_table(
     """Issue 16's case (pco64 stand-in, 5 Sobol trials, seed 1): it completes,
     and the traces, the model's data and the simulated time follow the table."""
     n_trials = 7
-    problem = get_benchmark_problem(num_trials=n_trials)
+    problem = get_benchmark_problem(table=STANDIN, num_trials=n_trials)
     result = _replicate(problem, _short_sobol(5), seed=1, caplog=caplog)
     experiment = result.experiment
     assert experiment is not None
