@@ -55,21 +55,22 @@ def run_benchmark(
     This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
     its results are the same.
 
-    Args:
-        methods, seeds, budget, n_init, q, noise, reference, budget_hours,
-            workers, early_stop: :class:`~bolt_pco64.bench.ComparisonSpec`'s.
-        table, problem: :class:`~bolt_pco64.bench.SingleTable`'s.
-        out, jobs, dask_scheduler, progress, arguments:
-            :func:`~bolt_pco64.bench.run_comparison`'s.
+    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
+    ``noise``, ``reference``, ``budget_hours``, ``workers`` and ``early_stop`` are
+    :class:`~bolt_pco64.bench.ComparisonSpec`'s; ``table`` and ``problem`` are :class:`~bolt_pco64.bench.SingleTable`'s; ``out``,
+    ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
+    :func:`~bolt_pco64.bench.run_comparison`'s.
 
     Returns:
         A :class:`BenchResult`.
 
     Raises:
-        ComparisonSpecError, OutputDirError, BackendError, FileNotFoundError,
-        TableError, ValueError: As :func:`~bolt_pco64.bench.run_comparison`
-            and :class:`~bolt_pco64.bench.ComparisonSpec`, before anything is
-            created or written.
+        ValueError: As :func:`~bolt_pco64.bench.run_comparison` and
+            :class:`~bolt_pco64.bench.ComparisonSpec` (``ComparisonSpecError``,
+            ``TableError``), before anything is created or written.
+        OutputDirError: As :func:`~bolt_pco64.bench.run_comparison`.
+        BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
+        FileNotFoundError: If a named table file does not exist.
     """
     warnings.warn(
         "bolt_pco64.bench.run_benchmark is deprecated and will be removed in a "

@@ -196,17 +196,19 @@ def run_problems(
     This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
     its results are the same.
 
-    Args:
-        problems: :class:`Family`'s.
-        methods, seeds, budget, n_init, q, noise, reference, workers,
-            early_stop: :class:`~bolt_pco64.bench.ComparisonSpec`'s.
-        out, jobs, dask_scheduler, progress, arguments:
-            :func:`~bolt_pco64.bench.run_comparison`'s.
+    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
+    ``noise``, ``reference``, ``workers`` and ``early_stop`` are
+    :class:`~bolt_pco64.bench.ComparisonSpec`'s; ``problems`` is :class:`Family`'s; ``out``,
+    ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
+    :func:`~bolt_pco64.bench.run_comparison`'s.
 
     Raises:
-        ComparisonSpecError, OutputDirError, BackendError, FileNotFoundError,
-        TableError, ValueError: As :func:`~bolt_pco64.bench.run_comparison`,
-            for any problem, before anything is created or written.
+        ValueError: As :func:`~bolt_pco64.bench.run_comparison` and
+            :class:`~bolt_pco64.bench.ComparisonSpec` (``ComparisonSpecError``,
+            ``TableError``), before anything is created or written.
+        OutputDirError: As :func:`~bolt_pco64.bench.run_comparison`.
+        BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
+        FileNotFoundError: If a named table file does not exist.
     """
     warnings.warn(
         "bolt_pco64.bench.run_problems is deprecated and will be removed in a "
