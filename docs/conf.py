@@ -90,6 +90,10 @@ autodoc_default_options = {
     "ignore-module-all": True,  # with members: those the module defines
 }
 autodoc_member_order = "bysource"
+# Source links name the module an object is documented in; following an
+# object to where Python says it was made would send a NamedTuple's fields to
+# their synthetic module (``namedtuple_RunKey``), which has no source page.
+viewcode_follow_imported_members = False
 autodoc_typehints = "description"
 # Type hints link by their full name (two modules define a `RunOutcome`) and
 # show the short one.
@@ -180,9 +184,21 @@ def _prepare_results_page(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = text
 
 
+def _skip_namedtuple_fields(
+    app: Sphinx, what: str, name: str, obj: object, skip: bool, options: object
+) -> bool | None:
+    """Leave out a NamedTuple's field accessors ("Alias for field number 0"):
+    the class docstring's ``Attributes:`` documents the fields, and the
+    accessors' synthetic module (``namedtuple_RunKey``) has no source page."""
+    if type(obj).__name__ == "_tuplegetter":
+        return True
+    return None
+
+
 def setup(app: Sphinx) -> None:
     """Write the results section from the folders of ``docs/results/``."""
     write_results_index(DOCS)
     write_public_names(DOCS)
+    app.connect("autodoc-skip-member", _skip_namedtuple_fields)
     app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
     app.connect("source-read", _prepare_results_page)

@@ -82,12 +82,15 @@ ObjectiveModel: TypeAlias = "SingleTaskGP"
 
 
 class Prediction(NamedTuple):
-    """A method's prediction of the objective at ``q`` configurations."""
+    """A method's prediction of the objective at ``q`` configurations.
 
-    #: ``q``-dim tensor of the posterior means.
+    Attributes:
+        mean: ``q``-dim tensor of the posterior means.
+        variance: ``q``-dim tensor of the posterior variances of the latent
+            function (no observation noise).
+    """
+
     mean: Tensor
-    #: ``q``-dim tensor of the posterior variances of the latent function (no
-    #: observation noise).
     variance: Tensor
 
 
@@ -99,11 +102,13 @@ class RunKey(NamedTuple):
     seed, :attr:`file_stem` names the run's file. A key is the tuple
     ``(method, seed)``, so it unpacks, sorts, and equals (and hashes as) that
     tuple, as the ``failed`` sets of :mod:`bolt_pco64.bench.stats` hold them.
+
+    Attributes:
+        method: The method's name.
+        seed: The run's seed.
     """
 
-    #: The method's name.
     method: str
-    #: The run's seed.
     seed: int
 
     def __str__(self) -> str:
