@@ -34,6 +34,12 @@ Run::
     python benchmarks/prior_paired.py bench-results/prior \\
         [--references qlognei_init3,qlognei,prior_ei] [--checkpoints 10,20] \\
         [--out docs/results/prior/paired.md]
+    python benchmarks/prior_paired.py --report docs/results/prior
+
+``--report DIR`` writes ``DIR/paired.md`` and ``DIR/paired.csv`` with the
+default references and checkpoints and prints the two paths: a family folder
+whose ``report.json`` also names this script (``{"combined": "family",
+"script": "prior_paired"}``) gets them back from ``bolt-pco64 report``.
 """
 
 from __future__ import annotations
@@ -118,8 +124,14 @@ def paired(
 
 
 def markdown(frame: pd.DataFrame) -> list[str]:
-    """The tables, one per reference, and the bad prior's verdicts."""
-    lines: list[str] = []
+    """The title, the tables (one per reference) and the bad prior's verdicts."""
+    lines: list[str] = [
+        "# Paired comparisons of the prior runs, by seed",
+        "",
+        "Regret differences at each checkpoint, paired by seed, with a 95 % "
+        "bootstrap interval of the median and the signed-rank p-value.",
+        "",
+    ]
     for reference, sub in frame.groupby("reference", sort=False):
         lines += [
             f"## Against {reference}",
@@ -160,12 +172,21 @@ def markdown(frame: pd.DataFrame) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder")
+    parser.add_argument("folder", nargs="?", default=None)
     parser.add_argument("--references", default=",".join(REFERENCES))
     parser.add_argument("--checkpoints", default="10,20")
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--report",
+        default=None,
+        metavar="DIR",
+        help="Rewrite DIR/paired.md and DIR/paired.csv from DIR's records and "
+        "print the files written (what `bolt-pco64 report DIR` calls).",
+    )
     args = parser.parse_args()
-    root = Path(args.folder)
+    if (args.folder is None) == (args.report is None):
+        parser.error("Expected a results folder or --report DIR (one of them).")
+    root = Path(args.report if args.report is not None else args.folder)
     folders = (
         [root]
         if (root / "meta.json").exists()
@@ -177,12 +198,17 @@ def main() -> None:
     if frame.empty:
         raise SystemExit(f"Expected runs of a reference in {refs}, got none.")
     text = "\n".join(markdown(frame))
-    print(text)
-    if args.out is not None:
-        out = Path(args.out)
+    out = root / "paired.md" if args.report is not None else args.out
+    if args.report is None:
+        print(text)
+    if out is not None:
+        out = Path(out)
         head = [STANDIN_CAVEAT, ""] if frame["simulated"].any() else []
         atomic_write_text(out, "\n".join(head) + "\n" + text)
         atomic_write_text(out.with_suffix(".csv"), frame.to_csv(index=False))
+        if args.report is not None:
+            print(out)
+            print(out.with_suffix(".csv"))
 
 
 if __name__ == "__main__":

@@ -98,3 +98,22 @@ def test_the_python_blocks_of_a_page_run_in_order(
         warnings.simplefilter("ignore", table_module.SimulatedTableWarning)
         for i, block in enumerate(_python_blocks(page.read_text())):
             exec(compile(block, f"{page.name}[python block {i}]", "exec"), namespace)
+
+
+def test_every_markdown_page_of_the_site_starts_its_headings_at_h1() -> None:
+    """MyST warns (and the strict site build fails) when a page's first heading
+    is not a level-1 one, as a results script's Markdown once was."""
+    skip = {"_build", "tutorials", "generated"}
+    wrong = []
+    for page in sorted(DOCS.rglob("*.md")):
+        rel = page.relative_to(DOCS)
+        if rel.parts[0] in skip or rel.name in GENERATED_PAGES:
+            continue
+        text = page.read_text()
+        if text.startswith("```{include}"):
+            continue  # its first heading is the included file's (README.md)
+        text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+        first = re.search(r"^(#+) ", text, flags=re.M)
+        if first is not None and len(first.group(1)) != 1:
+            wrong.append(f"{rel}: first heading is H{len(first.group(1))}")
+    assert not wrong

@@ -209,3 +209,24 @@ def test_a_comparison_folder_holding_other_results_rewrites_them_too(
     assert top / "inner" / "summary.md" in written
     inner = (top / "inner" / "summary.md").read_bytes()
     assert inner == (comparison / "summary.md").read_bytes()
+
+
+@pytest.mark.slow
+def test_a_family_marker_naming_a_script_runs_it_after_the_family_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/results/prior: the family's summaries, then prior_paired.py's
+    paired.md and paired.csv, each back byte for byte from the records."""
+    committed = REPO / "docs" / "results" / "prior"
+    if not (committed / "pco64" / "runs.parquet").is_file():
+        pytest.skip("docs/results/prior's records are absent")
+    folder = tmp_path / "prior"
+    shutil.copytree(committed, folder)
+    assert json.loads((folder / REPORT_MARKER).read_text())["script"] == "prior_paired"
+    for name in ("paired.md", "paired.csv"):
+        (folder / name).write_text("stale\n")
+    monkeypatch.chdir(REPO)
+    written = {p.name for p in regenerate(folder)}
+    assert {"paired.md", "paired.csv", "summary.md"} <= written
+    for name in ("paired.md", "paired.csv", "summary.csv", "summary.md"):
+        assert (folder / name).read_bytes() == (committed / name).read_bytes(), name

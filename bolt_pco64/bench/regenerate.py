@@ -17,7 +17,9 @@ reader can recompute every number without rerunning anything
 - ``"family"``: a ``bench --problem all`` root (:data:`REPORT_MARKER` with
   ``{"combined": "family"}``): each problem's comparison, then the combined
   ``summary.csv``, ``summary.md`` and ``regret.png``
-  (:func:`~bolt_pco64.bench.family.write_family_report`);
+  (:func:`~bolt_pco64.bench.family.write_family_report`); a marker that also
+  names a script (``{"combined": "family", "script": "prior_paired"}``) has
+  that script's ``--report DIR`` run after them, as for a ``"script"`` folder;
 - ``"variants"``: a ``bench --standin all`` root (``{"combined":
   "variants"}``): each variant's comparison, then ``robustness.md`` and
   ``robustness.csv`` (:func:`~bolt_pco64.bench.variants.write_robustness`);
@@ -232,7 +234,10 @@ def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
     _, _, plot = write_family_report(
         p, parts, _config(meta), report["methods"], report["seeds"]
     )
-    return [*written, p / "summary.csv", p / "summary.md", plot]
+    written += [p / "summary.csv", p / "summary.md", plot]
+    if "script" in _read_json(p / REPORT_MARKER):
+        written += _run_script(p)
+    return written
 
 
 def regenerate_variants(out: str | os.PathLike[str]) -> list[Path]:
@@ -271,19 +276,9 @@ def _script_path(folder: Path, script: str) -> Path:
     )
 
 
-def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
-    """Rewrite a script's folder: ``python benchmarks/<script>.py --report DIR``,
-    then its sub-folders (:func:`regenerate` of each).
-
-    Returns:
-        The files the script lists on standard output, one per line, and
-        those of the sub-folders.
-
-    Raises:
-        ValueError: If the marker names no script, the script is not found,
-            or it fails (its last line of error output is said).
-    """
-    p = Path(out)
+def _run_script(p: Path) -> list[Path]:
+    """``python benchmarks/<script>.py --report p`` for the script ``p``'s marker
+    names; returns the files it lists on standard output, one per line."""
     marker = _read_json(p / REPORT_MARKER)
     script = marker.get("script")
     if not isinstance(script, str) or not script.isidentifier():
@@ -310,8 +305,23 @@ def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise ValueError(f"Expected {path.name} --report {p} to succeed, got: {last}")
-    own = [Path(line) for line in done.stdout.splitlines() if line.strip()]
-    return [*own, *_regenerate_collection(p)]
+    return [Path(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
+    """Rewrite a script's folder: ``python benchmarks/<script>.py --report DIR``,
+    then its sub-folders (:func:`regenerate` of each).
+
+    Returns:
+        The files the script lists on standard output, one per line, and
+        those of the sub-folders.
+
+    Raises:
+        ValueError: If the marker names no script, the script is not found,
+            or it fails (its last line of error output is said).
+    """
+    p = Path(out)
+    return [*_run_script(p), *_regenerate_collection(p)]
 
 
 def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
