@@ -18,11 +18,13 @@ What it does (issue 27, point 1), per instance (default all three):
    error on held-out rows that ran, the median absolute peak-memory error
    and the coverage of the ±1.96 standard-error interval (the reconstruction
    only), and writes ``RESULTS/README.md``'s table (``cv.md``) and
-   ``cv.csv``.
+   ``cv.csv``. Rows of instances not named by ``--instances`` are kept from
+   the folder's existing ``cv.csv``, so one instance can be rerun alone.
 
 Run::
 
     python benchmarks/reconstruction_cv.py --results docs/results/reconstruction
+    python benchmarks/reconstruction_cv.py --instances pco16 --results docs/results/reconstruction
 """
 
 from __future__ import annotations
@@ -131,7 +133,17 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--results", type=Path, default=Path("docs/results/reconstruction"))
     args = p.parse_args()
-    out: list[dict] = []
+    # Rows of instances not rerun now are kept from an earlier run's cv.csv.
+    previous = args.results / "cv.csv"
+    out: list[dict] = (
+        [
+            r
+            for r in pd.read_csv(previous).to_dict("records")
+            if r["instance"] not in args.instances
+        ]
+        if previous.is_file()
+        else []
+    )
     for name in args.instances:
         rows = visited_rows(name)
         for label, make in (("baseline", baseline), ("reconstruction", reconstruction)):
