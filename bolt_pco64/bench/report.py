@@ -3,7 +3,9 @@
 Regret before a run's first feasible evaluation counts as
 ``optimal_value - worst_feasible_value`` (as bad as the worst configuration
 that runs). The cost is labelled "simulated GPU-hours" where the table is the
-simulated stand-in and "GPU-hours" otherwise (:func:`cost_label`).
+simulated stand-in, "modelled GPU-hours" where it is the reconstruction from
+published traces (its run times come from the time model, not from a trace)
+and "GPU-hours" otherwise (:func:`cost_label`).
 
 The summary and the paired comparisons are computed by
 :mod:`bolt_pco64.bench.summary` and written as text by
@@ -64,6 +66,10 @@ class TableFacts:
         source_kind: How the table was found (:class:`~bolt_pco64.table.TableSource`).
         time_model: The time model's description
             (:meth:`~bolt_pco64.costs.TimeModel.describe`).
+        is_reconstructed: Whether the table is a reconstruction from the
+            published traces (its ``overall_time`` and step times are
+            modelled). ``meta.json`` files written before this field existed
+            read as ``source_kind == "reconstructed"``.
     """
 
     name: str
@@ -71,6 +77,7 @@ class TableFacts:
     source_name: str
     source_kind: str
     time_model: str
+    is_reconstructed: bool = False
 
     @classmethod
     def of(cls, table: Table | TableFacts) -> TableFacts:
@@ -86,6 +93,7 @@ class TableFacts:
             source_name=path.name if path is not None else "<DataFrame>",
             source_kind=str(table.source.kind),
             time_model=TimeModel(table).describe(),
+            is_reconstructed=bool(table.is_reconstructed),
         )
 
     @classmethod
@@ -96,12 +104,18 @@ class TableFacts:
             ValueError: If a field is missing.
         """
         fields = cls.__dataclass_fields__
-        missing = sorted(set(fields) - set(meta))
+        required = [k for k in fields if k != "is_reconstructed"]
+        missing = sorted(set(required) - set(meta))
         if missing:
             raise ValueError(
-                f"Expected table facts {sorted(fields)}, missing {missing}."
+                f"Expected table facts {sorted(required)}, missing {missing}."
             )
-        return cls(**{k: meta[k] for k in fields})
+        return cls(
+            **{k: meta[k] for k in required},
+            is_reconstructed=bool(
+                meta.get("is_reconstructed", meta["source_kind"] == "reconstructed")
+            ),
+        )
 
     def as_meta(self) -> dict[str, Any]:
         """A JSON-ready dict (:meth:`from_meta` reads it back)."""
@@ -109,8 +123,12 @@ class TableFacts:
 
 
 def cost_label(table: Table | TableFacts) -> str:
-    """``"simulated GPU-hours"`` for the simulated stand-in, else ``"GPU-hours"``."""
-    return "simulated GPU-hours" if table.is_simulated else "GPU-hours"
+    """``"simulated GPU-hours"`` for the simulated stand-in, ``"modelled
+    GPU-hours"`` for the reconstruction (its run times are the time model's),
+    else ``"GPU-hours"``."""
+    if table.is_simulated:
+        return "simulated GPU-hours"
+    return "modelled GPU-hours" if table.is_reconstructed else "GPU-hours"
 
 
 def write_summary(
