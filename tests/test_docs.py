@@ -8,6 +8,7 @@ build and by ``tests/test_examples.py``.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import warnings
 from pathlib import Path
@@ -117,3 +118,33 @@ def test_every_markdown_page_of_the_site_starts_its_headings_at_h1() -> None:
         if first is not None and len(first.group(1)) != 1:
             wrong.append(f"{rel}: first heading is H{len(first.group(1))}")
     assert not wrong
+
+
+def test_the_results_index_holds_the_readme_of_every_result_folder_nested_too(
+    tmp_path: Path,
+) -> None:
+    """A README in a nested result folder (``results/optuna/harness/``) is in
+    the results page's table of contents: the strict site build fails on a
+    page outside every table of contents; other Markdown files are not."""
+    spec = importlib.util.spec_from_file_location(
+        "results_index", DOCS / "sphinxext" / "results_index.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = tmp_path / "results"
+    for rel, title in [
+        ("README.md", "All"),
+        ("snapping/README.md", "Snapping"),
+        ("optuna/harness/README.md", "Harness"),
+        ("optuna/harness/summary.md", "Summary"),
+    ]:
+        (results / rel).parent.mkdir(parents=True, exist_ok=True)
+        (results / rel).write_text(f"# {title}\n", encoding="utf-8")
+    text = module.write_results_index(tmp_path).read_text(encoding="utf-8")
+    toctree = text.split("```{toctree}", 1)[1].splitlines()
+    assert "results/optuna/harness/README" in toctree
+    assert "results/snapping/README" in toctree
+    assert "results/optuna/harness/summary" not in toctree
+    assert "[Harness](results/optuna/harness/README.md)" in text

@@ -33,18 +33,20 @@ def _title(path: Path) -> str:
 def write_results_index(docs: Path) -> Path:
     """Write ``docs/results.md`` from ``docs/results/`` and return its path.
 
-    The page's table of contents holds the top-level ``results/README.md``
-    first, then every ``results/<folder>/README.md`` in name order; every
-    other Markdown file under ``results/`` (the summaries the READMEs link
-    to) is in a hidden table of contents, so it is built and reachable from
-    its README. The file is rewritten only when its text changes, so an
-    unchanged checkout does not force Sphinx to rebuild the page.
+    The page lists, and holds in its hidden table of contents, the
+    top-level ``results/README.md`` first, then every other ``README.md``
+    under ``results/`` in path order, those of nested folders too
+    (``results/optuna/harness/README.md``). Every other Markdown file under
+    ``results/`` (the summaries the READMEs link to) is an orphan page
+    (``conf.py``): built and reachable from its README. The file is rewritten
+    only when its text changes, so an unchanged checkout does not force
+    Sphinx to rebuild the page.
     """
     results = docs / "results"
     readmes = []
     if (results / "README.md").exists():
         readmes.append(results / "README.md")
-    readmes += sorted(results.glob("*/README.md"))
+    readmes += sorted(p for p in results.rglob("README.md") if p.parent != results)
 
     def docname(path: Path) -> str:
         return path.relative_to(docs).with_suffix("").as_posix()
