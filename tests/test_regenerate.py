@@ -230,3 +230,23 @@ def test_a_family_marker_naming_a_script_runs_it_after_the_family_report(
     assert {"paired.md", "paired.csv", "summary.md"} <= written
     for name in ("paired.md", "paired.csv", "summary.csv", "summary.md"):
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_committed_trace_check_is_rewritten_from_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/results/trace-check: trace_check.py --report gives check.csv and
+    check.md back byte for byte from the two record files and report.json."""
+    committed = REPO / "docs" / "results" / "trace-check"
+    if not (committed / "trace_records.parquet").is_file():
+        pytest.skip("docs/results/trace-check's records are absent")
+    folder = tmp_path / "trace-check"
+    shutil.copytree(committed, folder)
+    assert json.loads((folder / REPORT_MARKER).read_text())["script"] == "trace_check"
+    for name in ("check.csv", "check.md"):
+        (folder / name).write_text("stale\n")
+    monkeypatch.chdir(REPO)
+    written = regenerate(folder)
+    assert sorted(p.name for p in written) == ["check.csv", "check.md"]
+    for name in ("check.csv", "check.md"):
+        assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
