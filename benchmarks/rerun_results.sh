@@ -79,12 +79,22 @@ ax() {  # docs/results/ax/ (crash representations on pco64)
         --representations missing placeholder failed missing+criterion
 }
 
+ax_matrix() {  # docs/results/ax/matrix*.csv (every instance, Ax's own methods)
+    mkdir -p "$OUT/ax"
+    local common=(--trials 12 --after-sobol 2 --seeds 5 --other-seeds 1
+        --default-init 5 --representations placeholder --jobs "$JOBS" --resume)
+    python benchmarks/ax_matrix.py "${common[@]}" --instances pco16 pco32 \
+        --out "$OUT/ax/matrix.csv"
+    python benchmarks/ax_matrix.py "${common[@]}" --instances pco64 \
+        --out "$OUT/ax/matrix_pco64.csv"
+}
+
 standins() {  # docs/results/standins/ (the stand-in 3.0 variants)
     "${BOLT[@]}" bench --standin all --methods random,qlognei,gpc_ei,tobit_ei \
         --seeds 6 --budget 30 --jobs "$JOBS" --no-progress --out "$OUT/standins"
 }
 
-SECTIONS=(default optuna_harness prior early_stop snapping cost optuna_crash ax standins)
+SECTIONS=(default optuna_harness prior early_stop snapping cost optuna_crash ax ax_matrix standins)
 for section in "${@:-${SECTIONS[@]}}"; do
     echo "== $section ($(date -u +%H:%M:%S))"
     start=$SECONDS
