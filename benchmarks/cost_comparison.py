@@ -5,7 +5,8 @@ What it does (issue 17's comparison), on one problem (default pco64):
 1. the budget: the median GPU-hours random search needs to get within 2 % of
    the optimum (:func:`~bolt_pco64.bench.costmetrics.random_search_costs`,
    2,000 permutations of the table, rounded up to a multiple of 10), unless
-   ``--budget-hours`` is given;
+   ``--budget-hours`` is given (``report.json`` then keeps both:
+   ``budget_given`` and the rule's ``rule_hours``);
 2. ``ComparisonSpec(methods, seeds, budget_hours=H, workers=1)`` run into
    ``OUT/workers1`` and the same with ``workers=4`` into ``OUT/workers4``
    (each writes its summary and its cost report, ``cost_summary.md``);
@@ -189,12 +190,16 @@ def write_results(out: Path) -> Path:
     ``OUT/workers4`` and the settings in ``OUT/report.json``."""
     marker = json.loads((out / REPORT_MARKER).read_text())
     methods, hours = list(marker["methods"]), float(marker["budget_hours"])
+    rule = "the median random search needs to get within 2 % of the optimum"
+    if marker.get("budget_given", False):
+        why = f"given with --budget-hours; {rule}: {marker['rule_hours']:g}"
+    else:
+        why = rule
     lines = [
         f"# Cost comparison on {marker['problem']}",
         "",
         f"{len(methods)} methods x {marker['seeds']} seeds, {hours:g} GPU-hours per "
-        "run (the median random search needs to get within 2 % of the optimum); "
-        f"--jobs {marker['jobs']}.",
+        f"run ({why}); --jobs {marker['jobs']}.",
         "",
     ]
     for workers, seconds in marker["wall_seconds"].items():
@@ -247,7 +252,8 @@ def main() -> None:
         )
         return
     methods = args.methods.split(",")
-    hours = args.budget_hours or budget_for(args.problem, 0.02)
+    rule_hours = budget_for(args.problem, 0.02)
+    hours = args.budget_hours or rule_hours
     wall: dict[str, float] = {}
     for workers in (1, 4):
         t0 = time.perf_counter()
@@ -268,6 +274,8 @@ def main() -> None:
         "seeds": args.seeds,
         "jobs": args.jobs,
         "budget_hours": hours,
+        "budget_given": args.budget_hours is not None,
+        "rule_hours": rule_hours,
         "wall_seconds": wall,
     }
     atomic_write_text(out / REPORT_MARKER, json.dumps(marker, indent=2) + "\n")
