@@ -261,3 +261,21 @@ def test_any_table_of_an_instance_schema_is_served_exactly(name, data, frac) -> 
     idx = nearest_rows_reference(x.unsqueeze(0), rows)
     assert f.lookup(x).item() == idx.item()
     torch.testing.assert_close(f(x), thr[idx][0], rtol=0, atol=0, equal_nan=True)
+
+
+def test_the_family_cost_label_names_each_kind_of_clock() -> None:
+    from bolt_pco64.bench.family import family_cost_label
+    from bolt_pco64.bench.report import TableFacts
+
+    def facts(simulated: bool, kind: str) -> TableFacts:
+        return TableFacts(
+            "pco", simulated, "t.parquet", kind, "model", kind == "reconstructed"
+        )
+
+    recon, standin = facts(False, "reconstructed"), facts(True, "simulated")
+    measured = facts(False, "measured")
+    assert family_cost_label({"a": recon, "b": recon}) == "modelled GPU-hours"
+    assert family_cost_label({"a": standin}) == "simulated GPU-hours"
+    assert family_cost_label({"a": measured, "b": measured}) == "GPU-hours"
+    mixed = {"a": standin, "b": recon, "c": recon, "d": measured}
+    assert family_cost_label(mixed) == "GPU-hours (simulated on a; modelled on b, c)"

@@ -45,6 +45,7 @@ __all__ = [
     "Family",
     "FamilyPart",
     "FamilyResult",
+    "family_cost_label",
     "run_problems",
     "write_family_report",
 ]
@@ -239,6 +240,21 @@ def run_problems(
     )
 
 
+def family_cost_label(facts: Mapping[str, TableFacts]) -> str:
+    """The cost unit of a family's combined report: every problem's
+    :func:`~bolt_pco64.bench.report.cost_label` where they agree, else
+    ``"GPU-hours (simulated on pco16; modelled on pco32, pco64)"``."""
+    labels = {p: cost_label(t) for p, t in facts.items()}
+    if len(set(labels.values())) == 1:
+        return next(iter(labels.values()))
+    kinds = {
+        kind: [p for p, label in labels.items() if label == f"{kind} GPU-hours"]
+        for kind in ("simulated", "modelled")
+    }
+    parts = [f"{kind} on {', '.join(ps)}" for kind, ps in kinds.items() if ps]
+    return "GPU-hours (" + "; ".join(parts) + ")"
+
+
 def write_family_report(
     root: Path,
     parts: Mapping[str, FamilyPart],
@@ -259,12 +275,7 @@ def write_family_report(
     atomic_write_text(root / "summary.csv", summary.to_csv(index=False))
     facts = {p: r.facts for p, r in parts.items()}
     simulated = [p for p, t in facts.items() if t.is_simulated]
-    if len(simulated) == len(facts):
-        cost = "simulated GPU-hours"
-    elif simulated:
-        cost = f"GPU-hours (simulated on {', '.join(simulated)})"
-    else:
-        cost = "GPU-hours"
+    cost = family_cost_label(facts)
     header = [
         f"# pco family benchmark summary: {', '.join(parts)}",
         "",
