@@ -70,6 +70,8 @@ optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
         --out "$OUT/optuna/crash_representation.csv"
     python benchmarks/optuna_crash.py --seeds 10 --trials 40 --samplers tpe \
         --crash placeholder --off-table snap,reject --out "$OUT/optuna/off_table_tpe.csv"
+    python benchmarks/optuna_crash.py --seeds 3 --trials 40 --samplers gp \
+        --crash placeholder --off-table snap,reject --out "$OUT/optuna/off_table_gp.csv"
 }
 
 ax() {  # docs/results/ax/ (crash representations on pco64)
