@@ -6,14 +6,18 @@ A test module uses a fixture by binding it to a module name, e.g.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import METHODS, Method
+from bolt_pco64.instances import Instance
+from bolt_pco64.reconstruct.impute import Imputation, encoded
 from tests._synth import make_table
 
 
@@ -48,3 +52,49 @@ def observed(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """``X``, its noiseless throughput (NaN where OOM) and its memory margin."""
     X = problem.candidates()[rows]
     return X, problem.evaluate_true(X), problem.outcome_constraint(X)
+
+
+class NearestRow:
+    """A cheap imputation fitter (:data:`~bolt_pco64.reconstruct.impute.Fitter`)
+    for cross-validation tests: a configuration gets the feasibility of its
+    nearest fitted row (encoded inputs, Euclidean), the throughput and peak
+    memory of its nearest fitted row that ran, and a standard error of
+    ``0.01 (1 + distance)`` to it.
+
+    Args:
+        instance: The instance of the rows.
+        peak_mem: Predict peak memory (else NaN, as the CV's baseline).
+
+    Attributes:
+        fitted: The rows of each fit, in call order.
+    """
+
+    def __init__(self, instance: Instance, peak_mem: bool = True) -> None:
+        self.instance = instance
+        self.peak_mem = peak_mem
+        self.fitted: list[pd.DataFrame] = []
+
+    def __call__(self, rows: pd.DataFrame) -> Callable[[np.ndarray], Imputation]:
+        self.fitted.append(rows)
+        X = encoded(rows, self.instance)
+        ran = rows["ran_successfully"].to_numpy(dtype=bool)
+        tm = rows["throughput_mean"].to_numpy()
+        pm = rows["peak_mem"].to_numpy()
+        with_mem = self.peak_mem
+
+        def predict(Xnew: np.ndarray) -> Imputation:
+            d = np.sqrt(((Xnew[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+            near = d.argmin(axis=1)
+            near_ran = np.where(ran[None, :], d, np.inf).argmin(axis=1)
+            dist = d[np.arange(len(Xnew)), near_ran]
+            mem = pm[near_ran] if with_mem else np.full(len(Xnew), np.nan)
+            return Imputation(
+                feasible_probability=ran[near].astype(np.float64),
+                feasible=ran[near],
+                throughput=tm[near_ran],
+                throughput_se=0.01 * (1 + dist),
+                peak_mem=mem,
+                peak_mem_se=np.zeros(len(Xnew)),
+            )
+
+        return predict

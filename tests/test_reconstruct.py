@@ -23,6 +23,12 @@ from bolt_pco64.instances import INSTANCES, PCO32_INSTANCE, PCO64_INSTANCE
 from bolt_pco64.problem import PCO16, PCO32, PCO64
 from bolt_pco64.reconstruct.build import make_reconstruction, write_reconstructed_table
 from bolt_pco64.reconstruct.grid import full_grid, reconstruction_grid
+from bolt_pco64.reconstruct.impute import (
+    PREDICTION_COLUMNS,
+    CrossValidation,
+    cross_validate,
+    score_predictions,
+)
 from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.table import (
     ReconstructedTableWarning,
@@ -31,6 +37,7 @@ from bolt_pco64.table import (
     load_table,
 )
 from bolt_pco64.traces import OOM_SLACK, TraceError, visited_rows
+from tests._fixtures import NearestRow
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBLEMS = {"pco16": PCO16, "pco32": PCO32, "pco64": PCO64}
@@ -121,6 +128,110 @@ def test_grid_refuses_more_visited_rows_than_published() -> None:
     )
     with pytest.raises(ValueError, match="at most 100"):
         reconstruction_grid(inst, X)
+
+
+# -- cross-validation of the imputation -------------------------------------------
+
+SCORES = (
+    "feasibility_accuracy",
+    "throughput_spearman",
+    "median_relative_error",
+    "peak_mem_median_abs_error",
+    "coverage_95",
+)
+
+
+def _same_scores(a: CrossValidation, b: CrossValidation) -> None:
+    # Both are computed by one function from the same arrays: exactly equal.
+    for name in SCORES:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x == y or (math.isnan(x) and math.isnan(y)), name
+
+
+@pytest.fixture(scope="module")
+def cv_rows() -> pd.DataFrame:
+    return visited_rows("pco32")
+
+
+@pytest.mark.parametrize("peak_mem", [True, False])
+def test_cv_scores_are_recomputed_from_the_held_out_predictions(
+    cv_rows: pd.DataFrame, peak_mem: bool
+) -> None:
+    cv = cross_validate(
+        cv_rows, PCO32_INSTANCE, NearestRow(PCO32_INSTANCE, peak_mem), "nearest", 4, 3
+    )
+    assert list(cv.predictions.columns) == list(PREDICTION_COLUMNS)
+    assert len(cv.predictions) == len(cv_rows)
+    again = score_predictions("nearest", cv_rows, cv.predictions)
+    _same_scores(cv, again)
+    assert again.name == "nearest"
+    # The records' round trip: shuffled rows and predictions in the same order.
+    order = np.random.default_rng(1).permutation(len(cv_rows))
+    shuffled = score_predictions(
+        "nearest", cv_rows.iloc[order], cv.predictions.iloc[order]
+    )
+    assert shuffled.feasibility_accuracy == cv.feasibility_accuracy
+    assert math.isclose(shuffled.coverage_95, cv.coverage_95)
+    assert math.isnan(cv.peak_mem_median_abs_error) != peak_mem
+
+
+def test_cv_folds_hold_each_row_out_of_its_own_fit(cv_rows: pd.DataFrame) -> None:
+    fitter = NearestRow(PCO32_INSTANCE)
+    cv = cross_validate(cv_rows, PCO32_INSTANCE, fitter, "nearest", folds=4, seed=3)
+    fold = cv.predictions["fold"].to_numpy()
+    sizes = np.bincount(fold)
+    assert len(sizes) == 4
+    assert sizes.max() - sizes.min() <= 1
+    X = [f"x_{c}" for c in PCO32_INSTANCE.input_columns]
+    keys = [tuple(x) for x in cv_rows[X].to_numpy().tolist()]
+    for i, fitted in enumerate(fitter.fitted):
+        seen = {tuple(x) for x in fitted[X].to_numpy().tolist()}
+        held = {k for k, f in zip(keys, fold, strict=True) if f == i}
+        assert not seen & held
+        assert len(seen) + len(held) == len(cv_rows)
+        # Its fold's predictions are this fit's: a held-out row that ran is
+        # predicted another row's throughput.
+        rows = cv_rows[fold == i]
+        ran = rows["ran_successfully"].to_numpy(dtype=bool)
+        predicted = cv.predictions["throughput"].to_numpy()[fold == i][ran]
+        assert set(predicted) <= set(fitted["throughput_mean"].dropna())
+
+
+def test_cv_scores_follow_the_predictions(cv_rows: pd.DataFrame) -> None:
+    ran = cv_rows["ran_successfully"].to_numpy(dtype=bool)
+    perfect = pd.DataFrame(
+        {
+            "fold": np.zeros(len(cv_rows), dtype=np.int64),
+            "feasible": ran,
+            "throughput": cv_rows["throughput_mean"].to_numpy(),
+            "throughput_se": np.full(len(cv_rows), 1e-9),
+            "peak_mem": cv_rows["peak_mem"].to_numpy(),
+        }
+    )
+    cv = score_predictions("truth", cv_rows, perfect)
+    assert cv.feasibility_accuracy == 1.0
+    assert cv.throughput_spearman == pytest.approx(1.0)
+    assert cv.median_relative_error == 0.0
+    assert cv.peak_mem_median_abs_error == 0.0
+    assert cv.coverage_95 == 1.0
+    wrong = perfect.assign(feasible=~ran)
+    assert score_predictions("wrong", cv_rows, wrong).feasibility_accuracy == 0.0
+    no_se = perfect.assign(throughput_se=np.nan)
+    assert math.isnan(score_predictions("no se", cv_rows, no_se).coverage_95)
+
+
+def test_cv_scores_refuse_predictions_that_do_not_fit_the_rows(
+    cv_rows: pd.DataFrame,
+) -> None:
+    cv = cross_validate(
+        cv_rows, PCO32_INSTANCE, NearestRow(PCO32_INSTANCE), "nearest", 2
+    )
+    with pytest.raises(ValueError, match=r"one prediction per visited row \(305\)"):
+        score_predictions("nearest", cv_rows, cv.predictions.iloc[:-1])
+    with pytest.raises(ValueError, match=r"missing \['fold'\]"):
+        score_predictions("nearest", cv_rows, cv.predictions.drop(columns="fold"))
+    with pytest.raises(ValueError, match=r"Expected rows .*missing \['peak_mem'\]"):
+        score_predictions("nearest", cv_rows.drop(columns="peak_mem"), cv.predictions)
 
 
 # -- a reconstruction from a tiny trace -------------------------------------------

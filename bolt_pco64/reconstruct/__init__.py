@@ -21,6 +21,7 @@ __all__ = [
     "cross_validate",
     "make_reconstruction",
     "reconstruction_grid",
+    "score_predictions",
     "write_reconstructed_table",
 ]
 
@@ -31,6 +32,7 @@ _WHERE = {
     "write_reconstructed_table": "build",
     "Imputer": "impute",
     "cross_validate": "impute",
+    "score_predictions": "impute",
     "reconstruction_grid": "grid",
 }
 

@@ -21,7 +21,9 @@ memory model, its standard error ``exp(μ) σ`` (delta method). :data:`DECIMALS`
 regeneration on one machine is bit for bit (the fit itself runs under
 :func:`deterministic`: one thread and a fixed seed).
 
-:func:`cross_validate` measures the accuracy on held-out visited rows.
+:func:`cross_validate` measures the accuracy on held-out visited rows; the
+scores are :func:`score_predictions` of its per-row held-out predictions, so
+they can be recomputed from those alone.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DECIMALS",
     "FIT_SEED",
+    "PREDICTION_COLUMNS",
+    "TRUTH_COLUMNS",
     "CrossValidation",
     "Fitter",
     "Imputation",
@@ -52,6 +56,7 @@ __all__ = [
     "cross_validate",
     "deterministic",
     "encoded",
+    "score_predictions",
 ]
 
 #: Seed of every fit (torch's generator, inside :func:`deterministic`).
@@ -215,6 +220,21 @@ class Imputer:
         )
 
 
+#: The columns of :attr:`CrossValidation.predictions`, one row per visited
+#: row in the rows' order: the fold it was held out in (``0 .. folds - 1``),
+#: then the fit's held-out predictions (:class:`Imputation`'s fields of the
+#: same names; ``peak_mem`` NaN for a model without one).
+PREDICTION_COLUMNS: tuple[str, ...] = (
+    "fold",
+    "feasible",
+    "throughput",
+    "throughput_se",
+    "peak_mem",
+)
+#: The columns of the visited rows the scores compare the predictions with.
+TRUTH_COLUMNS: tuple[str, ...] = ("ran_successfully", "throughput_mean", "peak_mem")
+
+
 @dataclass(frozen=True)
 class CrossValidation:
     """Held-out accuracy over the visited rows.
@@ -230,8 +250,10 @@ class CrossValidation:
             (GB) there (NaN for a model without one).
         coverage_95: Fraction of held-out rows that ran whose trace throughput
             lies within ±1.96 predicted standard errors (NaN without one).
-        predictions: Per visited row, in the rows' order: ``feasible``,
-            ``throughput``, ``throughput_se`` (held out).
+        predictions: Per visited row, in the rows' order, the
+            :data:`PREDICTION_COLUMNS`: ``fold``, ``feasible``, ``throughput``,
+            ``throughput_se`` and ``peak_mem`` (held out); the scores are
+            :func:`score_predictions` of them.
     """
 
     name: str
@@ -247,6 +269,66 @@ class CrossValidation:
 Fitter = Callable[[pd.DataFrame], Callable[[np.ndarray], Imputation]]
 
 
+def _missing(frame: pd.DataFrame, columns: tuple[str, ...]) -> list[str]:
+    return [c for c in columns if c not in frame.columns]
+
+
+def score_predictions(
+    name: str, rows: pd.DataFrame, predictions: pd.DataFrame
+) -> CrossValidation:
+    """The held-out accuracy of ``predictions`` on the visited ``rows``.
+
+    Args:
+        name: The model's name.
+        rows: The visited rows (at least the :data:`TRUTH_COLUMNS`).
+        predictions: One row per row of ``rows``, in its order, with the
+            :data:`PREDICTION_COLUMNS` (:func:`cross_validate`'s, or the same
+            read back from a record file).
+
+    Returns:
+        The scores of :class:`CrossValidation`, and ``predictions``'s
+        :data:`PREDICTION_COLUMNS` (index reset) as its ``predictions``.
+
+    Raises:
+        ValueError: If a column is missing or the lengths differ.
+    """
+    for frame, columns, what in (
+        (rows, TRUTH_COLUMNS, "rows"),
+        (predictions, PREDICTION_COLUMNS, "predictions"),
+    ):
+        if missing := _missing(frame, columns):
+            raise ValueError(
+                f"Expected {what} with the columns {list(columns)}, got "
+                f"{list(frame.columns)} (missing {missing})."
+            )
+    if len(predictions) != len(rows):
+        raise ValueError(
+            f"Expected one prediction per visited row ({len(rows)}), got "
+            f"{len(predictions)}."
+        )
+    feasible = predictions["feasible"].to_numpy(dtype=bool)
+    tp = predictions["throughput"].to_numpy(dtype=np.float64)
+    se = predictions["throughput_se"].to_numpy(dtype=np.float64)
+    pm = predictions["peak_mem"].to_numpy(dtype=np.float64)
+    ran = rows["ran_successfully"].to_numpy(dtype=bool)
+    truth = rows["throughput_mean"].to_numpy()
+    peak = rows["peak_mem"].to_numpy()
+    inside = np.abs(tp[ran] - truth[ran]) <= 1.96 * se[ran]
+    with warnings.catch_warnings():
+        # A model without peak memory: NaN, without numpy's all-NaN warning.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mem_error = float(np.nanmedian(np.abs(pm[ran] - peak[ran])))
+    return CrossValidation(
+        name=name,
+        feasibility_accuracy=float((feasible == ran).mean()),
+        throughput_spearman=float(spearmanr(tp[ran], truth[ran]).statistic),
+        median_relative_error=float(np.median(np.abs(tp[ran] / truth[ran] - 1))),
+        peak_mem_median_abs_error=mem_error,
+        coverage_95=float(inside.mean()) if np.isfinite(se[ran]).all() else np.nan,
+        predictions=predictions[list(PREDICTION_COLUMNS)].reset_index(drop=True),
+    )
+
+
 def cross_validate(
     rows: pd.DataFrame,
     instance: Instance,
@@ -259,34 +341,32 @@ def cross_validate(
 
     Rows are shuffled with ``numpy.random.default_rng(seed)`` and split into
     ``folds`` near-equal folds; each fold is predicted by a fit to the others.
+    The scores are :func:`score_predictions` of the held-out predictions.
     """
     n = len(rows)
     order = np.random.default_rng(seed).permutation(n)
+    fold = np.zeros(n, dtype=np.int64)
     feasible = np.zeros(n, dtype=bool)
     tp = np.full(n, np.nan)
     se = np.full(n, np.nan)
     pm = np.full(n, np.nan)
     X = encoded(rows, instance)
-    for held in np.array_split(order, folds):
+    for i, held in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, held)
         predict = fitter(rows.iloc[np.sort(train)].reset_index(drop=True))
         out = predict(X[held])
+        fold[held] = i
         feasible[held] = out.feasible
         tp[held] = out.throughput
         se[held] = out.throughput_se
         pm[held] = out.peak_mem
-    ran = rows["ran_successfully"].to_numpy(dtype=bool)
-    truth = rows["throughput_mean"].to_numpy()
-    peak = rows["peak_mem"].to_numpy()
-    inside = np.abs(tp[ran] - truth[ran]) <= 1.96 * se[ran]
-    return CrossValidation(
-        name=name,
-        feasibility_accuracy=float((feasible == ran).mean()),
-        throughput_spearman=float(spearmanr(tp[ran], truth[ran]).statistic),
-        median_relative_error=float(np.median(np.abs(tp[ran] / truth[ran] - 1))),
-        peak_mem_median_abs_error=float(np.nanmedian(np.abs(pm[ran] - peak[ran]))),
-        coverage_95=float(inside.mean()) if np.isfinite(se[ran]).all() else np.nan,
-        predictions=pd.DataFrame(
-            {"feasible": feasible, "throughput": tp, "throughput_se": se}
-        ),
+    predictions = pd.DataFrame(
+        {
+            "fold": fold,
+            "feasible": feasible,
+            "throughput": tp,
+            "throughput_se": se,
+            "peak_mem": pm,
+        }
     )
+    return score_predictions(name, rows, predictions)
