@@ -5,7 +5,8 @@ What it does (issue 27, point 1), per instance (default all three):
 1. reads the visited rows of the shipped traces
    (:func:`bolt_pco64.traces.visited_rows`);
 2. 5-fold cross-validation (rows shuffled with seed 0) of two imputations,
-   each fitted to four folds and predicting the fifth:
+   each fitted to four folds and predicting the fifth
+   (:func:`bolt_pco64.reconstruct.impute.cross_validate`):
 
    - ``baseline``: the issue's bar, a plain ``SingleTaskGP`` on the encoded
      inputs (normalised to the bounds, outcome standardised): one on the
@@ -14,33 +15,59 @@ What it does (issue 27, point 1), per instance (default all three):
    - ``reconstruction``: :class:`bolt_pco64.reconstruct.impute.Imputer`, the
      models the shipped tables are imputed with;
 
-3. reports feasibility accuracy, throughput Spearman and median relative
-   error on held-out rows that ran, the median absolute peak-memory error
-   and the coverage of the ±1.96 standard-error interval (the reconstruction
-   only), and writes ``RESULTS/README.md``'s table (``cv.md``) and
-   ``cv.csv``. Rows of instances not named by ``--instances`` are kept from
-   the folder's existing ``cv.csv``, so one instance can be rerun alone.
+3. after each model, writes into ``--results`` the per-row records
+   ``cv_rows.parquet`` (zstd; one row per instance x model x visited row:
+   ``instance``, ``model``, the row's raw knob columns as the card names
+   them (its key), the truth ``ran_successfully``, ``throughput_mean`` and
+   ``peak_mem``, the ``fold`` it was held out in and the held-out
+   predictions ``predicted_feasible``, ``predicted_throughput``,
+   ``predicted_throughput_se`` and ``predicted_peak_mem``, NaN for the
+   baseline) and the marker ``report.json`` (``{"script":
+   "reconstruction_cv", "folds", "seed", "seconds": {"<instance>/<model>":
+   wall seconds}}``), then the table ``cv.md`` (``RESULTS/README.md``
+   quotes it) and ``cv.csv`` from those two files alone (:func:`write_cv`):
+   feasibility accuracy, throughput Spearman and median relative error on
+   held-out rows that ran, the median absolute peak-memory error and the
+   coverage of the ±1.96 standard-error interval
+   (:func:`~bolt_pco64.reconstruct.impute.score_predictions` of the
+   records). A stopped run keeps the models it finished.
+
+Records of instances not named by ``--instances`` are kept from the folder's
+``cv_rows.parquet`` (and their seconds from its ``report.json``), so one
+instance can be rerun alone; the kept records must have been made with the
+same ``--folds`` and ``--seed``.
+
+``--report DIR`` runs nothing: it rewrites ``DIR/cv.csv`` and ``DIR/cv.md``
+from ``DIR/cv_rows.parquet`` and ``DIR/report.json`` and prints their paths,
+one per line (``bolt-pco64 report DIR`` calls it: the marker names this
+script).
 
 Run::
 
     python benchmarks/reconstruction_cv.py --results docs/results/reconstruction
     python benchmarks/reconstruction_cv.py --instances pco16 --results docs/results/reconstruction
+    python benchmarks/reconstruction_cv.py --report docs/results/reconstruction
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from bolt_pco64._io import atomic_write_text
+from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import get_instance
 from bolt_pco64.reconstruct.impute import (
+    PREDICTION_COLUMNS,
+    TRUTH_COLUMNS,
     CrossValidation,
     Fitter,
     Imputation,
@@ -50,8 +77,54 @@ from bolt_pco64.reconstruct.impute import (
     cross_validate,
     deterministic,
     encoded,
+    score_predictions,
 )
 from bolt_pco64.traces import visited_rows
+
+#: The marker of this script's folder (``bolt-pco64 report DIR``).
+REPORT_MARKER = "report.json"
+#: The per-row records the report is computed from.
+RECORDS = "cv_rows.parquet"
+#: The files :func:`write_cv` writes.
+CV_FILES = ("cv.csv", "cv.md")
+#: The records' name of each prediction column (``fold`` keeps its own).
+PREDICTED = {c: c if c == "fold" else f"predicted_{c}" for c in PREDICTION_COLUMNS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A run's settings and wall times, as ``report.json`` keeps them."""
+
+    folds: int
+    seed: int
+    #: Wall seconds of each model's cross-validation, ``"<instance>/<model>"``.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def marker(self) -> str:
+        """The text of ``report.json``."""
+        data = {"script": "reconstruction_cv", "folds": self.folds, "seed": self.seed}
+        return json.dumps({**data, "seconds": self.seconds}, indent=2) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> Settings:
+        """The settings ``report.json`` at ``path`` holds."""
+        data: Any = json.loads(path.read_text())
+        if not isinstance(data, dict) or data.get("script") != "reconstruction_cv":
+            raise ValueError(
+                f'Expected {str(path)!r} to hold {{"script": "reconstruction_cv", '
+                f"...}}, got {data!r}."
+            )
+        missing = [k for k in ("folds", "seed", "seconds") if k not in data]
+        if missing or not isinstance(data["seconds"], dict):
+            raise ValueError(
+                f"Expected {str(path)!r} to give folds, seed and a seconds "
+                f"mapping, got {data!r}."
+            )
+        return cls(
+            folds=int(data["folds"]),
+            seed=int(data["seed"]),
+            seconds={str(k): float(v) for k, v in data["seconds"].items()},
+        )
 
 
 def baseline(instance_name: str) -> Fitter:
@@ -88,24 +161,60 @@ def reconstruction(instance_name: str) -> Fitter:
     return fitter
 
 
-def _row(instance: str, rows: int, cv: CrossValidation, seconds: float) -> dict:
-    return {
-        "instance": instance,
-        "model": cv.name,
-        "visited_rows": rows,
-        "feasibility_accuracy": cv.feasibility_accuracy,
-        "throughput_spearman": cv.throughput_spearman,
-        "median_relative_error": cv.median_relative_error,
-        "peak_mem_median_abs_error_gb": cv.peak_mem_median_abs_error,
-        "coverage_95": cv.coverage_95,
-        "seconds": seconds,
-    }
+def records(instance: str, rows: pd.DataFrame, cv: CrossValidation) -> pd.DataFrame:
+    """One record per visited row of ``rows`` (in its order) for ``cv``'s model.
+
+    Args:
+        instance: The instance's name.
+        rows: Its visited rows (:func:`~bolt_pco64.traces.visited_rows`).
+        cv: The model's cross-validation on ``rows``.
+    """
+    inst = get_instance(instance)
+    key = [*inst.input_columns, *inst.context_columns]
+    out = rows[[*key, *TRUTH_COLUMNS]].reset_index(drop=True)
+    out.insert(0, "model", cv.name)
+    out.insert(0, "instance", instance)
+    predictions = cv.predictions[list(PREDICTED)].rename(columns=PREDICTED)
+    return pd.concat([out, predictions], axis=1)
 
 
-def _write(results: Path, out: list[dict]) -> str:
-    """Write ``cv.csv`` and ``cv.md`` from the rows so far; return the table."""
-    results.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(results / "cv.csv", pd.DataFrame(out).to_csv(index=False))
+def scores(records: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
+    """The rows of ``cv.csv``: one per instance and model, in the records'
+    order, scored from the records alone."""
+    named = {v: k for k, v in PREDICTED.items()}
+    out = []
+    for (instance, model), group in records.groupby(["instance", "model"], sort=False):
+        key = f"{instance}/{model}"
+        if key not in settings.seconds:
+            raise ValueError(
+                f"Expected report.json's seconds to give {key!r}, got "
+                f"{sorted(settings.seconds)}."
+            )
+        cv = score_predictions(
+            str(model), group, group[list(named)].rename(columns=named)
+        )
+        out.append(
+            {
+                "instance": instance,
+                "model": cv.name,
+                "visited_rows": len(group),
+                "feasibility_accuracy": cv.feasibility_accuracy,
+                "throughput_spearman": cv.throughput_spearman,
+                "median_relative_error": cv.median_relative_error,
+                "peak_mem_median_abs_error_gb": cv.peak_mem_median_abs_error,
+                "coverage_95": cv.coverage_95,
+                "seconds": settings.seconds[key],
+            }
+        )
+    return out
+
+
+def write_cv(results: Path, records: pd.DataFrame, settings: Settings) -> str:
+    """Write ``results/cv.csv`` and ``results/cv.md`` from the records and
+    the settings; returns the text of ``cv.md``."""
+    out = scores(records, settings)
+    csv_path, md_path = (results / name for name in CV_FILES)
+    atomic_write_text(csv_path, pd.DataFrame(out).to_csv(index=False))
     lines = [
         "| instance | model | visited rows | feasibility accuracy | throughput Spearman "
         "| median relative error | peak-memory error (median, GB) "
@@ -122,7 +231,115 @@ def _write(results: Path, out: list[dict]) -> str:
             f"| {100 * r['coverage_95']:.1f} % |"
         )
     text = "\n".join(lines) + "\n"
-    atomic_write_text(results / "cv.md", text)
+    atomic_write_text(md_path, text)
+    return text
+
+
+def report(results: Path) -> list[Path]:
+    """Rewrite ``results``'s ``cv.csv`` and ``cv.md`` from its records and
+    ``report.json``; runs nothing. Returns the files written."""
+    settings = Settings.read(results / REPORT_MARKER)
+    write_cv(results, pd.read_parquet(results / RECORDS), settings)
+    return [results / name for name in CV_FILES]
+
+
+def save(results: Path, kept: pd.DataFrame, settings: Settings) -> str:
+    """Write ``report.json`` and the records, then ``cv.csv`` and ``cv.md``
+    from those two files (:func:`report`); returns the text of ``cv.md``.
+
+    The marker goes first: a run stopped between the two leaves it with the
+    seconds of a model the records lack, which the report ignores.
+    """
+    atomic_write_text(results / REPORT_MARKER, settings.marker())
+    atomic_write_parquet(results / RECORDS, kept)
+    report(results)
+    return (results / CV_FILES[1]).read_text()
+
+
+def kept_records(
+    results: Path, instances: Sequence[str], folds: int, seed: int
+) -> tuple[pd.DataFrame, Settings]:
+    """The records and seconds of ``results``'s earlier run for the instances
+    not in ``instances`` (none if the folder has no records).
+
+    Raises:
+        ValueError: If records are kept that were made with other ``folds``
+            or ``seed``, or the folder's ``cv.csv`` names instances not
+            rerun now but has no records to keep them from.
+    """
+    path, marker = results / RECORDS, results / REPORT_MARKER
+    if not path.is_file():
+        summary = results / CV_FILES[0]
+        lost = (
+            sorted(set(pd.read_csv(summary)["instance"]) - set(instances))
+            if summary.is_file()
+            else []
+        )
+        if lost:
+            raise ValueError(
+                f"Expected {str(path)!r} to keep the rows of {lost} (in "
+                f"{str(summary)!r}, not rerun now), got no such file: rerun "
+                "them too."
+            )
+        return pd.DataFrame(), Settings(folds, seed)
+    earlier = Settings.read(marker)
+    previous = pd.read_parquet(path)
+    kept = previous[~previous["instance"].isin(list(instances))].reset_index(drop=True)
+    if len(kept) and (earlier.folds, earlier.seed) != (folds, seed):
+        raise ValueError(
+            f"Expected the kept records of {str(path)!r} to be made with "
+            f"{folds} folds and seed {seed}, got {earlier.folds} folds and seed "
+            f"{earlier.seed}: rerun every instance."
+        )
+    seconds = {
+        k: v for k, v in earlier.seconds.items() if k.split("/", 1)[0] not in instances
+    }
+    return kept, Settings(folds, seed, seconds)
+
+
+def _append(
+    kept: pd.DataFrame, settings: Settings, new: pd.DataFrame, key: str, seconds: float
+) -> tuple[pd.DataFrame, Settings]:
+    frame = new if kept.empty else pd.concat([kept, new], ignore_index=True)
+    return frame, replace(settings, seconds={**settings.seconds, key: seconds})
+
+
+#: The models cross-validated, in order: name -> the fitter of an instance.
+MODELS: dict[str, Callable[[str], Fitter]] = {
+    "baseline": baseline,
+    "reconstruction": reconstruction,
+}
+
+
+def run(
+    results: Path,
+    instances: Sequence[str],
+    folds: int,
+    seed: int,
+    models: Mapping[str, Callable[[str], Fitter]] = MODELS,
+) -> str:
+    """Cross-validate each of ``models`` on each instance's visited rows and
+    write ``results`` after each (module docstring); returns ``cv.md``'s text.
+
+    Records of instances not in ``instances`` are kept (:func:`kept_records`).
+    """
+    instances = list(dict.fromkeys(instances))
+    kept, settings = kept_records(results, instances, folds, seed)
+    text = ""
+    for name in instances:
+        rows = visited_rows(name)
+        for label, make in models.items():
+            start = time.perf_counter()
+            cv = cross_validate(
+                rows, get_instance(name), make(name), label, folds, seed
+            )
+            seconds = time.perf_counter() - start
+            kept, settings = _append(
+                kept, settings, records(name, rows, cv), f"{name}/{label}", seconds
+            )
+            # After each model: a stopped run keeps what it measured.
+            text = save(results, kept, settings)
+            print(scores(kept, settings)[-1], flush=True)
     return text
 
 
@@ -132,29 +349,19 @@ def main() -> None:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--results", type=Path, default=Path("docs/results/reconstruction"))
-    args = p.parse_args()
-    # Rows of instances not rerun now are kept from an earlier run's cv.csv.
-    previous = args.results / "cv.csv"
-    out: list[dict] = (
-        [
-            r
-            for r in pd.read_csv(previous).to_dict("records")
-            if r["instance"] not in args.instances
-        ]
-        if previous.is_file()
-        else []
+    p.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="Run nothing: rewrite DIR/cv.csv and DIR/cv.md from DIR's records "
+        "and report.json, and print the files written.",
     )
-    for name in args.instances:
-        rows = visited_rows(name)
-        for label, make in (("baseline", baseline), ("reconstruction", reconstruction)):
-            start = time.perf_counter()
-            cv = cross_validate(
-                rows, get_instance(name), make(name), label, args.folds, args.seed
-            )
-            out.append(_row(name, len(rows), cv, time.perf_counter() - start))
-            print(out[-1], flush=True)
-            text = _write(args.results, out)  # after each model: a stopped run keeps it
-    print(text)
+    args = p.parse_args()
+    if args.report is not None:
+        print("\n".join(str(path) for path in report(args.report)))
+        return
+    print(run(args.results, args.instances, args.folds, args.seed))
 
 
 if __name__ == "__main__":

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
+from types import ModuleType
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +23,11 @@ from bolt_pco64.bench.regenerate import (
     regenerate_comparison,
 )
 from bolt_pco64.cli import main
+from bolt_pco64.instances import get_instance
+from bolt_pco64.reconstruct.impute import cross_validate
+from bolt_pco64.traces import visited_rows
 from tests import _fixtures
+from tests._fixtures import NearestRow
 
 table_path = _fixtures.table_path
 
@@ -250,3 +258,116 @@ def test_the_committed_trace_check_is_rewritten_from_its_records(
     assert sorted(p.name for p in written) == ["check.csv", "check.md"]
     for name in ("check.csv", "check.md"):
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+@pytest.fixture(scope="module")
+def reconstruction_cv() -> ModuleType:
+    """benchmarks/reconstruction_cv.py as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "reconstruction_cv", REPO / "benchmarks" / "reconstruction_cv.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered while it runs: its dataclass looks its module up.
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+#: Cheap stand-ins for the script's GP models (one without peak memory).
+CHEAP_MODELS = {
+    "nearest": lambda name: NearestRow(get_instance(name)),
+    "nearest_no_memory": lambda name: NearestRow(get_instance(name), peak_mem=False),
+}
+
+
+def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reconstruction_cv: ModuleType
+) -> None:
+    """reconstruction_cv.py with cheap models: cv_rows.parquet and report.json
+    after a run and a rerun of one instance (the other's records kept), and
+    --report gives cv.csv and cv.md back byte for byte from them."""
+    script = reconstruction_cv
+    folder = tmp_path / "reconstruction"
+    script.run(folder, ["pco32", "pco16"], 3, 0, CHEAP_MODELS)
+    first = pd.read_csv(folder / "cv.csv")
+    script.run(folder, ["pco16"], 3, 0, CHEAP_MODELS)
+    marker = json.loads((folder / REPORT_MARKER).read_text())
+    assert marker["script"] == "reconstruction_cv"
+    assert (marker["folds"], marker["seed"]) == (3, 0)
+    keys = [f"{i}/{m}" for i in ("pco32", "pco16") for m in CHEAP_MODELS]
+    assert list(marker["seconds"]) == keys
+    records = pd.read_parquet(folder / "cv_rows.parquet")
+    visited = {name: len(visited_rows(name)) for name in ("pco32", "pco16")}
+    counts = records.groupby(["instance", "model"], sort=False).size()
+    assert counts.to_dict() == {
+        (i, m): visited[i] for i in ("pco32", "pco16") for m in CHEAP_MODELS
+    }
+    no_memory = records.groupby("model")["predicted_peak_mem"].agg(
+        lambda s: bool(s.isna().all())
+    )
+    assert no_memory.to_dict() == {"nearest": False, "nearest_no_memory": True}
+    # A record names its visited row by the card's knob columns (row order).
+    inst = get_instance("pco16")
+    key = [*inst.input_columns, *inst.context_columns]
+    mine = records[(records["instance"] == "pco16") & (records["model"] == "nearest")]
+    pd.testing.assert_frame_equal(
+        mine[key].reset_index(drop=True), visited_rows("pco16")[key]
+    )
+    cv = pd.read_csv(folder / "cv.csv")
+    assert list(cv.columns) == list(first.columns)
+    assert list(cv.columns) == [
+        "instance",
+        "model",
+        "visited_rows",
+        "feasibility_accuracy",
+        "throughput_spearman",
+        "median_relative_error",
+        "peak_mem_median_abs_error_gb",
+        "coverage_95",
+        "seconds",
+    ]
+    assert cv["seconds"].tolist() == list(marker["seconds"].values())
+    # The kept instance's figures are its first run's; the rerun's are the
+    # same deterministic fit's.
+    scores = [c for c in cv.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(cv[scores], first[scores])
+    # And they are the cross-validation's own figures.
+    rows = visited_rows("pco32")
+    direct = cross_validate(
+        rows, get_instance("pco32"), NearestRow(get_instance("pco32")), "nearest", 3, 0
+    )
+    assert cv.loc[0, "feasibility_accuracy"] == pytest.approx(
+        direct.feasibility_accuracy
+    )
+    assert cv.loc[0, "peak_mem_median_abs_error_gb"] == pytest.approx(
+        direct.peak_mem_median_abs_error
+    )
+    written = {name: (folder / name).read_bytes() for name in ("cv.csv", "cv.md")}
+    for name in written:
+        (folder / name).write_text("stale\n")
+    monkeypatch.chdir(REPO)
+    assert sorted(p.name for p in regenerate(folder)) == ["cv.csv", "cv.md"]
+    for name, content in written.items():
+        assert (folder / name).read_bytes() == content, name
+
+
+def test_a_reconstruction_cv_script_keeps_only_records_it_can_report(
+    tmp_path: Path, reconstruction_cv: ModuleType
+) -> None:
+    script = reconstruction_cv
+    folder = tmp_path / "reconstruction"
+    script.run(folder, ["pco32"], 3, 0, CHEAP_MODELS)
+    with pytest.raises(ValueError, match="made with 4 folds and seed 0, got 3 folds"):
+        script.run(folder, ["pco16"], 4, 0, CHEAP_MODELS)
+    # A folder with a summary but no records (written before they were kept).
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    shutil.copy(folder / "cv.csv", legacy / "cv.csv")
+    with pytest.raises(ValueError, match=r"keep the rows of \['pco32'\]"):
+        script.run(legacy, ["pco16"], 3, 0, CHEAP_MODELS)
+    assert not (legacy / "cv_rows.parquet").exists()
