@@ -96,7 +96,21 @@ standins() {  # docs/results/standins/ (the stand-in 3.0 variants)
         --seeds 6 --budget 30 --jobs "$JOBS" --no-progress --out "$OUT/standins"
 }
 
-SECTIONS=(default optuna_harness prior early_stop snapping cost optuna_crash ax ax_matrix standins)
+reconstruction_cv() {  # docs/results/reconstruction/ (the imputation, 5-fold CV)
+    python benchmarks/reconstruction_cv.py --results "$OUT/reconstruction"
+}
+
+trace_check() {  # docs/results/trace-check/ (the harness's random beside the traces')
+    python benchmarks/trace_check.py --seeds 40 --results "$OUT/trace-check"
+}
+
+standin3() {  # docs/results/standin3/ (stand-in 3.0 on held-out trace rows)
+    python benchmarks/standin_fit.py --folds 5 --seed 0 --out "$OUT/standin3"
+    python benchmarks/standin_fit.py --readings --out "$OUT/standin3"
+}
+
+SECTIONS=(default optuna_harness prior early_stop snapping cost optuna_crash ax ax_matrix
+    standins reconstruction_cv trace_check standin3)
 for section in "${@:-${SECTIONS[@]}}"; do
     echo "== $section ($(date -u +%H:%M:%S))"
     start=$SECONDS
