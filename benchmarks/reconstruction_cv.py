@@ -64,6 +64,7 @@ import pandas as pd
 import torch
 
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
+from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
 from bolt_pco64.reconstruct.impute import (
     PREDICTION_COLUMNS,
@@ -108,12 +109,7 @@ class Settings:
     @classmethod
     def read(cls, path: Path) -> Settings:
         """The settings ``report.json`` at ``path`` holds."""
-        data: Any = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("script") != "reconstruction_cv":
-            raise ValueError(
-                f'Expected {str(path)!r} to hold {{"script": "reconstruction_cv", '
-                f"...}}, got {data!r}."
-            )
+        data = read_script_marker(path, "reconstruction_cv")
         missing = [k for k in ("folds", "seed", "seconds") if k not in data]
         if missing or not isinstance(data["seconds"], dict):
             raise ValueError(

@@ -86,6 +86,7 @@ from _standin_readings import (
 from scipy.stats import spearmanr
 
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
+from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
 from bolt_pco64.traces import visited_rows
 
@@ -217,12 +218,7 @@ class Marker:
         path = folder / REPORT_MARKER
         if not path.is_file():
             return cls()
-        data: Any = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("script") != SCRIPT:
-            raise ValueError(
-                f'Expected {str(path)!r} to hold {{"script": "{SCRIPT}", ...}}, '
-                f"got {data!r}."
-            )
+        data = read_script_marker(path, SCRIPT)
         held_out = scan = None
         keys = ("instance", "folds", "seed", "seconds")
         if any(k in data for k in keys):

@@ -59,7 +59,6 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -68,6 +67,7 @@ from scipy.stats import ks_2samp, mannwhitneyu
 from bolt_pco64 import locations
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
+from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import Table, load_table
 from bolt_pco64.traces import OOM_SLACK, read_trace
@@ -113,12 +113,7 @@ class Settings:
     @classmethod
     def read(cls, path: Path) -> Settings:
         """The settings ``report.json`` at ``path`` holds."""
-        data: Any = json.loads(path.read_text())
-        if not isinstance(data, dict) or data.get("script") != "trace_check":
-            raise ValueError(
-                f'Expected {str(path)!r} to hold {{"script": "trace_check", ...}}, '
-                f"got {data!r}."
-            )
+        data = read_script_marker(path, "trace_check")
         missing = [f.name for f in fields(cls) if f.name not in data]
         if missing:
             raise ValueError(f"Expected {str(path)!r} to give {missing}, got {data!r}.")

@@ -371,3 +371,19 @@ def test_a_reconstruction_cv_script_keeps_only_records_it_can_report(
     with pytest.raises(ValueError, match=r"keep the rows of \['pco32'\]"):
         script.run(legacy, ["pco16"], 3, 0, CHEAP_MODELS)
     assert not (legacy / "cv_rows.parquet").exists()
+
+
+def test_a_script_marker_is_read_only_for_its_own_script(tmp_path: Path) -> None:
+    from bolt_pco64.bench.regenerate import read_script_marker
+
+    marker = tmp_path / REPORT_MARKER
+    marker.write_text(json.dumps({"script": "trace_check", "seeds": 3}))
+    assert read_script_marker(marker, "trace_check") == {
+        "script": "trace_check",
+        "seeds": 3,
+    }
+    with pytest.raises(ValueError, match='to hold {"script": "standin_fit"'):
+        read_script_marker(marker, "standin_fit")
+    marker.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="to hold a JSON object"):
+        read_script_marker(marker, "trace_check")

@@ -61,6 +61,7 @@ __all__ = [
     "FolderKind",
     "folder_kind",
     "read_comparison",
+    "read_script_marker",
     "regenerate",
     "regenerate_comparison",
     "regenerate_family",
@@ -87,6 +88,23 @@ def _read_json(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise ValueError(f"Expected {str(path)!r} to hold a JSON object, got {data!r}.")
+    return data
+
+
+def read_script_marker(path: str | os.PathLike[str], script: str) -> dict[str, Any]:
+    """The :data:`REPORT_MARKER` at ``path`` of a folder ``benchmarks/<script>.py``
+    wrote: its JSON object, checked to name that script.
+
+    Raises:
+        ValueError: If the file is not readable JSON, not an object, or names
+            another script (or none).
+    """
+    p = Path(path)
+    data = _read_json(p)
+    if data.get("script") != script:
+        raise ValueError(
+            f'Expected {str(p)!r} to hold {{"script": "{script}", ...}}, got {data!r}.'
+        )
     return data
 
 
