@@ -382,7 +382,7 @@ def test_a_script_marker_is_read_only_for_its_own_script(tmp_path: Path) -> None
         "script": "trace_check",
         "seeds": 3,
     }
-    with pytest.raises(ValueError, match='to hold {"script": "standin_fit"'):
+    with pytest.raises(ValueError, match=re.escape('to hold {"script": "standin_fit"')):
         read_script_marker(marker, "standin_fit")
     marker.write_text("[1, 2]")
     with pytest.raises(ValueError, match="to hold a JSON object"):
