@@ -81,10 +81,12 @@ def main() -> None:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / "parameters.csv", frame.to_csv(index=False))
+        kinds = sorted(frame["table"].unique())
         md = [
             "# Fitted prior parameters (medians over repeats)",
             "",
-            STANDIN_CAVEAT,
+            *([STANDIN_CAVEAT, ""] if "simulated" in kinds else []),
+            f"Tables: {', '.join(kinds)} (how each problem's table was found).",
             "",
             "Written by `benchmarks/prior_parameters.py` "
             f"(`--problems {args.problems} --sizes {args.sizes} "
