@@ -109,7 +109,10 @@ def test_run_benchmark_is_a_deprecated_wrapper_with_the_same_results(
             ["random", "ts"], seeds=2, budget=5, n_init=3, out=tmp_path / "old",
             table=table_path, progress=False,
         )  # fmt: skip
-    assert [w.filename for w in record] == [__file__]  # the caller's line
+    # The wrapper's own warning names the caller's line (an old matplotlib may
+    # add deprecation warnings of its own while the plots are drawn).
+    own = [w for w in record if "run_comparison" in str(w.message)]
+    assert [w.filename for w in own] == [__file__]
     pd.testing.assert_frame_equal(
         old.records.drop(columns=TIMING), new.records.drop(columns=TIMING)
     )

@@ -294,7 +294,7 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     script = reconstruction_cv
     folder = tmp_path / "reconstruction"
     script.run(folder, ["pco32", "pco16"], 3, 0, CHEAP_MODELS)
-    first = pd.read_csv(folder / "cv.csv")
+    first = pd.read_csv(folder / "cv.csv", float_precision="round_trip")
     script.run(folder, ["pco16"], 3, 0, CHEAP_MODELS)
     marker = json.loads((folder / REPORT_MARKER).read_text())
     assert marker["script"] == "reconstruction_cv"
@@ -318,7 +318,7 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     pd.testing.assert_frame_equal(
         mine[key].reset_index(drop=True), visited_rows("pco16")[key]
     )
-    cv = pd.read_csv(folder / "cv.csv")
+    cv = pd.read_csv(folder / "cv.csv", float_precision="round_trip")
     assert list(cv.columns) == list(first.columns)
     assert list(cv.columns) == [
         "instance",
