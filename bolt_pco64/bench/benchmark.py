@@ -8,13 +8,15 @@ wrapper that builds the spec and calls it (``CHANGELOG.md``).
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bolt_pco64.bench.comparison import ComparisonSpec, SingleTable, run_comparison
+from bolt_pco64.bench.comparison import (
+    SingleTable,
+    _run_deprecated,
+)
 from bolt_pco64.bench.config import DEFAULTS
 from bolt_pco64.bench.plan import BenchResult
 from bolt_pco64.params import check_seeds
@@ -72,28 +74,22 @@ def run_benchmark(
         BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
-    warnings.warn(
-        "bolt_pco64.bench.run_benchmark is deprecated and will be removed in a "
-        "future 0.x release; use bolt_pco64.bench.run_comparison(ComparisonSpec(...), "
-        "SingleTable(table, problem), out=...).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    spec = ComparisonSpec(
-        methods=methods,
-        seeds=seeds,
-        budget=budget,
-        budget_hours=budget_hours,
-        n_init=n_init,
-        q=q,
-        noise=noise,
-        workers=workers,
-        early_stop=early_stop,
-        reference=reference,
-    )
-    return run_comparison(
-        spec,
+    return _run_deprecated(
+        "bolt_pco64.bench.run_benchmark",
+        "SingleTable(table, problem)",
         SingleTable(table, problem),
+        dict(
+            methods=methods,
+            seeds=seeds,
+            budget=budget,
+            budget_hours=budget_hours,
+            n_init=n_init,
+            q=q,
+            noise=noise,
+            workers=workers,
+            early_stop=early_stop,
+            reference=reference,
+        ),
         out=out,
         jobs=jobs,
         dask_scheduler=dask_scheduler,

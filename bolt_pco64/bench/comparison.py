@@ -34,6 +34,7 @@ calls :func:`run_comparison`; :func:`~bolt_pco64.bench.run_benchmark`,
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -363,3 +364,30 @@ def planned_tables(
         )
         for label, (instance, table) in labels.items()
     }
+
+
+def _run_deprecated(
+    old: str,
+    replacement: str,
+    tables: TableSet[R],
+    spec_fields: Mapping[str, Any],
+    **run: Any,
+) -> R:
+    """The deprecated entry points' one body: warn, naming their caller's line
+    (``stacklevel=3``), then build the spec from ``spec_fields`` (checked, as
+    :class:`ComparisonSpec` checks it) and :func:`run_comparison` it on
+    ``tables`` with the ``run`` keywords.
+
+    Args:
+        old: The deprecated name, as a user imports it
+            (``"bolt_pco64.bench.run_benchmark"``).
+        replacement: How ``tables`` is spelled in the replacement call
+            (``"SingleTable(table, problem)"``).
+    """
+    warnings.warn(
+        f"{old} is deprecated and will be removed in a future 0.x release; use "
+        f"bolt_pco64.bench.run_comparison(ComparisonSpec(...), {replacement}, out=...).",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return run_comparison(ComparisonSpec(**spec_fields), tables, **run)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +29,8 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import (
     ComparisonSpec,
     ComparisonSpecError,
+    _run_deprecated,
     planned_tables,
-    run_comparison,
 )
 from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.formatting import summary_markdown
@@ -211,27 +210,21 @@ def run_problems(
         BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
-    warnings.warn(
-        "bolt_pco64.bench.run_problems is deprecated and will be removed in a "
-        "future 0.x release; use bolt_pco64.bench.run_comparison(ComparisonSpec(...), "
-        "Family(problems), out=...).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    spec = ComparisonSpec(
-        methods=methods,
-        seeds=seeds,
-        budget=budget,
-        n_init=n_init,
-        q=q,
-        noise=noise,
-        workers=workers,
-        early_stop=early_stop,
-        reference=reference,
-    )
-    return run_comparison(
-        spec,
+    return _run_deprecated(
+        "bolt_pco64.bench.run_problems",
+        "Family(problems)",
         Family(problems),
+        dict(
+            methods=methods,
+            seeds=seeds,
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            noise=noise,
+            workers=workers,
+            early_stop=early_stop,
+            reference=reference,
+        ),
         out=out,
         jobs=jobs,
         dask_scheduler=dask_scheduler,

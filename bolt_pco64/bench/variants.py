@@ -29,7 +29,6 @@ import itertools
 import json
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +42,8 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import (
     ComparisonSpec,
     ComparisonSpecError,
+    _run_deprecated,
     planned_tables,
-    run_comparison,
 )
 from bolt_pco64.bench.config import DEFAULTS
 from bolt_pco64.bench.contract import RunKey
@@ -207,27 +206,21 @@ def run_variants(
         BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
-    warnings.warn(
-        "bolt_pco64.bench.variants.run_variants is deprecated and will be removed "
-        "in a future 0.x release; use bolt_pco64.bench.run_comparison("
-        "ComparisonSpec(...), StandinVariants(problem, variants), out=...).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    spec = ComparisonSpec(
-        methods=methods,
-        seeds=seeds,
-        budget=budget,
-        n_init=n_init,
-        q=q,
-        noise=noise,
-        workers=workers,
-        early_stop=early_stop,
-        reference=reference,
-    )
-    return run_comparison(
-        spec,
+    return _run_deprecated(
+        "bolt_pco64.bench.variants.run_variants",
+        "StandinVariants(problem, variants)",
         StandinVariants(problem, variants),
+        dict(
+            methods=methods,
+            seeds=seeds,
+            budget=budget,
+            n_init=n_init,
+            q=q,
+            noise=noise,
+            workers=workers,
+            early_stop=early_stop,
+            reference=reference,
+        ),
         out=out,
         jobs=jobs,
         dask_scheduler=dask_scheduler,
