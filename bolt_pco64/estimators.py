@@ -196,6 +196,8 @@ def _timed(
 
 def _inliers(timed: NDArray[np.float64], iqrs: float) -> NDArray[np.bool_]:
     present = ~np.isnan(timed)
+    if timed.shape[-1] == 0:  # every recorded step was warm-up: no timed step
+        return present
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
         median = np.nanmedian(timed, axis=-1, keepdims=True)

@@ -103,6 +103,22 @@ def test_batch_of_ragged_runs() -> None:
     assert est.throughput[0, 0] == est.throughput[1, 1]
 
 
+def test_runs_that_record_only_their_warm_up_have_no_estimate() -> None:
+    # One recorded step per run (or none): nothing is timed after the warm-up,
+    # for a single run, a batch and an empty matrix alike.
+    for times in ([4.0], [[4.0]], [[4.0], [2.0]], step_matrix([[4.0], []]), [[]]):
+        est = estimate_throughput(times)
+        assert np.isnan(est.throughput).all()
+        assert np.isnan(est.stderr).all()
+        assert (np.asarray(est.n_timed) == 0).all()
+        assert (np.asarray(est.n_inliers) == 0).all()
+    # With no warm-up, one step per run is timed and kept.
+    no_warmup = EstimatorDefaults(warmup_steps=0, min_timed_steps=1)
+    est = estimate_throughput([[4.0], [2.0]], defaults=no_warmup)
+    assert est.throughput.tolist() == [0.25, 0.5]
+    assert est.n_inliers.tolist() == [1, 1]
+
+
 def test_a_partial_run_drops_the_warm_up_of_its_first_steps() -> None:
     # The first 3 recorded steps (5, 1, 2): the warm-up dropped, 1 and 2 kept.
     est = estimate_throughput(RUN, steps=3)
