@@ -409,15 +409,11 @@ class AskTell:
     def tell(
         self, rows: Sequence[int], y: Sequence[float], margin: Sequence[float]
     ) -> None:
-        """Report evaluations, in the order they were made.
+        """Complete the study's trials that ran ``rows`` (enqueuing a trial for
+        a row none ran), in the order the evaluations were made.
 
-        Args:
-            rows: ``n`` canonical row indices.
-            y: Their ``n`` observed throughputs, NaN for a crash.
-            margin: Their ``n`` observed ``peak_mem_normalised``.
-
-        Raises:
-            ValueError: If the lengths differ.
+        The arguments and errors are the bridge's
+        (:meth:`~bolt_pco64.integrations.common.AskTellBridge.tell_rows`).
         """
         self.bridge.tell_rows(rows, y, margin)
 
