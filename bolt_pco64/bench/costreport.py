@@ -25,7 +25,6 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.costmetrics import (
     COST_AXES,
-    _methods,
     compare_costs,
     cost_grid,
     ert_sensitivity,
@@ -33,6 +32,7 @@ from bolt_pco64.bench.costmetrics import (
     regret_on_grid,
     within_budget,
 )
+from bolt_pco64.bench.costmetrics.base import _methods
 from bolt_pco64.bench.plots import (
     add_caption,
     draw_median,
