@@ -1,4 +1,4 @@
-"""What every cost metric shares: its defaults, the cost axes, the records read on them.
+"""What the cost metrics share: defaults, cost axes, the records read on them.
 
 A user pays in GPU-hours and waits in wall-clock time, not in evaluations.
 The cost metrics read the harness's records (one row per evaluation, in the

@@ -1,4 +1,4 @@
-"""Regret against cost: curves on a grid shared by every run (:func:`cost_curves`).
+"""Regret against cost: median curves on one grid shared by every run.
 
 Each run's simple regret is a step function of the cost axis
 (:data:`~bolt_pco64.bench.costmetrics.base.COST_AXES`: the regret of the
@@ -7,9 +7,9 @@ one, ``optimal - worst feasible``); the runs of a method are evaluated on
 one grid shared by every method and seed (:func:`cost_grid`), never aligned
 by evaluation index (:func:`regret_on_grid`); the line is the median over
 seeds, the band its pointwise bootstrap interval
-(:func:`~bolt_pco64.bench.stats.median_band`). The grid stops where the
-first run stops (or at the cost budget), so that no curve holds a run's last
-value beyond its data.
+(:func:`~bolt_pco64.bench.stats.median_band`): :func:`cost_curves`. The
+grid stops where the first run stops (or at the cost budget), so that no
+curve holds a run's last value beyond its data.
 """
 
 from __future__ import annotations

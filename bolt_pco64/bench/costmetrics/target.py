@@ -1,4 +1,4 @@
-"""Time to a target: the cost a run spent until its result came within ``p`` of the optimum.
+"""Time to a target: what a run spent to come within ``p`` of the optimum.
 
 A target ``p`` (1 %, 2 %, 5 %:
 :attr:`~bolt_pco64.bench.costmetrics.base.CostMetricsDefaults.targets`) is

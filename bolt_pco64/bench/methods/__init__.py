@@ -1,4 +1,4 @@
-"""The built-in methods, listed once (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`).
+"""The built-in methods: one module per family, and their one list.
 
 A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
 :class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally

@@ -1,7 +1,7 @@
-"""The built-in methods, listed once: :data:`BUILTINS`.
+"""The one list of the built-in methods.
 
-Each one's name, its method, its line in ``bench --help`` and whether the
-default and the ``--quick`` comparisons run it
+:data:`BUILTINS` gives each one's name, its method, its line in
+``bench --help`` and whether the default and the ``--quick`` comparisons run it
 (:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help read
 it from here). Torch and BoTorch are imported when a method first runs, not
 when this module is imported (``bench --help`` lists the methods).

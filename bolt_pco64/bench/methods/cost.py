@@ -1,4 +1,4 @@
-"""The cost-aware methods: expected improvement per unit of cost (:mod:`bolt_pco64.bo.cost`).
+"""The cost-aware methods: EI per unit of expected cost (:mod:`bolt_pco64.bo.cost`).
 
 Not in the default comparison; run them on a GPU-hour budget
 (``--budget-hours``). They use the constrained GPs of ``qlognei`` and a GP

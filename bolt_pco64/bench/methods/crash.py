@@ -1,4 +1,4 @@
-"""The crash-aware methods: a model of which configurations crash (:mod:`bolt_pco64.bo.crash`).
+"""The crash-aware methods: EI times a model of the crashes (:mod:`bolt_pco64.bo.crash`).
 
 Analytic LogEI of an objective GP on the feasible observations,
 hyperparameters refitted every ``CRASH_DEFAULTS.refit_every`` steps, times a

@@ -1,4 +1,4 @@
-"""The prior-informed methods: GPs with performance-model prior means (:mod:`bolt_pco64.bo.prior`).
+"""The prior-informed methods: performance models as GP means (:mod:`bolt_pco64.bo.prior`).
 
 Not in the default comparison. The constrained qLogNEI of ``qlognei`` on GPs
 whose prior means are learnable performance models, starting from a 3-row
