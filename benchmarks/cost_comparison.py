@@ -3,7 +3,7 @@
 What it does (issue 17's comparison), on one problem (default pco64):
 
 1. the budget: the median GPU-hours random search needs to get within 2 % of
-   the optimum (:func:`~bolt_pco64.bench.costmetrics.random_search_costs`,
+   the optimum (:func:`~bolt_pco64.bench.costmetrics.target.random_search_costs`,
    2,000 permutations of the table, rounded up to a multiple of 10), unless
    ``--budget-hours`` is given (``report.json`` then keeps both:
    ``budget_given`` and the rule's ``rule_hours``);

@@ -11,7 +11,7 @@ from every seed, written into one output directory. The parts:
   ``recommend`` and ``predict``), what it sees (:class:`RunContext`) and
   what names a run (:class:`RunKey`);
 - :mod:`~bolt_pco64.bench.methods`: the built-in methods, listed once
-  (:data:`~bolt_pco64.bench.methods.BUILTINS`);
+  (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
 - :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by
   name (:data:`METHODS`, read-only; :func:`register_method`; the
   ``bolt_pco64.methods`` entry-point group; :func:`method_registry`, and a

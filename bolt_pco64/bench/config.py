@@ -6,7 +6,7 @@ harness and the Ax and Optuna adapters all read.
 
 The method names of the default and ``--quick`` comparisons are not written
 here: they are the built-in methods marked so in
-:data:`bolt_pco64.bench.methods.BUILTINS`, the one list of the methods.
+:data:`bolt_pco64.bench.methods.builtins.BUILTINS`, the one list of the methods.
 
 This module imports nothing heavy (no torch, no BoTorch), so the command line
 can show these defaults in ``--help`` without loading the BO stack.
@@ -50,7 +50,7 @@ class BenchDefaults:
         problem: The instance a comparison runs on when none is named.
         methods: Method names, in report order (by default the built-in
             methods marked ``default`` in
-            :data:`~bolt_pco64.bench.methods.BUILTINS`).
+            :data:`~bolt_pco64.bench.methods.builtins.BUILTINS`).
         seeds: Seeds per method (seeds ``0..seeds-1``).
         budget: Evaluations per run, initial design included.
         n_init: Size of the initial design shared by all methods of a seed.

@@ -25,7 +25,6 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.costmetrics import (
     COST_AXES,
-    _methods,
     compare_costs,
     cost_grid,
     ert_sensitivity,
@@ -33,6 +32,7 @@ from bolt_pco64.bench.costmetrics import (
     regret_on_grid,
     within_budget,
 )
+from bolt_pco64.bench.costmetrics.base import _methods
 from bolt_pco64.bench.plots import (
     add_caption,
     draw_median,
@@ -83,8 +83,9 @@ def ratio_interval(ratio: float, low: float, high: float) -> str:
 
 
 def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
-    """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert_sensitivity`:
-    one row per method, one column per target."""
+    """A Markdown table of
+    :func:`~bolt_pco64.bench.costmetrics.ert.ert_sensitivity`: one row per
+    method, one column per target."""
     targets = sorted(set(table["target"]))
     head = " | ".join(_pct(t) for t in targets)
     lines = [
@@ -115,7 +116,8 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
 
 
 def ert_markdown(ert: pd.DataFrame, unit: str) -> str:
-    """A Markdown table of :func:`ert_table`'s result (one row per method and target)."""
+    """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert.ert_table`'s
+    result (one row per method and target)."""
     lines = [
         f"| method | target | reached | ERT ({unit}) [95% CI] | median cost ({unit}) |",
         "|---|---|---|---|---|",
@@ -167,7 +169,8 @@ def plot_cost(
     Two plots: simple regret against cumulative GPU-hours (up to
     ``budget_hours`` when given, else where the first run stops) and against
     simulated wall-clock hours (where the first run stops), each run's
-    regret forward-filled on one grid (:func:`regret_on_grid`); lines, bands
+    regret forward-filled on one grid
+    (:func:`~bolt_pco64.bench.costmetrics.curves.regret_on_grid`); lines, bands
     and single runs by the regret plot's one rule
     (:func:`~bolt_pco64.bench.plots.draw_median`: a band only with enough
     seeds for it to say something, each method in its own style). Drawn on a
@@ -220,15 +223,19 @@ def write_cost_report(
 ) -> str:
     """Write the cost report of a comparison: :data:`COST_REPORT_FILES`.
 
-    ``cost_ert.csv``: :func:`ert_table` on both axes (column ``axis``);
-    ``cost_comparisons.csv``: :func:`compare_costs` against ``reference``
-    on both axes (empty without complete runs of it);
-    ``cost_sensitivity.csv``: :func:`ert_sensitivity` against ``reference``
-    in GPU-hours at :attr:`CostMetricsDefaults.sensitivity_targets` (empty
-    without complete runs of it); ``cost_summary.md`` the three as
+    ``cost_ert.csv``: :func:`~bolt_pco64.bench.costmetrics.ert.ert_table` on
+    both axes (column ``axis``); ``cost_comparisons.csv``:
+    :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against
+    ``reference`` on both axes (empty without complete runs of it);
+    ``cost_sensitivity.csv``:
+    :func:`~bolt_pco64.bench.costmetrics.ert.ert_sensitivity` against
+    ``reference`` in GPU-hours at
+    :attr:`~bolt_pco64.bench.costmetrics.base.CostMetricsDefaults.sensitivity_targets`
+    (empty without complete runs of it); ``cost_summary.md`` the three as
     Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
     left out. On a GPU-hour budget only the results that came in within it
-    count (:func:`within_budget`), on either axis.
+    count (:func:`~bolt_pco64.bench.costmetrics.base.within_budget`), on
+    either axis.
 
     Returns:
         ``cost_summary.md``'s text.

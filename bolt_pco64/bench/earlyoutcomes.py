@@ -33,7 +33,7 @@ table (its rows' true throughput):
 
 An *optimum row* is a row of the table's highest ``throughput_mean`` (rows
 tied with it included). Results beyond a GPU-hour budget do not count
-(:func:`~bolt_pco64.bench.costmetrics.within_budget`).
+(:func:`~bolt_pco64.bench.costmetrics.base.within_budget`).
 """
 
 from __future__ import annotations

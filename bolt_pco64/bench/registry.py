@@ -4,7 +4,7 @@ Three sources, looked up in this order:
 
 - the methods registered in this process with :func:`register_method`
   (a registered name, a built-in one included, takes precedence);
-- the built-in methods (:data:`~bolt_pco64.bench.methods.BUILTINS`);
+- the built-in methods (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
 - the entry points of other packages in the group :data:`ENTRY_POINT_GROUP`
   (``bolt_pco64.methods``), e.g. in a distribution's ``pyproject.toml``::
 

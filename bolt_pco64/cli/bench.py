@@ -356,7 +356,7 @@ class _Runner:
 def _shown_budget(budget: int | None, result: Any) -> int:
     """The evaluations the summary reports: ``--budget``, or on a GPU-hour
     budget the fewest any complete run made
-    (:func:`~bolt_pco64.bench.costmetrics.evaluation_horizon`)."""
+    (:func:`~bolt_pco64.bench.costmetrics.base.evaluation_horizon`)."""
     if budget is not None:
         return budget
     from bolt_pco64.bench.contract import RunKey

@@ -3,7 +3,7 @@
 The types look methods up in :mod:`bolt_pco64.bench.registry` only when a
 value is converted or the help is shown. Neither that module nor the
 built-in methods' (:mod:`bolt_pco64.bench.methods`, whose
-:data:`~bolt_pco64.bench.methods.BUILTINS` gives each method's help line)
+:data:`~bolt_pco64.bench.methods.builtins.BUILTINS` gives each method's help line)
 imports torch.
 """
 
@@ -22,7 +22,7 @@ from bolt_pco64.cli._core import _Command
 __all__ = ["METHOD_HELP"]
 
 #: One line on each built-in method, for ``bench --help`` (read from
-#: :data:`bolt_pco64.bench.methods.BUILTINS`).
+#: :data:`bolt_pco64.bench.methods.builtins.BUILTINS`).
 METHOD_HELP: Mapping[str, str] = MappingProxyType(
     {name: b.help for name, b in BUILTINS.items()}
 )
