@@ -7,8 +7,9 @@ every instance of :data:`~bolt_pco64.instances.INSTANCES` to its class. Any
 other :class:`~bolt_pco64.instances.Instance` (a user's own cluster) is
 served by :func:`problem_class` or ``PCO(instance=..., table=...)``.
 
-Every public name is imported from here, and documented and pickled here,
-whichever module defines it. The parts:
+Every public name is imported, documented and cited from here
+(``bolt_pco64.problem.PCO64``), whichever module below defines it. The
+parts:
 
 - :mod:`~bolt_pco64.problem.base`: :class:`PCO` itself, BoTorch's private
   hooks on the rows of a table, its lookups and snapping;
@@ -55,9 +56,9 @@ from bolt_pco64.problem.hooks import _snap_inputs as _snap_inputs
 from bolt_pco64.problem.points import validate_points
 
 # Also importable from here, outside __all__: the constructor's argument types
-# (TableLike, NoiseStd), and what a pickled problem names besides its class
-# (its forward hooks; a built class's _bare_problem): their __module__ is this
-# package (in_package), as when it was one module, so old pickles load too.
+# (TableLike, NoiseStd), and what a problem pickled when this package was one
+# module names besides its class (its forward hooks; a built class's
+# _bare_problem), so such pickles still load.
 
 __all__ = [
     "FAR_SNAP_DISTANCE",
@@ -74,6 +75,9 @@ __all__ = [
     "problem_class",
     "validate_points",
 ]
+
+# Constants documented here, where users import them from (a re-exported
+# constant has no docstring of its own for the reference to show).
 
 #: What an out-of-memory configuration evaluates to (``oom=`` of :class:`PCO`).
 OOMPolicy = oom.OOMPolicy

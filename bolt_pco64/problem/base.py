@@ -10,7 +10,6 @@ from botorch.test_functions.synthetic import ConstrainedSyntheticTestFunction
 from torch import Tensor
 
 from bolt_pco64.instances import Instance
-from bolt_pco64.problem._package import in_package
 from bolt_pco64.problem.arguments import (
     NoiseStd,
     TableLike,
@@ -28,7 +27,6 @@ from bolt_pco64.table import Table, load_table
 __all__ = ["PCO"]
 
 
-@in_package
 class PCO(ConstrainedSyntheticTestFunction):
     r"""A pco problem: training throughput by parallelism configuration.
 

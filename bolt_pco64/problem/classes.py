@@ -19,13 +19,11 @@ from bolt_pco64.instances import (
     Instance,
     get_instance,
 )
-from bolt_pco64.problem._package import PACKAGE, in_package
 from bolt_pco64.problem.base import PCO
 
 __all__ = ["PCO16", "PCO32", "PCO64", "problem_class"]
 
 
-@in_package
 class PCO64(PCO):
     r"""pco64: throughput of LLM training on 64 GPUs (16 hosts) by parallelism configuration.
 
@@ -41,7 +39,6 @@ class PCO64(PCO):
     instance = PCO64_INSTANCE
 
 
-@in_package
 class PCO32(PCO):
     r"""pco32: throughput of LLM training on 32 GPUs (8 hosts) by parallelism configuration.
 
@@ -55,7 +52,6 @@ class PCO32(PCO):
     instance = PCO32_INSTANCE
 
 
-@in_package
 class PCO16(PCO):
     r"""pco16: throughput of LLM training on 16 GPUs (2 hosts) by parallelism configuration.
 
@@ -87,21 +83,19 @@ def _built_class(inst: Instance) -> type[PCO]:
         (PCO,),
         {
             "instance": inst,
-            "__module__": PACKAGE,
+            "__module__": __name__,
             "__doc__": f"The pco problem of the instance {inst.name!r} "
             f"({inst.num_gpus} GPUs). See :class:`PCO` for the arguments.",
         },
     )
 
 
-@in_package
 def _bare_problem(instance: Instance) -> PCO:
     """An uninitialised problem of ``instance``'s built class (unpickling)."""
     cls = problem_class(instance)
     return cls.__new__(cls)
 
 
-@in_package
 def problem_class(instance: str | Instance) -> type[PCO]:
     """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
 

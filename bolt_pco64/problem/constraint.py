@@ -5,7 +5,6 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from bolt_pco64.problem._package import in_package
 from bolt_pco64.problem.buffers import _frozen, _gather, _result_dtype
 from bolt_pco64.problem.points import validate_points
 from bolt_pco64.snap import RowSnapper
@@ -14,7 +13,6 @@ from bolt_pco64.table import Table
 __all__ = ["PCOOutcomeConstraint"]
 
 
-@in_package
 class PCOOutcomeConstraint(torch.nn.Module):
     r"""The memory constraint as a callable module: ``c(X) <= 0`` iff feasible.
 

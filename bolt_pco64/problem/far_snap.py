@@ -16,7 +16,6 @@ import torch
 from torch import Tensor
 
 from bolt_pco64._stack import external_stacklevel
-from bolt_pco64.problem._package import in_package
 
 __all__ = ["FAR_SNAP_DISTANCE", "FarSnapWarning"]
 
@@ -25,7 +24,6 @@ __all__ = ["FAR_SNAP_DISTANCE", "FarSnapWarning"]
 FAR_SNAP_DISTANCE = 1.0
 
 
-@in_package
 class FarSnapWarning(UserWarning):
     """A point snapped to a configuration more than one lattice step away.
 

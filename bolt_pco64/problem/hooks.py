@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from bolt_pco64.problem._package import in_package
 from bolt_pco64.problem.buffers import _gather, _result_dtype
 
 if TYPE_CHECKING:
@@ -26,7 +25,6 @@ def _point_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return kwargs["X"] if "X" in kwargs else args[0]
 
 
-@in_package
 def _snap_inputs(
     problem: PCO, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -45,7 +43,6 @@ def _snap_inputs(
     return (configs, *args[1:]), kwargs
 
 
-@in_package
 def _add_measured_noise(
     problem: PCO, args: tuple[Any, ...], kwargs: dict[str, Any], output: Tensor
 ) -> Tensor | None:

@@ -7,12 +7,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from bolt_pco64.problem._package import in_package
-
 __all__ = ["validate_points"]
 
 
-@in_package
 def validate_points(
     X: object, bounds: Tensor, columns: Sequence[str] | None = None
 ) -> Tensor:
