@@ -37,7 +37,7 @@ import bolt_pco64  # noqa: E402
 _entry = types.ModuleType("bolt_pco64.__main__")
 _entry.__sphinx_mock__ = True  # type: ignore[attr-defined]
 sys.modules.setdefault("bolt_pco64.__main__", _entry)
-from api_index import write_public_names  # noqa: E402
+from api_index import DOCUMENTED_AT_PACKAGE, write_public_names  # noqa: E402
 from results_index import write_results_index  # noqa: E402
 
 project = "bolt_pco64"
@@ -84,16 +84,22 @@ myst_heading_anchors = 3  # README-style links to "page.md#a-heading" resolve
 autosummary_generate = True
 autosummary_ignore_module_all = True
 autosummary_imported_members = False
+# The exception: a package of DOCUMENTED_AT_PACKAGE (bolt_pco64.problem)
+# documents its __all__ on its own page, at the paths users cite
+# (bolt_pco64.problem.PCO64); its modules' pages hold their docstrings.
+autosummary_context = {"documented_at_package": DOCUMENTED_AT_PACKAGE}
 autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
     "ignore-module-all": True,  # with members: those the module defines
 }
 autodoc_member_order = "bysource"
-# Source links name the module an object is documented in; following an
-# object to where Python says it was made would send a NamedTuple's fields to
-# their synthetic module (``namedtuple_RunKey``), which has no source page.
-viewcode_follow_imported_members = False
+# Source links name the module an object is documented in, except under a
+# package of DOCUMENTED_AT_PACKAGE, where they follow the object to the module
+# that defines it (_follow_to_defining_module); following every object would
+# send a NamedTuple's fields to their synthetic module (``namedtuple_RunKey``),
+# which has no source page.
+viewcode_follow_imported_members = True
 autodoc_typehints = "description"
 # Type hints link by their full name (two modules define a `RunOutcome`) and
 # show the short one.
@@ -195,10 +201,24 @@ def _skip_namedtuple_fields(
     return None
 
 
+def _follow_to_defining_module(app: Sphinx, modname: str, fullname: str) -> str:
+    """The module whose source a source link of ``modname.fullname`` shows:
+    under a package of DOCUMENTED_AT_PACKAGE, the module that defines the
+    object (or its class); elsewhere ``modname`` itself."""
+    if modname not in DOCUMENTED_AT_PACKAGE:
+        return modname
+    top = getattr(sys.modules.get(modname), fullname.split(".")[0], None)
+    defined_in = getattr(top, "__module__", None)
+    if isinstance(defined_in, str) and defined_in.startswith(f"{modname}."):
+        return defined_in
+    return modname
+
+
 def setup(app: Sphinx) -> None:
     """Write the results section from the folders of ``docs/results/``."""
     write_results_index(DOCS)
     write_public_names(DOCS)
     app.connect("autodoc-skip-member", _skip_namedtuple_fields)
+    app.connect("viewcode-follow-imported", _follow_to_defining_module)
     app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
     app.connect("source-read", _prepare_results_page)

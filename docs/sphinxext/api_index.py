@@ -14,6 +14,13 @@ import pkgutil
 import sys
 from pathlib import Path
 
+#: Packages documented as one page: their ``__all__`` is documented on the
+#: package's page (the paths users import and cite, e.g.
+#: ``bolt_pco64.problem.PCO64``), their modules' pages hold only each
+#: module's docstring, and source links follow each object to the module
+#: that defines it.
+DOCUMENTED_AT_PACKAGE: tuple[str, ...] = ("bolt_pco64.problem",)
+
 #: The packages users import public names from, in the order of the page.
 PACKAGES: tuple[str, ...] = (
     "bolt_pco64",
@@ -29,7 +36,7 @@ def _defining_module(package: str, name: str, obj: object) -> str:
     in its ``__all__`` (constants have no ``__module__``)."""
     own = getattr(obj, "__module__", None)
     if isinstance(own, str) and own.startswith("bolt_pco64"):
-        return own
+        return documented_module(own)
     pkg = importlib.import_module(package)
     for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
@@ -42,6 +49,16 @@ def _defining_module(package: str, name: str, obj: object) -> str:
         and getattr(mod, name, None) is obj
     ]
     return max(holders, key=lambda m: m.count("."), default=package)
+
+
+def documented_module(module: str) -> str:
+    """Where the reference documents an object that ``module`` defines: the
+    package of :data:`DOCUMENTED_AT_PACKAGE` holding ``module``, else
+    ``module`` itself."""
+    for package in DOCUMENTED_AT_PACKAGE:
+        if module.startswith(f"{package}."):
+            return package
+    return module
 
 
 def write_public_names(docs: Path) -> Path:

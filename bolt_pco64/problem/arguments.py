@@ -1,0 +1,95 @@
+"""What a problem's constructor accepts: the argument types and their checks.
+
+Each check raises an error that names the argument ("Expected ..., got
+..."); :class:`~bolt_pco64.problem.PCO` runs them before it reads the table
+(the bounds, which are the table's, after).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+import pandas as pd
+
+from bolt_pco64.instances import Instance, get_instance
+from bolt_pco64.params import is_noise_std
+from bolt_pco64.problem.oom import OOM_POLICIES
+from bolt_pco64.table import Table
+
+if TYPE_CHECKING:
+    from bolt_pco64.problem.base import PCO
+
+__all__ = ["NoiseStd", "TableLike"]
+
+TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
+NoiseStd = float | Literal["measured"] | None
+
+
+def _is_constraint_noise(value: object) -> bool:
+    """None, a float >= 0, or a list of one (BoTorch's per-constraint form)."""
+    if isinstance(value, list):
+        return len(value) == 1 and _is_constraint_noise(value[0])
+    return value != "measured" and is_noise_std(value)
+
+
+def _check_instance(cls: type[PCO], instance: str | Instance | None) -> None:
+    """Check that ``cls`` is bound to an instance, and ``instance`` is ``None``
+    or that one.
+
+    Raises:
+        TypeError: If ``cls`` binds no instance.
+        ValueError: If ``instance`` is another instance.
+    """
+    if not hasattr(cls, "instance"):
+        raise TypeError(
+            "Expected a problem class bound to an instance (PCO16, PCO32, "
+            f"PCO64, problem_class(instance) or PCO(instance=...)), got "
+            f"{cls.__name__}."
+        )
+    if instance is not None and get_instance(instance) != cls.instance:
+        raise ValueError(
+            f"Expected `instance` to be None or {cls.instance.name}, the "
+            f"instance {cls.__name__} serves, got {get_instance(instance).name!r}."
+        )
+
+
+def _check_options(
+    noise_std: object, constraint_noise_std: object, oom: object
+) -> None:
+    """Check ``noise_std``, ``constraint_noise_std`` and ``oom``, in that order.
+
+    Raises:
+        ValueError: Naming the first that is invalid.
+    """
+    if not is_noise_std(noise_std):
+        raise ValueError(
+            "Expected `noise_std` to be None, a float >= 0 or 'measured', "
+            f"got {noise_std!r}."
+        )
+    if not _is_constraint_noise(constraint_noise_std):
+        raise ValueError(
+            "Expected `constraint_noise_std` to be None, a float >= 0 or a "
+            f"list of one, got {constraint_noise_std!r}."
+        )
+    if oom not in OOM_POLICIES:
+        raise ValueError(
+            f"Expected `oom` to be one of {tuple(OOM_POLICIES)}, got {oom!r}."
+        )
+
+
+def _check_bounds(
+    bounds: Sequence[Sequence[float]] | None, own_bounds: list[tuple[float, ...]]
+) -> None:
+    """Check that ``bounds`` is ``None`` or the table's own bounds.
+
+    Raises:
+        ValueError: If it is neither.
+    """
+    if bounds is not None and [tuple(map(float, b)) for b in bounds] != own_bounds:
+        raise ValueError(
+            "Expected `bounds` to be None or the table's bounds "
+            f"{own_bounds}, got {bounds!r}: the bounds are the bounding box "
+            "of the configurations; restrict the search in the optimizer."
+        )

@@ -1,0 +1,111 @@
+"""The problem class of each instance.
+
+:class:`~bolt_pco64.problem.PCO16`, :class:`~bolt_pco64.problem.PCO32` and
+:class:`~bolt_pco64.problem.PCO64` bind a shipped instance each, written
+out with their docstrings; any other
+:class:`~bolt_pco64.instances.Instance` (a user's own cluster) gets a
+:class:`~bolt_pco64.problem.PCO` subclass built once per instance and
+process. :func:`~bolt_pco64.problem.problem_class` finds either.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from bolt_pco64.instances import (
+    PCO16_INSTANCE,
+    PCO32_INSTANCE,
+    PCO64_INSTANCE,
+    Instance,
+    get_instance,
+)
+from bolt_pco64.problem.base import PCO
+
+__all__ = ["PCO16", "PCO32", "PCO64", "problem_class"]
+
+
+class PCO64(PCO):
+    r"""pco64: throughput of LLM training on 64 GPUs (16 hosts) by parallelism configuration.
+
+    A 64-layer model (hidden 5120, FFN 25600, 64 heads, sequence 8192, batch
+    512) on 96 GB GPUs. 8 inputs, in this order: ``log2_dp_size``,
+    ``log2_tp_size``, ``log2_pp_size``, ``log2_cp_size``, ``log2_sp_size``,
+    ``log2_dp_bucket_size_mb``, ``zero_stage`` (ordinal) and
+    ``log2_num_model_chunks``. Published table (card): 780 rows, 560 feasible,
+    best 0.270684453437186 at dp 16, tp 4, pp 1, cp 1, sp 4, bucket 64 MB,
+    ZeRO 2, 1 chunk. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO64_INSTANCE
+
+
+class PCO32(PCO):
+    r"""pco32: throughput of LLM training on 32 GPUs (8 hosts) by parallelism configuration.
+
+    A 40-layer model (hidden 5120, FFN 17408, 40 heads, sequence 8192, batch
+    512) on 96 GB GPUs; the 8 inputs of :class:`PCO64`, in the same order.
+    Published (bolt-bench 0.2.0): 379 rows, 339 feasible, best
+    0.469575911560675 at dp 32, tp 1, pp 1, cp 1, sp 1, bucket 256 MB, ZeRO 2,
+    1 chunk. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO32_INSTANCE
+
+
+class PCO16(PCO):
+    r"""pco16: throughput of LLM training on 16 GPUs (2 hosts) by parallelism configuration.
+
+    A 32-layer model (hidden 4096, FFN 11008, 32 heads, sequence 2048, batch
+    512) on 80 GB GPUs. Context parallelism is fixed at 1 (``log2_cp_size`` is
+    context) and gradient accumulation varies instead: 8 inputs, in this order,
+    ``log2_dp_size``, ``log2_tp_size``, ``log2_pp_size``, ``log2_sp_size``,
+    ``log2_dp_bucket_size_mb``, ``zero_stage`` (ordinal),
+    ``log2_num_model_chunks`` and ``log2_grad_accum_steps``. Published
+    (bolt-bench 0.2.0): 919 rows, 632 feasible, best 0.1489374720046964 at
+    dp 16, tp 1, pp 1, sp 1, bucket 256 MB, ZeRO 2, 1 chunk, 4 accumulation
+    steps. See :class:`PCO` for the arguments.
+    """
+
+    instance = PCO16_INSTANCE
+
+
+#: The classes written out for the shipped instances (with their docstrings).
+_NAMED_CLASSES: dict[Instance, type[PCO]] = {
+    cls.instance: cls for cls in (PCO16, PCO32, PCO64)
+}
+
+
+@functools.cache
+def _built_class(inst: Instance) -> type[PCO]:
+    """A :class:`PCO` subclass bound to ``inst`` (one per instance and process)."""
+    return type(
+        f"PCO_{inst.name}",
+        (PCO,),
+        {
+            "instance": inst,
+            "__module__": __name__,
+            "__doc__": f"The pco problem of the instance {inst.name!r} "
+            f"({inst.num_gpus} GPUs). See :class:`PCO` for the arguments.",
+        },
+    )
+
+
+def _bare_problem(instance: Instance) -> PCO:
+    """An uninitialised problem of ``instance``'s built class (unpickling)."""
+    cls = problem_class(instance)
+    return cls.__new__(cls)
+
+
+def problem_class(instance: str | Instance) -> type[PCO]:
+    """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
+
+    Any :class:`~bolt_pco64.instances.Instance` has one: a shipped instance
+    its named class, another (a user's own cluster) a :class:`PCO` subclass
+    bound to it, built once per instance and process (named after it, e.g.
+    ``PCO_my8``).
+
+    Raises:
+        ValueError: If no instance has that name.
+    """
+    inst = get_instance(instance)
+    return _NAMED_CLASSES.get(inst) or _built_class(inst)
