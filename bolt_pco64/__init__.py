@@ -9,7 +9,7 @@ own sweep is served the same way: ``PCO(instance=Instance(...), table=path)``
 Importing the package does no I/O and loads nothing heavy: each public name
 is imported from its module on first use (PEP 562), so that the command line
 starts without BoTorch. A table is read when a problem is built or
-:func:`load_table` is called.
+:func:`~bolt_pco64.table.load_table` is called.
 """
 
 from __future__ import annotations

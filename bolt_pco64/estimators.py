@@ -123,7 +123,7 @@ def work_per_step(instance: Instance, unit: ThroughputUnit | None = None) -> flo
     step for ``"steps/s"``: a step of ``t`` seconds measures ``work / t``.
 
     Raises:
-        ValueError: If ``unit`` is not a :data:`ThroughputUnit`.
+        ValueError: If ``unit`` is not a :data:`~bolt_pco64.instances.ThroughputUnit`.
     """
     if unit is None:
         unit = instance.throughput_unit

@@ -12,7 +12,7 @@ fetch, the stand-in generator, the reconstruction, the harness and the command
 line read it, and every per-instance mapping of the package derives from
 :data:`INSTANCES`. An instance of another cluster is one more
 :class:`Instance` (``bolt_pco64.instance_file`` reads one from TOML): the
-problem (:func:`bolt_pco64.problem_class`, ``PCO(instance=...)``), the loaders
+problem (:func:`bolt_pco64.problem_class <bolt_pco64.problem.problem_class>`, ``PCO(instance=...)``), the loaders
 and the harness serve it with its table.
 
 Sources: pco64 from its dataset card (``Glow-AI/pco64_tabular_data``); pco16
@@ -54,7 +54,7 @@ __all__ = [
 InstanceName = Literal["pco16", "pco32", "pco64"]
 #: The instance served where none is named (the package's namesake).
 DEFAULT_INSTANCE: InstanceName = "pco64"
-#: How an input column is searched: ``"log2"`` values are used as they are;
+#: How an input column is searched. ``"log2"`` values are used as they are;
 #: ``"ordinal"`` values are replaced by their position in ``InputSpec.levels``.
 Encoding = Literal["log2", "ordinal"]
 
@@ -307,7 +307,7 @@ class Instance:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """All columns of the table: inputs, context, outputs."""
+        """All columns of the table (inputs, context, outputs)."""
         return (*self.input_columns, *self.context_columns, *OUTPUT_COLUMNS)
 
     @property

@@ -87,7 +87,7 @@ class Interval:
         return noun
 
 
-#: Counts: budgets, batch sizes, worker processes, resamples.
+#: Counts (budgets, batch sizes, worker processes, resamples).
 POSITIVE_INT = Interval(Integral, 1, None)
 #: Probabilities and levels strictly between 0 and 1.
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")

@@ -5,7 +5,7 @@ says which are inputs, in ``X`` order, and which are context). Rows are put in
 *canonical order* (ascending lexicographic order of the encoded inputs), so
 that a file's own row order never changes any result. Every invariant of the
 card is checked on load (by :mod:`bolt_pco64.validation`); a table that breaks
-one is refused with a single :class:`TableError` that names the file, the
+one is refused with a single :class:`~bolt_pco64.validation.TableError` that names the file, the
 column and the first offending row.
 
 Where an instance's table comes from, first match wins (see :func:`load_table`;

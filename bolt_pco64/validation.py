@@ -110,7 +110,7 @@ def parse_float_list(value: object) -> tuple[float, ...]:
     breaks included; numpy prints 8 significant digits, so that form keeps
     only those). Numbers may be wrapped as numpy >= 2 prints its scalars
     (``np.float64(0.5)``). Missing cells (None/NaN), ``"[]"`` and ``"()"`` give
-    an empty tuple. Tokens are read with :func:`float` (so ``nan`` and ``inf``
+    an empty tuple. Tokens are read with :class:`float` (so ``nan`` and ``inf``
     are accepted).
 
     Raises:

@@ -22,7 +22,10 @@ import sys
 import types
 from pathlib import Path
 
+from docutils.nodes import Element, TextElement
+from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -37,7 +40,12 @@ import bolt_pco64  # noqa: E402
 _entry = types.ModuleType("bolt_pco64.__main__")
 _entry.__sphinx_mock__ = True  # type: ignore[attr-defined]
 sys.modules.setdefault("bolt_pco64.__main__", _entry)
-from api_index import DOCUMENTED_AT_PACKAGE, write_public_names  # noqa: E402
+from api_index import (  # noqa: E402
+    DOCUMENTED_AT_PACKAGE,
+    own_page_names,
+    shadowed_modules,
+    write_public_names,
+)
 from results_index import write_results_index  # noqa: E402
 
 project = "bolt_pco64"
@@ -87,7 +95,16 @@ autosummary_imported_members = False
 # The exception: a package of DOCUMENTED_AT_PACKAGE (bolt_pco64.problem)
 # documents its __all__ on its own page, at the paths users cite
 # (bolt_pco64.problem.PCO64); its modules' pages hold their docstrings.
-autosummary_context = {"documented_at_package": DOCUMENTED_AT_PACKAGE}
+autosummary_context = {
+    "documented_at_package": DOCUMENTED_AT_PACKAGE,
+    # ... except the names of a module's __all__ that the package's lacks
+    # (bolt_pco64.problem.arguments.TableLike): on the module's page.
+    "own_page_names": own_page_names(),
+    # bolt_pco64.simulate.calibrate is a module and the function its package
+    # imports from it; autosummary would document the function under the
+    # module's name (the template autosummary/function.rst documents the module).
+    "shadowed_modules": shadowed_modules(),
+}
 autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
@@ -101,20 +118,39 @@ autodoc_member_order = "bysource"
 # which has no source page.
 viewcode_follow_imported_members = True
 autodoc_typehints = "description"
-# Type hints link by their full name (two modules define a `RunOutcome`) and
-# show the short one.
+# Type hints link by their full name and show the short one.
 autodoc_typehints_format = "fully-qualified"
 python_use_unqualified_type_names = True
-# Two modules define a class named RunOutcome (bolt_pco64.bench.records and
-# bolt_pco64.integrations.common); an annotation that autodoc cannot evaluate
-# names it by its short name, which Sphinx then reports as ambiguous (and
-# links to the first). That one report is not an error of the site.
-suppress_warnings = ["ref.python"]
 autodoc_class_signature = "separated"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
 toc_object_entries_show_parents = "hide"  # the right bar lists a page's members
+
+# -- Cross-references --------------------------------------------------------
+# Every Python cross-reference resolves: nitpicky makes one that does not a
+# warning, which the build's -W makes an error (tests/test_docs.py checks that
+# this stays on and that no pattern below exempts a bolt_pco64 name).
+nitpicky = True
+# Objects of other projects: the site builds offline, so no intersphinx
+# inventory (objects.inv) of Python, torch, BoTorch, pandas, ... can be
+# fetched, and none of the installed packages ships one. A reference to one of
+# them renders as code, without a link.
+nitpick_ignore_regex = [
+    (
+        "py:.*",
+        # third-party packages (np, pd: their usual aliases in docstrings),
+        # then the standard library's modules that annotations name
+        r"(?:torch|botorch|gpytorch|pandas|pd|numpy|np|optuna|optunahub|ax|dask"
+        r"|matplotlib|scipy|tqdm|click"
+        r"|collections|os|pathlib|abc|numbers|dataclasses|typing|importlib)"
+        r"(?:\..+)?",
+    ),
+    # The same objects by the short name of a module's type-checking-only
+    # import (``if TYPE_CHECKING: from torch import Tensor``): autodoc cannot
+    # evaluate such an annotation and shows it as written.
+    ("py:class", r"Tensor|SingleTaskGP|Path|PathLike|EntryPoint|Figure|Axes"),
+]
 
 # -- Tutorials ---------------------------------------------------------------
 sphinx_gallery_conf = {
@@ -214,6 +250,61 @@ def _follow_to_defining_module(app: Sphinx, modname: str, fullname: str) -> str:
     return modname
 
 
+def _is_private(target: str) -> bool:
+    """Whether ``target`` names a private object of this package (a part
+    with a leading underscore, not a dunder)."""
+    parts = target.split(".")
+    return parts[0] == "bolt_pco64" and any(
+        p.startswith("_") and not p.endswith("__") for p in parts
+    )
+
+
+def _public_bases(
+    app: Sphinx, name: str, obj: object, options: object, bases: list[type]
+) -> None:
+    """``Bases:`` lists documented classes: a private base of this package
+    (``_OneSampler``) is replaced by its own bases (``OptunaMethod``)."""
+    i = 0
+    while i < len(bases):
+        base = bases[i]
+        if isinstance(base, type) and _is_private(
+            f"{base.__module__}.{base.__qualname__}"
+        ):
+            own = vars(base).get("__orig_bases__") or base.__bases__
+            bases[i : i + 1] = [b for b in own if b not in bases]
+        else:
+            i += 1
+
+
+def _type_hint_reference(
+    app: Sphinx, env: BuildEnvironment, node: pending_xref, contnode: Element
+) -> Element | None:
+    """Resolve what a type hint names where Sphinx's own lookup does not.
+
+    Only references made from a type hint (a field's type, without the
+    ``refwarn`` of a docstring's role): a docstring that cites a private or
+    undocumented object is still an error.
+
+    - A private class of this package (``RunLoop``'s clock carries
+      ``_Queued`` items) is never documented: its name shows as text.
+    - A type alias (``TableLike``, imported for type checking only, so the
+      hint stays a name) is documented as data, which the hint's ``py:class``
+      lookup does not search: look again among data.
+    """
+    if node.get("refdomain") != "py" or "refwarn" in node.attributes:
+        return None
+    target = node.get("reftarget", "")
+    if _is_private(target) and isinstance(contnode, TextElement):
+        short = target.rpartition(".")[2]
+        return type(contnode)(short, short)
+    if node.get("reftype") == "class":
+        domain = env.get_domain("py")
+        return domain.resolve_xref(
+            env, node["refdoc"], app.builder, "data", target, node, contnode
+        )
+    return None
+
+
 def setup(app: Sphinx) -> None:
     """Write the results section from the folders of ``docs/results/``."""
     write_results_index(DOCS)
@@ -221,4 +312,6 @@ def setup(app: Sphinx) -> None:
     app.connect("autodoc-skip-member", _skip_namedtuple_fields)
     app.connect("viewcode-follow-imported", _follow_to_defining_module)
     app.connect("autodoc-process-docstring", _drop_builtin_type_docstrings)
+    app.connect("autodoc-process-bases", _public_bases)
+    app.connect("missing-reference", _type_hint_reference)
     app.connect("source-read", _prepare_results_page)

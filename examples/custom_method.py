@@ -3,7 +3,7 @@ Adding your own method
 ======================
 
 A method of the benchmark harness receives a
-:class:`~bolt_pco64.bench.RunContext` (the problem, what was tried and seen,
+:class:`~bolt_pco64.bench.contract.RunContext` (the problem, what was tried and seen,
 the untried rows, the batch size) and returns ``q`` untried rows, or a
 ``q x d`` floating tensor of points of ``ctx.bounds``, which the harness snaps
 to rows. Register it, and ``run_comparison`` and ``bolt-pco64 bench`` compare
@@ -67,7 +67,7 @@ print(result.summary_markdown)
 # Methods with a model, and methods of other packages
 # ---------------------------------------------------
 #
-# A method with a model subclasses :class:`bolt_pco64.bench.Method`:
+# A method with a model subclasses :class:`bolt_pco64.bench.Method <bolt_pco64.bench.contract.Method>`:
 # ``propose(ctx)`` as above, ``objective_model(ctx)`` returning its objective
 # GP (the harness re-conditions it after each evaluation and recommends from
 # it, for the inference regret) and ``n_init`` for its own initial-design

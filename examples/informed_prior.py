@@ -7,7 +7,7 @@ that know how parallel training behaves: the throughput as one over a step
 time made of compute, pipeline bubble and collectives, and the memory margin
 from ZeRO's model states and the activations. Their few named parameters are
 fitted with the GP's hyperparameters. This tutorial runs a short loop with
-:func:`~bolt_pco64.bo.prior.propose_prior_ei` from a 3-row initial design and
+:func:`~bolt_pco64.bo.prior.fit.propose_prior_ei` from a 3-row initial design and
 prints what the prior learnt.
 
 A prior built from a performance model can look better on a simulated table

@@ -1,7 +1,7 @@
-"""Deprecated: :func:`run_benchmark`, a comparison on one problem.
+"""Deprecated: :func:`~bolt_pco64.bench.benchmark.run_benchmark`, a comparison on one problem.
 
-:func:`~bolt_pco64.bench.run_comparison` with a
-:class:`~bolt_pco64.bench.ComparisonSpec` replaces it; it stays as a thin
+:func:`~bolt_pco64.bench.comparison.run_comparison` with a
+:class:`~bolt_pco64.bench.comparison.ComparisonSpec` replaces it; it stays as a thin
 wrapper that builds the spec and calls it (``CHANGELOG.md``).
 """
 
@@ -49,7 +49,7 @@ def run_benchmark(
 ) -> BenchResult:
     """Deprecated: run (or resume) a comparison on one problem into ``out``.
 
-    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
 
         run_comparison(ComparisonSpec(methods, seeds, budget, ...),
                        SingleTable(table, problem), out=out, jobs=jobs)
@@ -59,19 +59,19 @@ def run_benchmark(
 
     Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
     ``noise``, ``reference``, ``budget_hours``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.ComparisonSpec`'s; ``table`` and ``problem`` are :class:`~bolt_pco64.bench.SingleTable`'s; ``out``,
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``table`` and ``problem`` are :class:`~bolt_pco64.bench.comparison.SingleTable`'s; ``out``,
     ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
-    :func:`~bolt_pco64.bench.run_comparison`'s.
+    :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Returns:
-        A :class:`BenchResult`.
+        A :class:`~bolt_pco64.bench.plan.BenchResult`.
 
     Raises:
-        ValueError: As :func:`~bolt_pco64.bench.run_comparison` and
-            :class:`~bolt_pco64.bench.ComparisonSpec` (``ComparisonSpecError``,
+        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
             ``TableError``), before anything is created or written.
-        OutputDirError: As :func:`~bolt_pco64.bench.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
+        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
+        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
     return _run_deprecated(

@@ -54,6 +54,7 @@ __all__ = [
     "SimulatedClock",
 ]
 
+#: The item a job carries (what the caller runs, e.g. a table row).
 T = TypeVar("T")
 
 

@@ -1,4 +1,5 @@
-"""One comparison entry point: a checked :class:`ComparisonSpec` run on tables.
+"""One comparison entry point: a checked
+:class:`~bolt_pco64.bench.comparison.ComparisonSpec` run on tables.
 
 A comparison is *what* is compared and *how* (:class:`ComparisonSpec`:
 methods, seeds, budget or GPU-hours, initial design, batch size, noise,
@@ -26,8 +27,8 @@ written, then runs what is missing and writes each report::
     family = run_comparison(spec, Family(), out="my-family")
 
 The command line (``bolt-pco64 bench``) builds one spec from its options and
-calls :func:`run_comparison`; :func:`~bolt_pco64.bench.run_benchmark`,
-:func:`~bolt_pco64.bench.run_problems` and
+calls :func:`run_comparison`; :func:`~bolt_pco64.bench.benchmark.run_benchmark`,
+:func:`~bolt_pco64.bench.family.run_problems` and
 :func:`~bolt_pco64.bench.variants.run_variants` are deprecated wrappers.
 """
 
@@ -56,7 +57,10 @@ __all__ = [
     "run_comparison",
 ]
 
+#: The result of a :class:`TableSet`, which its ``combine`` returns.
 R_co = TypeVar("R_co", covariant=True)
+#: The result of the table set given to :func:`run_comparison`, which it
+#: returns.
 R = TypeVar("R")
 
 
@@ -78,7 +82,7 @@ class ComparisonSpec:
     (``replace(spec, budget=None, budget_hours=500)`` for a GPU-hour budget).
 
     Attributes:
-        methods: Names in :data:`~bolt_pco64.bench.METHODS` (or the
+        methods: Names in :data:`~bolt_pco64.bench.registry.METHODS` (or the
             ``bolt_pco64.methods`` entry points), in report order.
         seeds: A number ``N`` (seeds ``0..N-1``) or explicit distinct seeds.
         budget: Evaluations per run, initial design included; ``None`` is
@@ -97,7 +101,7 @@ class ComparisonSpec:
             the shared seeds, one of ``methods``; ``None``:
             ``DEFAULTS.reference`` where it is compared, else the first method.
         registry: Where ``methods`` are looked up (Ax's style): names to
-            methods (a :class:`~bolt_pco64.bench.Method` or a function);
+            methods (a :class:`~bolt_pco64.bench.contract.Method` or a function);
             ``None`` for :func:`~bolt_pco64.bench.registry.method_registry`'s
             (registered, built-in and entry-point methods). The checked spec
             holds the mapping its methods were found in (entry points loaded
@@ -212,12 +216,12 @@ class SingleTable:
     """One problem's table; its comparison is written into ``out`` itself.
 
     Attributes:
-        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.Table`, or
+        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.table.Table`, or
             ``None`` for the problem's default source
-            (:func:`bolt_pco64.load_table`); validated by the problem's own
+            (:func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`); validated by the problem's own
             instance.
         problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or any
-            :class:`~bolt_pco64.Instance`, a user's own too: its table is
+            :class:`~bolt_pco64.instances.Instance`, a user's own too: its table is
             loaded and validated by it); ``None`` is a loaded table's own
             instance, else ``DEFAULTS.problem``.
     """
@@ -308,7 +312,7 @@ def run_comparison(
             passes its options); ``None`` records the checked ones.
 
     Returns:
-        The table set's result: a :class:`~bolt_pco64.bench.BenchResult` for
+        The table set's result: a :class:`~bolt_pco64.bench.plan.BenchResult` for
         one table, a :class:`~bolt_pco64.bench.family.FamilyResult` or a
         :class:`~bolt_pco64.bench.variants.VariantsResult`.
 
@@ -322,7 +326,7 @@ def run_comparison(
         ValueError: On a table of another problem or without usable run
             times, or a directory holding runs of another configuration.
 
-        Each of these is raised before anything is created or written.
+    Each of these is raised before anything is created or written.
     """
     from bolt_pco64.bench.plan import execute_plan, make_plan
 

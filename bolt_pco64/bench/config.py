@@ -27,7 +27,7 @@ from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
 #: loads the BO stack).
 EARLY_STOP_CHOICES: tuple[str, ...] = ("none", "posterior", "percentile")
 
-#: GPU-hour budgets: a finite number > 0.
+#: A GPU-hour budget, a finite number > 0.
 POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
 
 __all__ = [
@@ -92,7 +92,7 @@ class BenchDefaults:
         )
 
 
-#: The default comparison: 8 methods x 20 seeds x 40 evaluations (quarters of
+#: The default comparison, 8 methods x 20 seeds x 40 evaluations (quarters of
 #: the budget at 10, 20, 30 and 40 evaluations).
 DEFAULTS = BenchDefaults()
 #: ``--quick``: 3 methods x 3 seeds x 30 evaluations.

@@ -1,4 +1,6 @@
-"""The contract between a method and the harness: :class:`Method` and :class:`RunContext`.
+"""The contract between a method and the harness:
+:class:`~bolt_pco64.bench.contract.Method` and
+:class:`~bolt_pco64.bench.contract.RunContext`.
 
 A method is an object with a :meth:`Method.propose` that, given the
 :class:`RunContext` of one step, returns either ``q`` distinct untried row
@@ -32,7 +34,7 @@ The harness never reads a method's models or state itself.
 Runs are named by a :class:`RunKey` (``method/seed``).
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
-(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.register_method`
+(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.registry.register_method`
 does so). See ``docs/architecture.md`` for where the contract sits. The
 module imports torch only when a context is used, so that the command line
 can list methods without it.
@@ -76,7 +78,7 @@ ENTRY_POINT_GROUP = "bolt_pco64.methods"
 Proposed: TypeAlias = "Tensor | Sequence[int]"
 #: What :meth:`Method.objective_model` returns: a BoTorch ``SingleTaskGP``
 #: of the throughput on the feasible observations, whose hyperparameters
-#: :func:`~bolt_pco64.bo.fit_gp` can take as ``warm_start`` (the default
+#: :func:`~bolt_pco64.bo.gp.fit_gp` can take as ``warm_start`` (the default
 #: :meth:`Method.recommend` conditions it on new data with ``optimize=False``).
 ObjectiveModel: TypeAlias = "SingleTaskGP"
 
@@ -135,7 +137,7 @@ class RunKey(NamedTuple):
 
     @property
     def file_stem(self) -> str:
-        """The stem of the run's file: ``"<method>__seed<seed>"``."""
+        """The stem of the run's file, ``"<method>__seed<seed>"``."""
         return f"{self.method}__seed{self.seed}"
 
 
@@ -150,7 +152,7 @@ class RunContext:
     """What a method sees when it proposes the next evaluations.
 
     Attributes:
-        problem: The test problem (a :class:`~bolt_pco64.PCO16`, ``PCO32`` or
+        problem: The test problem (a :class:`~bolt_pco64.problem.PCO16`, ``PCO32`` or
             ``PCO64``).
         candidates: ``N x d``-dim tensor of all configurations (canonical order).
         rows: ``n``-dim long tensor of the rows evaluated so far, in order
@@ -242,11 +244,13 @@ class Method:
     n_init: int | None = None
 
     def new_state(self) -> Any:
-        """A fresh :attr:`RunContext.state` for one run (default: an empty dict).
+        """A fresh :attr:`RunContext.state <bolt_pco64.bench.contract.RunContext.state>`
+        for one run (default: an empty dict).
 
         A method with models returns an object of its own (a dataclass) that
-        its :meth:`propose` fills and its :meth:`recommend` and
-        :meth:`predict` read.
+        its :meth:`propose` fills and its
+        :meth:`~bolt_pco64.bench.contract.Method.recommend` and
+        :meth:`~bolt_pco64.bench.contract.Method.predict` read.
         """
         return {}
 
@@ -265,10 +269,12 @@ class Method:
     def objective_model(self, ctx: RunContext) -> ObjectiveModel | None:
         """The objective GP fitted by the last :meth:`propose`, or ``None``.
 
-        What the default :meth:`recommend` and :meth:`predict` read (the
-        harness does not): a method whose model is a constant-mean
-        ``SingleTaskGP`` of the feasible observations needs only this; one
-        with another model overrides :meth:`recommend` and :meth:`predict`.
+        What the default :meth:`~bolt_pco64.bench.contract.Method.recommend`
+        and :meth:`~bolt_pco64.bench.contract.Method.predict` read (the harness
+        does not): a method whose model is a constant-mean ``SingleTaskGP`` of
+        the feasible observations needs only this; one with another model
+        overrides :meth:`~bolt_pco64.bench.contract.Method.recommend` and
+        :meth:`~bolt_pco64.bench.contract.Method.predict`.
         The default, ``None``: no model.
         """
         return None
@@ -395,7 +401,7 @@ def recommend_by_posterior_mean(
         model: The objective GP of the last proposal, or ``None``.
         recondition: ``(X, y) -> model`` conditioning ``model`` on the
             feasible ``n x d``-dim ``X`` and ``n``-dim ``y``; default:
-            :func:`~bolt_pco64.bo.fit_gp` with ``warm_start=model,
+            :func:`~bolt_pco64.bo.gp.fit_gp` with ``warm_start=model,
             optimize=False`` (a constant-mean ``SingleTaskGP``).
 
     Returns:

@@ -1,7 +1,7 @@
 """Every problem of the family in one comparison (``bench --problem all``).
 
 :class:`Family` is the table set of
-:func:`~bolt_pco64.bench.run_comparison` that runs the same comparison on each
+:func:`~bolt_pco64.bench.comparison.run_comparison` that runs the same comparison on each
 instance (pco16, pco32, pco64 by default) into ``OUT/<problem>/`` (each a
 complete one-table directory, resumable on its own) and
 writes one combined ``OUT/summary.csv`` (a ``problem`` column first),
@@ -75,7 +75,7 @@ class FamilyResult:
 
     Attributes:
         out: The output directory.
-        results: Each problem's :class:`~bolt_pco64.bench.BenchResult`, by name.
+        results: Each problem's :class:`~bolt_pco64.bench.plan.BenchResult`, by name.
         summary: Every problem's summary, a ``problem`` column first.
         summary_markdown: ``summary.md``'s text.
         plot: Path of the combined ``regret.png``.
@@ -104,7 +104,7 @@ class FamilyResult:
 class Family:
     """Each problem of the family on its default table (its environment
     variable, its measured table, else its stand-in; see
-    :func:`bolt_pco64.load_table`), a :class:`~bolt_pco64.bench.TableSet`.
+    :func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`), a :class:`~bolt_pco64.bench.comparison.TableSet`.
 
     Each problem's comparison goes into ``OUT/<problem>/``; the combined
     report into ``OUT`` (:func:`write_family_report`). The budget must be in
@@ -188,7 +188,7 @@ def run_problems(
     """Deprecated: run (or resume) one comparison on each problem, and a
     combined report.
 
-    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
 
         run_comparison(ComparisonSpec(methods, seeds, budget, ...),
                        Family(problems), out=out, jobs=jobs)
@@ -198,16 +198,16 @@ def run_problems(
 
     Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
     ``noise``, ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.ComparisonSpec`'s; ``problems`` is :class:`Family`'s; ``out``,
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problems`` is :class:`Family`'s; ``out``,
     ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
-    :func:`~bolt_pco64.bench.run_comparison`'s.
+    :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Raises:
-        ValueError: As :func:`~bolt_pco64.bench.run_comparison` and
-            :class:`~bolt_pco64.bench.ComparisonSpec` (``ComparisonSpecError``,
+        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
             ``TableError``), before anything is created or written.
-        OutputDirError: As :func:`~bolt_pco64.bench.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
+        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
+        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
     return _run_deprecated(

@@ -1,4 +1,4 @@
-"""The loop of one run on the simulated clock (:class:`RunLoop`).
+"""The loop of one run on the simulated clock (:class:`~bolt_pco64.bench.loop.RunLoop`).
 
 :func:`~bolt_pco64.bench.run.run_one` creates a :class:`RunLoop` and executes
 it: proposals are queued for the clock's workers, and each result is
@@ -243,7 +243,7 @@ class RunLoop:
     def context(
         self, clock: SimulatedClock[_Queued], q: int, step_seed: int, cap: int
     ) -> RunContext:
-        """The :class:`RunContext` of the evaluations so far."""
+        """The :class:`~bolt_pco64.bench.contract.RunContext` of the evaluations so far."""
         rows = torch.tensor(self.rows, dtype=torch.long)
         return RunContext(
             problem=self.problem,

@@ -1,4 +1,5 @@
-"""A comparison checked once: :class:`BenchPlan`, what every comparison runs.
+"""A comparison checked once: :class:`~bolt_pco64.bench.plan.BenchPlan`, what every
+comparison runs.
 
 A :class:`~bolt_pco64.bench.comparison.ComparisonSpec` checks its settings
 when it is made; :func:`make_plan` checks the rest (the backend, each part's
@@ -10,7 +11,7 @@ once: it has read what the directory holds). Nothing is created or written
 until :func:`execute_plan` runs it: it opens the backend once (an
 unreachable Dask scheduler is refused there, before any directory is made),
 then, per part, creates the output directory, runs what is missing and
-writes the report. :func:`~bolt_pco64.bench.run_comparison` plans one table,
+writes the report. :func:`~bolt_pco64.bench.comparison.run_comparison` plans one table,
 each problem of the family or each stand-in variant.
 """
 
@@ -52,12 +53,12 @@ __all__ = [
 @dataclass
 class BenchResult:
     """What a comparison on one table produced
-    (:func:`~bolt_pco64.bench.run_comparison`).
+    (:func:`~bolt_pco64.bench.comparison.run_comparison`).
 
     Attributes:
         out: The output directory.
         records: All records (complete and failed runs), one row per evaluation.
-        summary: The per-method summary (:func:`~bolt_pco64.bench.summarize`).
+        summary: The per-method summary (:func:`~bolt_pco64.bench.summary.summarize`).
         summary_markdown: ``summary.md``'s text.
         plot: Path of ``regret.png``.
         errors: ``"method/seed" -> error`` for the failed runs.
@@ -131,11 +132,11 @@ class PlannedTable:
     results go.
 
     Attributes:
-        instance: The instance (a name or an :class:`~bolt_pco64.Instance`)
+        instance: The instance (a name or an :class:`~bolt_pco64.instances.Instance`)
             that validates the table.
-        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.Table` of
+        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.table.Table` of
             that instance, or ``None`` for the instance's default source
-            (:func:`~bolt_pco64.load_table`).
+            (:func:`~bolt_pco64.table.load_table`).
         out: The part's output directory.
         arguments: The part's arguments for ``meta.json``; ``None`` records
             the checked arguments of the comparison.
@@ -158,11 +159,11 @@ def make_plan(
     create nothing.
 
     Args:
-        spec: The comparison (:class:`~bolt_pco64.bench.ComparisonSpec`).
+        spec: The comparison (:class:`~bolt_pco64.bench.comparison.ComparisonSpec`).
         tables: Each part's table and output directory, by label (an
             instance's or a variant's name), in report order.
         jobs, dask_scheduler, progress: As in
-            :func:`~bolt_pco64.bench.run_comparison`.
+            :func:`~bolt_pco64.bench.comparison.run_comparison`.
 
     Raises:
         ComparisonSpecError: If a table has fewer rows than the budget or

@@ -35,7 +35,7 @@ the run wrote them, on any machine with the same versions of pandas, numpy
 and scipy (they are functions of the stored records and of seeded bootstrap
 generators). PNG files are redrawn from the same numbers, but their bytes
 depend on the matplotlib and FreeType versions. Every file is written
-atomically (:mod:`bolt_pco64._io`).
+atomically (``bolt_pco64._io``).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ __all__ = [
     "regenerate_variants",
 ]
 
-#: The marker file of a folder whose report spans several comparisons: JSON
-#: naming a ``benchmarks/`` script (``{"script": "cost_comparison"}``) or a
+#: The marker file of a folder whose report spans several comparisons. Its
+#: JSON names a ``benchmarks/`` script (``{"script": "cost_comparison"}``) or a
 #: combined report (``{"combined": "family"}`` or ``"variants"``).
 REPORT_MARKER = "report.json"
 
@@ -352,11 +352,11 @@ def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
     return written
 
 
-#: What rewrites each kind of folder (:func:`folder_kind`).
 def _regenerate_comparison_and_below(out: Path) -> list[Path]:
     return [*regenerate_comparison(out), *_regenerate_collection(out)]
 
 
+#: What rewrites each kind of folder (:func:`folder_kind`).
 FOLDER_KINDS: dict[FolderKind, Callable[[Path], list[Path]]] = {
     "comparison": _regenerate_comparison_and_below,
     "family": regenerate_family,

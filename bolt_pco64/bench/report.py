@@ -1,4 +1,5 @@
-"""The report of a comparison: the files written at its end (:func:`write_summary`).
+"""The report of a comparison: the files written at its end
+(:func:`~bolt_pco64.bench.report.write_summary`).
 
 Regret before a run's first feasible evaluation counts as
 ``optimal_value - worst_feasible_value`` (as bad as the worst configuration

@@ -14,7 +14,7 @@ Layout of an output directory ``OUT``:
   report is rewritten from ``runs.parquet`` and ``meta.json`` alone
   (``bolt-pco64 report OUT``, :mod:`bolt_pco64.bench.regenerate`).
 
-Every file is written atomically (:mod:`bolt_pco64._io`), so a killed process
+Every file is written atomically (``bolt_pco64._io``), so a killed process
 leaves every file valid; temporary files a killed writer left behind are
 removed when the store is opened again. A store opened on a directory that
 holds runs of another configuration is refused before anything is written.

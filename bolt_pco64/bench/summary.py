@@ -175,7 +175,7 @@ def summarize(
     return pd.DataFrame(rows)
 
 
-#: The measures of the paired comparisons: column, title, what "better" means.
+#: The measures of the paired comparisons (column, title, what "better" means).
 MEASURES: tuple[tuple[str, str, str], ...] = (
     ("regret", "simple regret", "lower regret"),
     (

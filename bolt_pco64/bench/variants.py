@@ -3,7 +3,7 @@
 The stand-ins ship in variants (:data:`bolt_pco64.standins.STANDIN_VARIANTS`):
 readings of the job that meet every published figure and put the crash
 boundary in different places (docs/standins.md). :class:`StandinVariants`
-is the table set of :func:`~bolt_pco64.bench.run_comparison` that runs the
+is the table set of :func:`~bolt_pco64.bench.comparison.run_comparison` that runs the
 same comparison on each variant of one problem into ``OUT/<variant>/``
 (each a complete, resumable one-table directory; every variant is checked
 before anything is created) and writes
@@ -11,8 +11,8 @@ before anything is created) and writes
 
 * per pair of methods, the paired comparison of their final simple regret
   on each variant (:func:`~bolt_pco64.bench.stats.paired_comparisons` over
-  the seeds both completed; the direction is :func:`~bolt_pco64.bench.stats.
-  verdict`'s: better or worse only when significant) and whether it
+  the seeds both completed; the direction is
+  :func:`~bolt_pco64.bench.stats.verdict`'s: better or worse only when significant) and whether it
   **holds on every variant** (the same direction, significant everywhere) or
   **depends on the reading**;
 * per pair of variants, Kendall's tau between the methods' rankings by
@@ -69,7 +69,7 @@ class VariantsResult:
 
     Attributes:
         out: The output directory.
-        results: Each variant's :class:`~bolt_pco64.bench.BenchResult`.
+        results: Each variant's :class:`~bolt_pco64.bench.plan.BenchResult`.
         pairs: Per pair of methods and variant the paired comparison, and per
             pair whether it holds on every variant (:func:`agreement`).
         taus: Kendall's tau per pair of variants (:func:`rank_agreement`).
@@ -92,7 +92,7 @@ class VariantsResult:
 
 @dataclass(frozen=True)
 class StandinVariants:
-    """Each stand-in variant of one problem, a :class:`~bolt_pco64.bench.TableSet`.
+    """Each stand-in variant of one problem, a :class:`~bolt_pco64.bench.comparison.TableSet`.
 
     Each variant's comparison goes into ``OUT/<variant>/``; ``OUT/robustness.md``
     and ``OUT/robustness.csv`` say which conclusions hold on every variant
@@ -184,7 +184,7 @@ def run_variants(
     """Deprecated: run (or resume) one comparison on each stand-in variant of
     ``problem``, and the robustness report.
 
-    Use :func:`~bolt_pco64.bench.run_comparison` instead::
+    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
 
         run_comparison(ComparisonSpec(methods, seeds, budget, ...),
                        StandinVariants(problem, variants), out=out, jobs=jobs)
@@ -194,16 +194,16 @@ def run_variants(
 
     Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
     ``noise``, ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.ComparisonSpec`'s; ``problem`` and ``variants`` are :class:`StandinVariants`'s; ``out``,
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problem`` and ``variants`` are :class:`StandinVariants`'s; ``out``,
     ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
-    :func:`~bolt_pco64.bench.run_comparison`'s.
+    :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Raises:
-        ValueError: As :func:`~bolt_pco64.bench.run_comparison` and
-            :class:`~bolt_pco64.bench.ComparisonSpec` (``ComparisonSpecError``,
+        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
             ``TableError``), before anything is created or written.
-        OutputDirError: As :func:`~bolt_pco64.bench.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.run_comparison`.
+        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
+        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.
     """
     return _run_deprecated(

@@ -281,7 +281,7 @@ def propose_censored_logei(
     Args:
         margin: ``n``-dim tensor of the observed memory margins (read where
             ``y`` is not NaN).
-        The others: as in :func:`propose_classifier_logei`.
+        Others: As in :func:`propose_classifier_logei`.
 
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.
@@ -321,7 +321,7 @@ def propose_pof_threshold(
 
     Args:
         threshold: In ``(0, 1)``; ``None`` uses ``defaults.pof_threshold``.
-        The others: as in :func:`propose_classifier_logei`.
+        Others: As in :func:`propose_classifier_logei`.
 
     Returns:
         ``q``-dim long tensor of distinct indices into ``choices``.

@@ -121,7 +121,7 @@ class CensoredMarginGP(SingleTaskVariationalGP):
     (:func:`fit_censored_margin`; likelihood :class:`CensoredGaussianLikelihood`)."""
 
 
-#: A crash model: the classifier (exact) or the censored margin GP (variational).
+#: A crash model, the classifier (exact) or the censored margin GP (variational).
 CrashModel = FeasibilityClassifier | CensoredMarginGP
 
 

@@ -81,11 +81,13 @@ __all__ = [
     "select_discrete",
 ]
 
+#: An acquisition function of :func:`acquisition_function` and
+#: :func:`propose_acquisition`, by name.
 AcquisitionKind = Literal["qlognei", "qlogei", "pof"]
 
 #: Default number of quasi-MC samples for the acquisition functions.
 MC_SAMPLES = 128
-#: L-BFGS-B options of the GP fits: ``ftol=1e-6`` instead of SciPy's 2.2e-9,
+#: L-BFGS-B options of the GP fits, ``ftol=1e-6`` instead of SciPy's 2.2e-9,
 #: which walks irrelevant lengthscales towards infinity on this noise-free
 #: table (``docs/architecture.md`` §8).
 FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 100}

@@ -7,7 +7,7 @@ line on standard error. Both exit with status 2.
 
 Commands import what they need when they run: ``--help``, ``bench --help``
 and ``info`` do not import BoTorch or GPyTorch. Third-party deprecation
-warnings that a user cannot act on (:data:`QUIET_WARNINGS`) are not shown,
+warnings that a user cannot act on (``QUIET_WARNINGS``) are not shown,
 in this process or in the harness's worker processes.
 """
 

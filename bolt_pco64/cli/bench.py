@@ -2,10 +2,10 @@
 
 Everything is checked before anything is written: a bad option is a usage
 error naming it. The options become one
-:class:`~bolt_pco64.bench.ComparisonSpec`, which checks the settings once,
-run by :func:`~bolt_pco64.bench.run_comparison` on one table, the family or
+:class:`~bolt_pco64.bench.comparison.ComparisonSpec`, which checks the settings once,
+run by :func:`~bolt_pco64.bench.comparison.run_comparison` on one table, the family or
 the stand-in variants; a refused setting is one line led by its option
-(:func:`_option_error`).
+(``_option_error``).
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ def bench(
 
 
 def _spec(**settings: Any) -> Any:
-    """The comparison's :class:`~bolt_pco64.bench.ComparisonSpec`, checked once;
+    """The comparison's :class:`~bolt_pco64.bench.comparison.ComparisonSpec`, checked once;
     a refused setting is a one-line error led by its option
     (:func:`_option_error`)."""
     from bolt_pco64.bench.comparison import ComparisonSpec, ComparisonSpecError
@@ -315,7 +315,7 @@ def _spec(**settings: Any) -> Any:
 
 class _Runner:
     """Runs ``bench``'s one spec on a table set through
-    :func:`~bolt_pco64.bench.run_comparison`, its errors as one line."""
+    :func:`~bolt_pco64.bench.comparison.run_comparison`, its errors as one line."""
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ card's schema:
   ``zero_stage`` an ordered choice over the raw stages (0/2/3) the table holds.
   The levels are read from the loaded table. Every configuration of this box
   snaps to the nearest table row, as in the BoTorch problem
-  (:class:`~bolt_pco64.integrations.common.Parameters`, on the raw scale).
+  (:class:`~bolt_pco64.integrations.common.problem.Parameters`, on the raw scale).
 - **Outcomes**: ``throughput_mean`` (the objective, maximised) and
   ``peak_mem_normalised`` with the outcome constraint
   ``peak_mem_normalised <= 0`` (the run fits in memory).
@@ -19,7 +19,7 @@ card's schema:
   card calls it a crash, not a bad value. Every crashed trial reports its
   constraint metric (the table's positive pad: the run told us it did not
   fit); what it reports as the objective is ``crash_report``, the adapters'
-  one vocabulary (:data:`~bolt_pco64.integrations.common.CrashReport`, applied
+  one vocabulary (:data:`~bolt_pco64.integrations.common.crash.CrashReport`, applied
   by :class:`CrashObservation`): by default (``"placeholder"``) the table's
   worst feasible throughput, so the trial completes with every metric
   observed and Ax's stock generation strategies (whose "observed trials"
@@ -35,10 +35,10 @@ card's schema:
   constraint is violated, Ax's traces never count that number.
 - ``optimal_value`` is the table's best feasible throughput;
   ``worst_feasible_value`` its lowest; ``baseline_value`` (by default) the
-  expected best feasible throughput among :data:`BASELINE_DRAWS` table rows
+  expected best feasible throughput among :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` table rows
   drawn uniformly without replacement, a draw with no feasible row counting as
   the worst feasible throughput (computed exactly from the table, see
-  :func:`~bolt_pco64.integrations.common.random_baseline`).
+  :func:`~bolt_pco64.integrations.common.runs.random_baseline`).
 - ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
   the one time model (:class:`~bolt_pco64.costs.TimeModel`, the harness's:
   start-up plus ``overall_time``; a crash start-up plus the step in which
@@ -213,14 +213,14 @@ class CrashObservation(Noise):
       ``BenchmarkRunner`` marks the trial ABANDONED (Ax's failed-trial path;
       its data is not modelled).
 
-    What a crash reports is :class:`~bolt_pco64.integrations.common.CrashPolicy`'s
-    :attr:`~bolt_pco64.integrations.common.CrashPolicy.crash_objective` (the
+    What a crash reports is :class:`~bolt_pco64.integrations.common.crash.CrashPolicy`'s
+    :attr:`~bolt_pco64.integrations.common.crash.CrashPolicy.crash_objective` (the
     Optuna adapter's too).
 
     Args:
         noise: The noise added to the values a run does report.
         report: How a crash reports its objective (above;
-            :data:`~bolt_pco64.integrations.common.CrashReport`, the former
+            :data:`~bolt_pco64.integrations.common.crash.CrashReport`, the former
             ``"abandoned"`` accepted with a ``DeprecationWarning``).
         placeholder: The objective a crash reports under ``"placeholder"``.
         objective_name: The metric a crash does not report.
@@ -345,7 +345,7 @@ def get_benchmark_problem(
     Args:
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
             :class:`~bolt_pco64.instances.Instance`, or a problem to serve as
-            it is: :func:`~bolt_pco64.integrations.common.get_problem`).
+            it is: :func:`~bolt_pco64.integrations.common.problem.get_problem`).
         table: The table to serve, as for the BoTorch problem (a path, a
             DataFrame, a loaded table, or ``None`` for the default sources).
         num_trials: Trials of one replication, ``>= 1``.
@@ -355,7 +355,7 @@ def get_benchmark_problem(
         observe_noise_sd: Whether the metrics report the noise level (``sem``);
             if False the model infers it (Ax's default for BoTorch problems).
         baseline_value: Override of the documented default baseline (the
-            expected best of :data:`BASELINE_DRAWS` random rows).
+            expected best of :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` random rows).
         report_inference_value_as_trace: Ax's option: the optimization trace
             is the inference trace (the true value of Ax's recommended point)
             rather than the best value found so far; set it to get an inference

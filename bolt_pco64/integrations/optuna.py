@@ -26,19 +26,19 @@ objective of ``study.optimize``::
   from every trial. The trial records what ran in ``trial.user_attrs``
   (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR`, :data:`FEASIBLE_ATTR`, and the
   run's seconds under the package's time model, :data:`SECONDS_ATTR`).
-  Parameters (:class:`~bolt_pco64.integrations.common.Parameters` on the
+  Parameters (:class:`~bolt_pco64.integrations.common.problem.Parameters` on the
   ``"encoded"`` scale), rows, runs and seconds come from
   :mod:`bolt_pco64.integrations.common`, shared with the Ax adapter. Why snapping rather than refusing off-table
   combinations: the README's Optuna section.
 - **Objective and constraint.** The objective is the row's
   ``throughput_mean`` (maximised, :attr:`PCOProblem.directions`); the
-  constraint :data:`CONSTRAINT_NAME` is its ``peak_mem_normalised`` (feasible
+  constraint :data:`~bolt_pco64.integrations.common.problem.CONSTRAINT_NAME` is its ``peak_mem_normalised`` (feasible
   iff ``<= 0``), set on every trial with ``trial.set_constraint`` before the
   objective is returned, as OptunaHub 0.5 problems do. Optuna >= 5 samplers
   (TPE, GP, NSGA-II) read constraints from the trial; passing
   ``constraints_func=problem.constraints_func`` as well is deprecated by
   both Optuna and OptunaHub and records the constraint a second time.
-- **Crashes** (:data:`~bolt_pco64.integrations.common.CrashReport`, the
+- **Crashes** (:data:`~bolt_pco64.integrations.common.crash.CrashReport`, the
   adapters' one vocabulary: the problem's ``crash_report`` argument). A row
   that ran out of memory has no throughput. It is reported as
 
@@ -65,7 +65,7 @@ objective of ``study.optimize``::
 **Harness methods.** :class:`OptunaTPE` (``optuna_tpe``), :class:`OptunaGP`
 (``optuna_gp``) and :class:`OptunaRandom` (``optuna_random``) are Optuna's
 samplers as methods of the benchmark harness (:class:`OptunaMethod`, a
-:class:`~bolt_pco64.integrations.common.BridgeMethod` whose bridge's proposer
+:class:`~bolt_pco64.integrations.common.bridge.BridgeMethod` whose bridge's proposer
 is a study, :class:`StudyProposer`); the three reach ``bolt-pco64 bench``
 through the ``bolt_pco64.methods`` entry-point group (``pyproject.toml``).
 
@@ -138,7 +138,7 @@ ROW_PARAMS_ATTR = "row_params"
 #: ``trial.user_attrs`` key of whether the row ran (the card's ``ran_successfully``).
 FEASIBLE_ATTR = "ran_successfully"
 #: ``trial.user_attrs`` key of the run's wall-clock seconds under the time
-#: model (:func:`bolt_pco64.integrations.common.run_seconds`: the start-up plus
+#: model (:func:`bolt_pco64.integrations.common.run_seconds <bolt_pco64.integrations.common.runs.run_seconds>`: the start-up plus
 #: ``overall_time``; a crash the start-up, the steps it recorded if any and the
 #: step in which memory ran out).
 SECONDS_ATTR = "run_seconds"
@@ -152,15 +152,15 @@ class PCOProblem(
     Args:
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
             :class:`~bolt_pco64.instances.Instance`, or a problem to serve as
-            it is: :func:`~bolt_pco64.integrations.common.get_problem`).
+            it is: :func:`~bolt_pco64.integrations.common.problem.get_problem`).
         table: The table to serve, as for the BoTorch problem (a path, a
             DataFrame, a loaded table, or ``None`` for the default sources).
         crash_report: How a crashed row is reported: ``"placeholder"``,
             ``"missing"`` or ``"failed"``
-            (:data:`~bolt_pco64.integrations.common.CrashReport`).
+            (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
         crash_value: The placeholder objective of a crash (``"placeholder"``
             only); default the table's worst feasible throughput
-            (:class:`~bolt_pco64.integrations.common.CrashPolicy`).
+            (:class:`~bolt_pco64.integrations.common.crash.CrashPolicy`).
         crash: Deprecated spelling of ``crash_report``.
 
     Raises:
@@ -192,17 +192,19 @@ class PCOProblem(
 
     @property
     def crash_report(self) -> CrashReport:
-        """How a crashed row is reported (:attr:`policy`'s report)."""
+        """How a crashed row is reported (the report of its ``policy``, a
+        :class:`~bolt_pco64.integrations.common.crash.CrashPolicy`)."""
         return self.policy.report
 
     @property
     def crash_value(self) -> float:
-        """The placeholder objective of a crash (:attr:`policy`'s placeholder)."""
+        """The placeholder objective of a crash (the placeholder of its ``policy``, a
+        :class:`~bolt_pco64.integrations.common.crash.CrashPolicy`)."""
         return self.policy.placeholder
 
     @property
     def crash(self) -> CrashReport:
-        """Deprecated: :attr:`crash_report`."""
+        """Deprecated alias of :attr:`crash_report`."""
         warnings.warn(
             "PCOProblem.crash is deprecated and will be removed in a future 0.x "
             "release; use PCOProblem.crash_report.",
@@ -230,7 +232,7 @@ class PCOProblem(
         """What running ``params`` reports: the snapped row and its outcome.
 
         ``params`` maps every knob to its encoded value (the search space's);
-        it is run by :class:`~bolt_pco64.integrations.common.TableRuns`
+        it is run by :class:`~bolt_pco64.integrations.common.runs.TableRuns`
         (nearest row, as in the BoTorch problem).
 
         Raises:
@@ -318,8 +320,8 @@ class PCOProblem(
 class StudyProposer:
     """An Optuna study as the ask-and-tell bridge's proposer.
 
-    Implements :class:`~bolt_pco64.integrations.common.Proposer` for
-    :class:`~bolt_pco64.integrations.common.AskTellBridge`: a proposal is a
+    Implements :class:`~bolt_pco64.integrations.common.bridge.Proposer` for
+    :class:`~bolt_pco64.integrations.common.bridge.AskTellBridge`: a proposal is a
     trial asked over the problem's search space; an adopted configuration is
     enqueued (``study.enqueue_trial``) and asked, so the sampler sees the same
     parameters; an outcome is recorded and told as the problem's crash policy
@@ -368,7 +370,7 @@ class AskTell:
 
     The loop of a user who evaluates configurations outside Optuna, in the
     harness's terms (points and rows): the
-    :class:`~bolt_pco64.integrations.common.AskTellBridge` over a
+    :class:`~bolt_pco64.integrations.common.bridge.AskTellBridge` over a
     :class:`StudyProposer`. :meth:`ask` proposes points (a trial's suggested
     parameters, in ``X`` order; the evaluator snaps them to rows), :meth:`tell`
     reports the evaluations; a reported row that no pending trial ran becomes
@@ -413,13 +415,13 @@ class AskTell:
         a row none ran), in the order the evaluations were made.
 
         The arguments and errors are the bridge's
-        (:meth:`~bolt_pco64.integrations.common.AskTellBridge.tell_rows`).
+        (:meth:`~bolt_pco64.integrations.common.bridge.AskTellBridge.tell_rows`).
         """
         self.bridge.tell_rows(rows, y, margin)
 
 
 SamplerName = Literal["tpe", "gp", "random"]
-#: Optuna's samplers offered as harness methods, by name: each takes its seed
+#: Optuna's samplers offered as harness methods, by name. Each takes its seed
 #: and keeps every other option at Optuna's default.
 SAMPLERS: Mapping[str, Callable[[int], BaseSampler]] = MappingProxyType(
     {
@@ -433,7 +435,7 @@ SAMPLERS: Mapping[str, Callable[[int], BaseSampler]] = MappingProxyType(
 class OptunaMethod(BridgeMethod):
     """An Optuna sampler as a harness method, through ask-and-tell.
 
-    A :class:`~bolt_pco64.integrations.common.BridgeMethod` whose bridge's
+    A :class:`~bolt_pco64.integrations.common.bridge.BridgeMethod` whose bridge's
     proposer is one Optuna study per run (:class:`StudyProposer`, kept in
     ``ctx.state`` under ``"optuna"``): the run's initial design is told as
     enqueued trials with the rows' parameters, afterwards the rows this
@@ -448,7 +450,7 @@ class OptunaMethod(BridgeMethod):
     Args:
         sampler: ``"tpe"``, ``"gp"`` or ``"random"`` (:data:`SAMPLERS`).
         crash_report: How a crash is told to the sampler
-            (:data:`~bolt_pco64.integrations.common.CrashReport`).
+            (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
         crash: Deprecated spelling of ``crash_report``.
 
     Raises:

@@ -23,7 +23,12 @@ if TYPE_CHECKING:
 
 __all__ = ["NoiseStd", "TableLike"]
 
+#: A problem's ``table`` argument, a path (parquet or raw CSV), a DataFrame, a
+#: loaded :class:`~bolt_pco64.table.Table`, or ``None`` for the default source
+#: order (:func:`~bolt_pco64.table.load_table`).
 TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
+#: A problem's ``noise_std`` argument, ``None`` (noiseless), a standard
+#: deviation, or ``"measured"`` (each row's own measured noise).
 NoiseStd = float | Literal["measured"] | None
 
 

@@ -2,7 +2,7 @@
 
 One row per configuration of the reconstruction's grid
 (:mod:`bolt_pco64.reconstruct.grid`), the card's 17 columns and the
-per-row :data:`RECONSTRUCTION_COLUMNS`:
+per-row :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`:
 
 - visited rows: ``ran_successfully`` and ``peak_mem`` exact
   (``gpu_memory_gb * (1 - slack)``), ``throughput_mean`` exact
@@ -13,8 +13,8 @@ per-row :data:`RECONSTRUCTION_COLUMNS`:
   published best value (standard error 0) where no trace gives it exactly
   (pco16's best was never visited: its row stays ``"imputed"`` for its
   peak memory, with the published throughput);
-- unvisited rows: imputed (``"imputed"``) by :class:`~bolt_pco64.reconstruct.
-  impute.Imputer` fitted to the visited rows only, with the model's standard
+- unvisited rows: imputed (``"imputed"``) by
+  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows only, with the model's standard
   error and feasibility probability, rounded to
   :data:`~bolt_pco64.reconstruct.impute.DECIMALS`;
 - infeasible rows follow the card: throughput NaN, ``peak_mem`` inf,
@@ -79,7 +79,7 @@ class Reconstruction:
 
     Attributes:
         frame: The table: the card's columns in order, then
-            :data:`RECONSTRUCTION_COLUMNS`; rows in canonical order.
+            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`; rows in canonical order.
         metadata: The parquet's key-value metadata.
     """
 
@@ -225,7 +225,7 @@ def write_reconstructed_table(
 
     The traces are read and checked first: a refused trace raises before
     anything is written, and a failed write leaves nothing behind
-    (:func:`bolt_pco64._io.atomic_write_parquet`). Arguments as
+    (``bolt_pco64._io.atomic_write_parquet``). Arguments as
     :func:`make_reconstruction`.
 
     Returns:

@@ -6,8 +6,8 @@ them from the package's models, driven by each row's reconstructed
 
 - ``all_time_steps``: the stand-in's recorded steps
   (:func:`bolt_pco64.simulate.calibrate.measured_times`: a warm-up step, then
-  timed steps with its base run-to-run noise, :func:`~bolt_pco64.simulate.
-  calibrate.draw_noise` from :data:`TIMING_SEED`) around the step time
+  timed steps with its base run-to-run noise,
+  :func:`~bolt_pco64.simulate.calibrate.draw_noise` from :data:`TIMING_SEED`) around the step time
   ``work / throughput_mean`` (:func:`bolt_pco64.estimators.work_per_step`),
   scaled so that the runner's estimator
   (:func:`bolt_pco64.estimators.estimate_throughput`) reads

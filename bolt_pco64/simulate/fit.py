@@ -10,13 +10,13 @@ the fit returns constants (:class:`FittedConstants`), the generator writes
 every row from the model as before, and the calibration still meets the
 card's figures on top of them.
 
-Two fits, each a robust least-squares problem (:func:`scipy.optimize.
-least_squares`, soft-L1 loss) over the rows of a training set:
+Two fits, each a robust least-squares problem
+(:func:`scipy.optimize.least_squares`, soft-L1 loss) over the rows of a training set:
 
 * **memory** (:func:`fit_memory`): the model's reported peak of a GPU of
   stage ``i`` is linear in the constants that scale its terms -- the
-  backward working set (:attr:`~bolt_pco64.simulate.spec.ModelConstants.
-  working_set_layers`), the bytes per logit (``logits_bytes``), ZeRO-2's
+  backward working set
+  (:attr:`~bolt_pco64.simulate.spec.ModelConstants.working_set_layers`), the bytes per logit (``logits_bytes``), ZeRO-2's
   ``overlap_comm`` footprint (``overlap_comm_factor``, and with it the
   all-gather bucket ``allgather_bucket_elements``), and a uniform overhead:
   ``peak_i = base_i + sum_j theta_j f_ij + overhead``. :func:`memory_basis`
@@ -125,7 +125,7 @@ MEMORY_CONSTANTS: tuple[str, ...] = (
     "overlap_comm_factor",
     "retained_logits_bytes",
 )
-#: The step-time constants the fit sets: ``(name, lower, upper)``; names of
+#: The step-time constants the fit sets, as ``(name, lower, upper)``; names of
 #: :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or ``hardware.``
 #: and a :class:`~bolt_pco64.simulate.spec.Hardware` field.
 STEPTIME_CONSTANTS: tuple[tuple[str, float, float], ...] = (
@@ -146,7 +146,7 @@ RIVAL_MARGIN = 0.003
 RIVAL_WEIGHT = 30.0
 #: Where the efficiency search of the step-time fit may go.
 EFFICIENCY_BOUNDS = (0.05, 1.0)
-#: Scale of the soft-L1 loss: memory residuals in GB, log-throughput in units.
+#: Scale of the soft-L1 loss (memory residuals in GB, log-throughput in units).
 MEMORY_LOSS_SCALE_GB = 1.0
 STEPTIME_LOSS_SCALE = 0.02
 

@@ -43,17 +43,17 @@ __all__ = [
     "assumptions_for",
 ]
 
-#: Bytes per GB of the table (2**30: torch's allocator statistics in GiB).
+#: Bytes per GB of the table, 2**30 (torch's allocator statistics are in GiB).
 GIB = float(2**30)
 
-#: Activation recomputation: ``"selective"`` (Korthikanti et al. 2022: only
+#: Activation recomputation, ``"selective"`` (Korthikanti et al. 2022; only
 #: the attention core is recomputed, which flash attention does inside its
 #: backward kernel anyway) or ``"full"`` (only each layer's input is kept;
 #: the whole layer's forward runs again in backward).
 Recompute = Literal["selective", "full"]
 
-#: What a table's ``throughput_mean`` counts (:data:`bolt_pco64.instances.
-#: ThroughputUnit`; each instance's inferred unit is its
+#: What a table's ``throughput_mean`` counts
+#: (:data:`bolt_pco64.instances.ThroughputUnit`; each instance's inferred unit is its
 #: :attr:`~bolt_pco64.instances.Instance.throughput_unit`, the one place it
 #: lives). The inference is the one that puts each instance's published best
 #: at a plausible model FLOPs utilisation on its GPUs (see :data:`ASSUMPTIONS`).
@@ -101,7 +101,7 @@ class Config:
 
     @property
     def reduce_ranks(self) -> int:
-        """Ranks that reduce gradients and shard ZeRO state: ``dp * cp``.
+        """Ranks that reduce gradients and shard ZeRO state, ``dp * cp``.
 
         Megatron-LM builds the gradient-reduction ("data-parallel with context
         parallel") group from the data- and context-parallel ranks together:
@@ -165,7 +165,7 @@ GH200_QUAD = Hardware(
     inter_latency_s=20e-6,
 )
 
-#: A DGX H100 node: 8 x H100 SXM 80 GB on NVSwitch (NCCL all-reduce bus
+#: A DGX H100 node, 8 x H100 SXM 80 GB on NVSwitch (NCCL all-reduce bus
 #: bandwidth about 450 GB/s, 80 % used here), eight 400 Gb/s NICs.
 DGX_H100 = Hardware(
     description="8 x H100 SXM 80 GB per host, NVSwitch, one 400 Gb/s NIC per GPU",

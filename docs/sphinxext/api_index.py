@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import types
 from pathlib import Path
 
 #: Packages documented as one page: their ``__all__`` is documented on the
@@ -59,6 +60,45 @@ def documented_module(module: str) -> str:
         if module.startswith(f"{package}."):
             return package
     return module
+
+
+def own_page_names() -> dict[str, list[str]]:
+    """For each module of a package of :data:`DOCUMENTED_AT_PACKAGE`, the
+    names of its ``__all__`` that the package's ``__all__`` does not list
+    (``bolt_pco64.problem.arguments.TableLike``, the constructor's argument
+    types): documented on the module's own page, so that every public name
+    is documented somewhere."""
+    names: dict[str, list[str]] = {}
+    for package in DOCUMENTED_AT_PACKAGE:
+        pkg = importlib.import_module(package)
+        for info in pkgutil.iter_modules(pkg.__path__, prefix=f"{package}."):
+            if info.name.rsplit(".", 1)[-1].startswith("_"):
+                continue
+            module = importlib.import_module(info.name)
+            own = [n for n in getattr(module, "__all__", ()) if n not in pkg.__all__]
+            if own:
+                names[info.name] = own
+    return names
+
+
+def shadowed_modules(package: str = "bolt_pco64") -> tuple[str, ...]:
+    """The modules whose name their package gives to another object, as
+    ``bolt_pco64.simulate.calibrate`` is both a module and the function the
+    package imports from it. autosummary documents the object under the
+    module's page name; the ``autosummary/function.rst`` template documents
+    the module there instead."""
+    pkg = importlib.import_module(package)
+    shadowed = []
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{package}."):
+        parent, _, leaf = info.name.rpartition(".")
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        # vars, not getattr: a package's lazy __getattr__ (PEP 562) would bind
+        # the name to the object it imports.
+        obj = vars(sys.modules[parent]).get(leaf)
+        if obj is not None and not isinstance(obj, types.ModuleType):
+            shadowed.append(info.name)
+    return tuple(shadowed)
 
 
 def write_public_names(docs: Path) -> Path:

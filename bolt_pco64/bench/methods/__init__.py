@@ -44,9 +44,9 @@ model method keeps its models in a state object of its own
 (:meth:`~bolt_pco64.bench.contract.Method.new_state`:
 :class:`~bolt_pco64.bench.methods.state.ModelState`,
 :class:`~bolt_pco64.bench.methods.state.NaiveState`,
-:class:`~bolt_pco64.bo.CrashAwareState`,
+:class:`~bolt_pco64.bo.crash.CrashAwareState`,
 :class:`~bolt_pco64.bench.methods.state.CostAwareState`,
-:class:`~bolt_pco64.bo.prior.PriorState`) and recommends (``recommend``) and
+:class:`~bolt_pco64.bo.prior.fit.PriorState`) and recommends (``recommend``) and
 predicts (``predict``, the prior of ``--early-stop posterior``) with its
 objective GP. Torch and BoTorch are imported when a method first runs, not
 when this package is imported (``bench --help`` lists the methods).

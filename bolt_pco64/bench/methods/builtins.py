@@ -42,7 +42,7 @@ class Builtin:
     quick: bool = False
 
 
-#: The built-in methods by name, in report order: the one list of them.
+#: The built-in methods by name, in report order (the one list of them).
 BUILTINS: Mapping[str, Builtin] = MappingProxyType(
     {
         "random": Builtin(

@@ -1,7 +1,7 @@
 """Constrained BO on an objective GP and a constraint GP (:mod:`bolt_pco64.bo`).
 
 The objective GP is fitted on the feasible observations, the constraint GP
-on every margin (:func:`~bolt_pco64.bo.fit_constrained_models`, warm-started
+on every margin (:func:`~bolt_pco64.bo.gp.fit_constrained_models`, warm-started
 from the previous step's); their methods recommend and predict with the
 objective GP.
 
@@ -61,7 +61,7 @@ def _fit_models(method: Method, ctx: RunContext) -> ConstrainedModels:
 
 
 class _ConstrainedModelsMethod(Method):
-    """A method on :func:`~bolt_pco64.bo.fit_constrained_models`' GPs
+    """A method on :func:`~bolt_pco64.bo.gp.fit_constrained_models`' GPs
     (recommends and predicts with their objective GP)."""
 
     def new_state(self) -> ModelState:

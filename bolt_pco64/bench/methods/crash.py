@@ -13,7 +13,7 @@ model of feasibility (:class:`CrashAwareMethod`):
   constraint), the most probably feasible candidate when none does.
 
 They condition on the pending rows with a kriging believer, and keep their
-models in a :class:`~bolt_pco64.bo.CrashAwareState`.
+models in a :class:`~bolt_pco64.bo.crash.CrashAwareState`.
 """
 
 from __future__ import annotations

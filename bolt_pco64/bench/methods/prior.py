@@ -10,7 +10,7 @@ shared design; :class:`PriorMethod`):
 - ``prior_ei_tp``: the ablation, throughput prior only;
 - ``prior_ei_bad``: ``prior_ei`` with a deliberately misspecified prior
   (every physical constant off by 2x, the memory prior of a GPU with twice
-  the memory; :func:`~bolt_pco64.bo.prior.misspecified`): the robustness
+  the memory; :func:`~bolt_pco64.bo.prior.base.misspecified`): the robustness
   check of prior-guided benchmarks (mf-prior-bench's bad priors).
 
 Their control, ``qlognei_init3``, is ``qlognei`` from the same 3 rows: it
@@ -57,13 +57,13 @@ def _prior_state() -> type[PriorState]:
 
 
 class PriorMethod(Method):
-    """Constrained qLogNEI on prior-mean GPs (:func:`~bolt_pco64.bo.prior.propose_prior_ei`).
+    """Constrained qLogNEI on prior-mean GPs (:func:`~bolt_pco64.bo.prior.fit.propose_prior_ei`).
 
     Args:
         kind: ``"both"`` (``prior_ei``) or ``"throughput"`` (``prior_ei_tp``).
         n_init: The initial-design size (3: what the prior should save).
         quality: ``"good"`` (the prior's defaults) or ``"bad"`` (every
-            constant deliberately off, :func:`~bolt_pco64.bo.prior.misspecified`;
+            constant deliberately off, :func:`~bolt_pco64.bo.prior.base.misspecified`;
             ``prior_ei_bad``).
     """
 
@@ -93,7 +93,7 @@ class PriorMethod(Method):
         """The evaluated feasible row of highest posterior mean under the
         prior-mean objective GP conditioned on every feasible observation,
         its hyperparameters and prior parameters kept
-        (:func:`~bolt_pco64.bo.prior.condition_prior_gp`); the best observed
+        (:func:`~bolt_pco64.bo.prior.fit.condition_prior_gp`); the best observed
         one before the first GP."""
         from bolt_pco64.bo.prior import PRIORS, condition_prior_gp
 
@@ -110,7 +110,7 @@ class PriorMethod(Method):
     @property
     def standin_caveat(self) -> str:
         """The sentence a summary of this method on a stand-in table carries
-        (:data:`~bolt_pco64.bo.prior.STANDIN_CAVEAT`)."""
+        (:data:`~bolt_pco64.bo.prior.base.STANDIN_CAVEAT`)."""
         from bolt_pco64.bo.prior import STANDIN_CAVEAT
 
         return STANDIN_CAVEAT

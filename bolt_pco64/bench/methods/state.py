@@ -5,8 +5,8 @@ A :class:`~bolt_pco64.bench.contract.Method` makes its run's state with
 method keeps its models in a dataclass of its own: :class:`ModelState`
 (the constrained GPs of ``qlognei``, ``qlogei``, ``ts`` and the point
 methods), :class:`NaiveState` (``naive``'s one GP), :class:`CostAwareState`
-(the cost-aware methods), :class:`~bolt_pco64.bo.CrashAwareState` and
-:class:`~bolt_pco64.bo.prior.PriorState` (defined beside the proposals that
+(the cost-aware methods), :class:`~bolt_pco64.bo.crash.CrashAwareState` and
+:class:`~bolt_pco64.bo.prior.fit.PriorState` (defined beside the proposals that
 fill them). The methods read it back with ``_run_state``, which refuses
 another method's state.
 """
@@ -31,7 +31,7 @@ class ModelState:
     """What a method on the constrained GPs keeps across one run's steps.
 
     Attributes:
-        models: The last fitted :class:`~bolt_pco64.bo.ConstrainedModels`
+        models: The last fitted :class:`~bolt_pco64.bo.gp.ConstrainedModels`
             (``None`` before the first proposal).
     """
 

@@ -191,7 +191,7 @@ def misspecified(
     )
 
 
-#: A prior's quality: ``"good"`` (:data:`PRIOR_DEFAULTS`) or ``"bad"``
+#: A prior's quality, ``"good"`` (:data:`PRIOR_DEFAULTS`) or ``"bad"``
 #: (:func:`misspecified` by :data:`BAD_PRIOR_FACTOR`).
 PriorQuality = Literal["good", "bad"]
 #: The priors by quality (a registry, not an ``if`` chain).
@@ -290,6 +290,8 @@ class PhysicalMean(Mean):
         return self._physical(self.decoder(X))
 
     def forward(self, x: Tensor) -> Tensor:
+        """``batch_shape``-dim prior mean at ``batch_shape x d`` unit-cube ``x``:
+        :meth:`physical`, standardized as :meth:`standardize` set."""
         return (self.physical(x) - self.shift) / self.scale
 
     def _physical(self, layout: Layout) -> Tensor:

@@ -65,7 +65,7 @@ __all__ = [
     "propose_prior_ei",
 ]
 
-#: Which GPs get a prior mean: ``"both"`` (throughput and memory margin) or
+#: Which GPs get a prior mean, ``"both"`` (throughput and memory margin) or
 #: ``"throughput"`` (the ablation: the constraint GP keeps a constant mean).
 PriorKind = Literal["both", "throughput"]
 

@@ -30,7 +30,7 @@ from bolt_pco64.instances import KNOBS, Instance
 
 __all__ = ["QUANTITIES", "Layout", "LayoutDecoder"]
 
-#: Which size each known column holds: the knobs' one spelling
+#: Which size each known column holds, in the knobs' one spelling
 #: (:data:`bolt_pco64.instances.KNOBS`), which names :class:`Layout`'s fields.
 QUANTITIES: Mapping[str, str] = KNOBS
 #: The value of a quantity that neither an input nor a context column holds:

@@ -28,6 +28,7 @@ from bolt_pco64.problem import PCO
 
 __all__ = ["AskTellBridge", "BridgeMethod", "Proposer"]
 
+#: The framework's handle of one proposal (a trial).
 T = TypeVar("T")
 
 
@@ -151,7 +152,7 @@ class BridgeMethod(Method, ABC):
     observed configuration.
 
     Args:
-        crash_report: How a crash is told to the framework (:data:`CrashReport`).
+        crash_report: How a crash is told to the framework (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
 
     Raises:
         ValueError: For an unknown crash report.

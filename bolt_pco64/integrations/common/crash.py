@@ -41,7 +41,7 @@ __all__ = [
 CrashReport = Literal["placeholder", "missing", "failed"]
 #: Every crash report.
 CRASH_REPORTS: tuple[CrashReport, ...] = get_args(CrashReport)
-#: The report used unless told otherwise (measured: the README's Ax and
+#: The report used unless told otherwise (measured in the README's Ax and
 #: Optuna sections).
 DEFAULT_CRASH_REPORT: CrashReport = "placeholder"
 #: Former spellings, accepted with a ``DeprecationWarning``: Ax's
@@ -129,7 +129,7 @@ class CrashPolicy:
 
     @property
     def crash_objective(self) -> float | None:
-        """What a crash reports as its objective: the placeholder, ``None``
+        """What a crash reports as its objective, the placeholder, ``None``
         (``"missing"``: no objective) or NaN (``"failed"``)."""
         if self.report == "placeholder":
             return self.placeholder

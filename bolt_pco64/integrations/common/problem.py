@@ -26,9 +26,9 @@ __all__ = [
     "knob_levels",
 ]
 
-#: The objective (maximised): the card's column.
+#: The objective (maximised), the card's column.
 OBJECTIVE_NAME = "throughput_mean"
-#: The constraint: the card's column; a run fits in memory iff it is ``<= 0``.
+#: The constraint, the card's column; a run fits in memory iff it is ``<= 0``.
 CONSTRAINT_NAME = "peak_mem_normalised"
 
 
@@ -75,7 +75,7 @@ def knob_levels(problem: PCO) -> dict[str, tuple[int, ...]]:
 
 # -- parameters -------------------------------------------------------------------
 
-#: The values a framework parameter takes: ``"raw"``, the table's own (a log2
+#: The values a framework parameter takes, ``"raw"``, the table's own (a log2
 #: knob its exponent, ``zero_stage`` its stage 0/2/3), or ``"encoded"``, the
 #: BoTorch problem's ``X`` (``zero_stage`` its index 0..2 into the stages).
 ParameterScale = Literal["raw", "encoded"]
@@ -136,7 +136,7 @@ class Parameters:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The parameters' names: the input columns, in ``X`` order."""
+        """The parameters' names (the input columns, in ``X`` order)."""
         return tuple(s.name for s in self.specs)
 
     @property
