@@ -1,19 +1,18 @@
 """The frozen descriptions of the pco instances (docs/architecture.md §4).
 
 One :class:`Instance` holds everything that distinguishes pco16, pco32 and
-pco64: the cluster, the GPU memory, the model, the input columns (knobs,
-:data:`KNOBS`) in order with their encoding and bounds, the context columns,
-the hard rules of its grid (:meth:`Instance.rule_violation`,
-:meth:`Instance.grid`), the throughput unit, where the measured table is
-published, the shipped files (stand-in variants, reconstruction, traces) and
-the figures published about the measured table. It is the single place an
-instance's numbers live: table loading and validation, the problem classes,
-fetch, the stand-in generator, the reconstruction, the harness and the command
-line read it, and every per-instance mapping of the package derives from
-:data:`INSTANCES`. An instance of another cluster is one more
-:class:`Instance` (``bolt_pco64.instance_file`` reads one from TOML): the
-problem (:func:`bolt_pco64.problem_class <bolt_pco64.problem.problem_class>`, ``PCO(instance=...)``), the loaders
-and the harness serve it with its table.
+pco64: the cluster, the GPU memory, the model, the input columns (knobs, :data:`KNOBS`)
+in order with their encoding and bounds, the context columns, the hard rules of its grid
+(:meth:`Instance.rule_violation`, :meth:`Instance.grid`), the throughput unit, where the
+measured table is published, the shipped files (stand-in variants, reconstruction,
+traces) and the figures published about the measured table. It is the single place an
+instance's numbers live: table loading and validation, the problem classes, fetch, the
+stand-in generator, the reconstruction, the harness and the command line read it, and
+every per-instance mapping of the package derives from :data:`INSTANCES`. An instance of
+another cluster is one more :class:`Instance` (``bolt_pco64.instance_file`` reads one
+from TOML): the problem
+(:func:`bolt_pco64.problem_class <bolt_pco64.problem.problem_class>`,
+``PCO(instance=...)``), the loaders and the harness serve it with its table.
 
 Sources: pco64 from its dataset card (``Glow-AI/pco64_tabular_data``); pco16
 and pco32 from bolt-bench 0.2.0's source, which also states pco64's best as

@@ -1,12 +1,12 @@
 """Loading and validation of an instance's table (docs/architecture.md §1, §4).
 
-A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances`
-says which are inputs, in ``X`` order, and which are context). Rows are put in
-*canonical order* (ascending lexicographic order of the encoded inputs), so
-that a file's own row order never changes any result. Every invariant of the
-card is checked on load (by :mod:`bolt_pco64.validation`); a table that breaks
-one is refused with a single :class:`~bolt_pco64.validation.TableError` that names the file, the
-column and the first offending row.
+A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances` says
+which are inputs, in ``X`` order, and which are context). Rows are put in *canonical
+order* (ascending lexicographic order of the encoded inputs), so that a file's own row
+order never changes any result. Every invariant of the card is checked on load (by
+:mod:`bolt_pco64.validation`); a table that breaks one is refused with a single
+:class:`~bolt_pco64.validation.TableError` that names the file, the column and the first
+offending row.
 
 Where an instance's table comes from, first match wins (see :func:`load_table`;
 ``pco64`` in the names below stands for the instance's name):

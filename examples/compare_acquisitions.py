@@ -4,10 +4,10 @@ Benchmarking acquisition functions
 
 Compare acquisition functions on pco64 with the benchmark harness.
 
-Calls :func:`bolt_pco64.bench.run_comparison <bolt_pco64.bench.comparison.run_comparison>` for a small comparison (random,
-constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
-constraint), prints the summary table and the path of the regret plot.
-A rerun with the same ``--out`` resumes instead of recomputing.
+Calls :func:`~bolt_pco64.bench.comparison.run_comparison` for a small comparison
+(random, constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
+constraint), prints the summary table and the path of the regret plot. A rerun with the
+same ``--out`` resumes instead of recomputing.
 
 Seeds, budget and initial design default to ``--quick``'s
 (``bolt_pco64.bench.QUICK``).

@@ -67,12 +67,12 @@ print(result.summary_markdown)
 # Methods with a model, and methods of other packages
 # ---------------------------------------------------
 #
-# A method with a model subclasses :class:`bolt_pco64.bench.Method <bolt_pco64.bench.contract.Method>`:
-# ``propose(ctx)`` as above, ``objective_model(ctx)`` returning its objective
-# GP (the harness re-conditions it after each evaluation and recommends from
-# it, for the inference regret) and ``n_init`` for its own initial-design
-# size. Another package adds methods through the entry-point group
-# ``bolt_pco64.methods`` of its ``pyproject.toml``::
+# A method with a model subclasses
+# :class:`bolt_pco64.bench.Method <bolt_pco64.bench.contract.Method>`: ``propose(ctx)``
+# as above, ``objective_model(ctx)`` returning its objective GP (the harness
+# re-conditions it after each evaluation and recommends from it, for the inference
+# regret) and ``n_init`` for its own initial-design size. Another package adds methods
+# through the entry-point group ``bolt_pco64.methods`` of its ``pyproject.toml``::
 #
 #     [project.entry-points."bolt_pco64.methods"]
 #     mine = "my_package.methods:MyMethod"

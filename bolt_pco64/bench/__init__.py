@@ -4,55 +4,66 @@ A *run* is one method optimising one problem from one seed for ``budget``
 evaluations (the initial design included); a *comparison* is every method
 from every seed, written into one output directory. The parts:
 
-- :mod:`~bolt_pco64.bench.config`: every default (:data:`~bolt_pco64.bench.config.DEFAULTS`,
-  :data:`~bolt_pco64.bench.config.QUICK`, :data:`~bolt_pco64.bench.config.QUICK_FAMILY`) and :class:`~bolt_pco64.bench.config.BenchConfig`, what makes runs comparable;
-- :mod:`~bolt_pco64.bench.contract`: what a method is (:class:`~bolt_pco64.bench.contract.Method`:
-  ``propose``, and optionally its own ``n_init``, ``new_state``,
-  ``recommend`` and ``predict``), what it sees (:class:`~bolt_pco64.bench.contract.RunContext`) and
-  what names a run (:class:`~bolt_pco64.bench.contract.RunKey`);
+- :mod:`~bolt_pco64.bench.config`: every default
+  (:data:`~bolt_pco64.bench.config.DEFAULTS`, :data:`~bolt_pco64.bench.config.QUICK`,
+  :data:`~bolt_pco64.bench.config.QUICK_FAMILY`) and
+  :class:`~bolt_pco64.bench.config.BenchConfig`, what makes runs comparable;
+- :mod:`~bolt_pco64.bench.contract`: what a method is
+  (:class:`~bolt_pco64.bench.contract.Method`: ``propose``, and optionally its own
+  ``n_init``, ``new_state``, ``recommend`` and ``predict``), what it sees
+  (:class:`~bolt_pco64.bench.contract.RunContext`) and what names a run
+  (:class:`~bolt_pco64.bench.contract.RunKey`);
 - :mod:`~bolt_pco64.bench.methods`: the built-in methods, listed once
   (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
-- :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by
-  name (:data:`~bolt_pco64.bench.registry.METHODS`, read-only; :func:`~bolt_pco64.bench.registry.register_method`; the
-  ``bolt_pco64.methods`` entry-point group; :func:`~bolt_pco64.bench.registry.method_registry`, and a
+- :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by name
+  (:data:`~bolt_pco64.bench.registry.METHODS`, read-only;
+  :func:`~bolt_pco64.bench.registry.register_method`; the ``bolt_pco64.methods``
+  entry-point group; :func:`~bolt_pco64.bench.registry.method_registry`, and a
   ``registry=`` argument wherever a method is looked up);
-- :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points
-  of the box that are snapped to rows; repeats) and :func:`~bolt_pco64.bench.proposals.resolve_proposal`;
-- :mod:`~bolt_pco64.bench.run`: one run (:func:`~bolt_pco64.bench.run.run_one`), executed by
-  :mod:`~bolt_pco64.bench.loop` on the simulated clock;
-- :mod:`~bolt_pco64.bench.records`: a run's records (:func:`~bolt_pco64.bench.records.record_columns`:
-  one row per evaluation, regret, cost) and :class:`~bolt_pco64.bench.records.RunOutcome`;
+- :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points of the box
+  that are snapped to rows; repeats) and
+  :func:`~bolt_pco64.bench.proposals.resolve_proposal`;
+- :mod:`~bolt_pco64.bench.run`: one run (:func:`~bolt_pco64.bench.run.run_one`),
+  executed by :mod:`~bolt_pco64.bench.loop` on the simulated clock;
+- :mod:`~bolt_pco64.bench.records`: a run's records
+  (:func:`~bolt_pco64.bench.records.record_columns`: one row per evaluation, regret,
+  cost) and :class:`~bolt_pco64.bench.records.RunOutcome`;
 - :mod:`~bolt_pco64.bench.problems`: the problem, instance and per-row cost
   of a table;
-- :mod:`~bolt_pco64.bench.store`: :class:`~bolt_pco64.bench.store.ResultStore`, the output
-  directory (per-run files, resume, failures, ``meta.json``), written
-  atomically;
-- :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask
-  behind one :class:`~bolt_pco64.bench.backends.Backend` interface, with bit-identical records;
+- :mod:`~bolt_pco64.bench.store`: :class:`~bolt_pco64.bench.store.ResultStore`, the
+  output directory (per-run files, resume, failures, ``meta.json``), written atomically;
+- :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask behind one
+  :class:`~bolt_pco64.bench.backends.Backend` interface, with bit-identical records;
 - :mod:`~bolt_pco64.bench.summary`: the per-method summary
-  (:func:`~bolt_pco64.bench.summary.summarize`) and the paired comparisons with a reference method;
+  (:func:`~bolt_pco64.bench.summary.summarize`) and the paired comparisons with a
+  reference method;
 - :mod:`~bolt_pco64.bench.formatting`: both as Markdown tables and as the
   terminal's summary (:func:`~bolt_pco64.bench.formatting.summary_markdown`);
 - :mod:`~bolt_pco64.bench.report`: the files written at the end
   (:func:`~bolt_pco64.bench.report.write_summary`);
-- :mod:`~bolt_pco64.bench.plots`: the regret plot (:func:`~bolt_pco64.bench.plots.plot_regret`);
+- :mod:`~bolt_pco64.bench.plots`: the regret plot
+  (:func:`~bolt_pco64.bench.plots.plot_regret`);
 - :mod:`~bolt_pco64.bench.regenerate`: :func:`regenerate`, every report of a
   result folder rewritten from its records (``bolt-pco64 report DIR``);
 - :mod:`~bolt_pco64.bench.comparison`: the one entry point:
-  :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (methods, seeds, budget or GPU-hours, settings,
-  reference; checked once when made) and :func:`~bolt_pco64.bench.comparison.run_comparison`, which runs
-  it on a :class:`~bolt_pco64.bench.comparison.TableSet` -- one table (:class:`~bolt_pco64.bench.comparison.SingleTable`), each
-  problem of the family (:class:`~bolt_pco64.bench.family.Family`) or each stand-in variant
+  :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (methods, seeds, budget or
+  GPU-hours, settings, reference; checked once when made) and
+  :func:`~bolt_pco64.bench.comparison.run_comparison`, which runs it on a
+  :class:`~bolt_pco64.bench.comparison.TableSet` -- one table
+  (:class:`~bolt_pco64.bench.comparison.SingleTable`), each problem of the family
+  (:class:`~bolt_pco64.bench.family.Family`) or each stand-in variant
   (:class:`~bolt_pco64.bench.variants.StandinVariants`);
-- :mod:`~bolt_pco64.bench.plan`: :class:`~bolt_pco64.bench.plan.BenchPlan`, what depends on the
-  tables (tables, output directories, stored runs) checked before anything
-  is created, and :func:`~bolt_pco64.bench.plan.execute_plan`, which runs and reports it;
-- :mod:`~bolt_pco64.bench.family`: :class:`~bolt_pco64.bench.family.Family`, with the combined report;
-- :mod:`~bolt_pco64.bench.variants`: :class:`~bolt_pco64.bench.variants.StandinVariants`, with the
-  robustness report;
-- :mod:`~bolt_pco64.bench.benchmark`: :func:`~bolt_pco64.bench.benchmark.run_benchmark` (deprecated, as
-  are :func:`~bolt_pco64.bench.family.run_problems` and :func:`~bolt_pco64.bench.variants.run_variants`:
-  thin wrappers of :func:`~bolt_pco64.bench.comparison.run_comparison`).
+- :mod:`~bolt_pco64.bench.plan`: :class:`~bolt_pco64.bench.plan.BenchPlan`, what depends
+  on the tables (tables, output directories, stored runs) checked before anything is
+  created, and :func:`~bolt_pco64.bench.plan.execute_plan`, which runs and reports it;
+- :mod:`~bolt_pco64.bench.family`: :class:`~bolt_pco64.bench.family.Family`, with the
+  combined report;
+- :mod:`~bolt_pco64.bench.variants`:
+  :class:`~bolt_pco64.bench.variants.StandinVariants`, with the robustness report;
+- :mod:`~bolt_pco64.bench.benchmark`: :func:`~bolt_pco64.bench.benchmark.run_benchmark`
+  (deprecated, as are :func:`~bolt_pco64.bench.family.run_problems` and
+  :func:`~bolt_pco64.bench.variants.run_variants`: thin wrappers of
+  :func:`~bolt_pco64.bench.comparison.run_comparison`).
 
 Reliability: each finished run is written atomically to
 ``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
@@ -90,7 +101,8 @@ fitting models to ``ctx.fit_seconds``. For ``jobs``/Dask backends the function
 must be importable by the workers (defined in a module, or in a script run
 as ``__main__``; Dask pickles it by value).
 
-A method with a model, or its own initial design, subclasses :class:`~bolt_pco64.bench.contract.Method`::
+A method with a model, or its own initial design, subclasses
+:class:`~bolt_pco64.bench.contract.Method`::
 
     from bolt_pco64.bench import Method, Prediction, register_method
 

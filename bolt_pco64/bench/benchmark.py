@@ -1,4 +1,5 @@
-"""Deprecated: :func:`~bolt_pco64.bench.benchmark.run_benchmark`, a comparison on one problem.
+"""Deprecated: :func:`~bolt_pco64.bench.benchmark.run_benchmark`, a comparison on one
+problem.
 
 :func:`~bolt_pco64.bench.comparison.run_comparison` with a
 :class:`~bolt_pco64.bench.comparison.ComparisonSpec` replaces it; it stays as a thin
@@ -57,10 +58,11 @@ def run_benchmark(
     This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
     its results are the same.
 
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
-    ``noise``, ``reference``, ``budget_hours``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``table`` and ``problem`` are :class:`~bolt_pco64.bench.comparison.SingleTable`'s; ``out``,
-    ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
+    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
+    ``reference``, ``budget_hours``, ``workers`` and ``early_stop`` are
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``table`` and ``problem``
+    are :class:`~bolt_pco64.bench.comparison.SingleTable`'s; ``out``, ``jobs``,
+    ``dask_scheduler``, ``progress`` and ``arguments`` are
     :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Returns:
@@ -68,8 +70,9 @@ def run_benchmark(
 
     Raises:
         ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
-            ``TableError``), before anything is created or written.
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
+            (``ComparisonSpecError``, ``TableError``), before anything is created or
+            written.
         OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.

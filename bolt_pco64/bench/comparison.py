@@ -218,8 +218,8 @@ class SingleTable:
     Attributes:
         table: A path, a DataFrame, a loaded :class:`~bolt_pco64.table.Table`, or
             ``None`` for the problem's default source
-            (:func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`); validated by the problem's own
-            instance.
+            (:func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`); validated by
+            the problem's own instance.
         problem: The instance (``"pco16"``, ``"pco32"``, ``"pco64"`` or any
             :class:`~bolt_pco64.instances.Instance`, a user's own too: its table is
             loaded and validated by it); ``None`` is a loaded table's own

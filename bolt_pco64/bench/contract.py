@@ -244,8 +244,7 @@ class Method:
     n_init: int | None = None
 
     def new_state(self) -> Any:
-        """A fresh :attr:`RunContext.state <bolt_pco64.bench.contract.RunContext.state>`
-        for one run (default: an empty dict).
+        """A fresh :attr:`.RunContext.state` for one run (default: an empty dict).
 
         A method with models returns an object of its own (a dataclass) that
         its :meth:`propose` fills and its

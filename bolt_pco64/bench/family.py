@@ -1,16 +1,14 @@
 """Every problem of the family in one comparison (``bench --problem all``).
 
-:class:`Family` is the table set of
-:func:`~bolt_pco64.bench.comparison.run_comparison` that runs the same comparison on each
-instance (pco16, pco32, pco64 by default) into ``OUT/<problem>/`` (each a
-complete one-table directory, resumable on its own) and
-writes one combined ``OUT/summary.csv`` (a ``problem`` column first),
-``OUT/summary.md`` and ``OUT/regret.png`` (one row of plots per problem).
-Every problem's table, output directory and stored runs are checked before
-anything is created, so a refused comparison leaves the file system as it was.
-The combined files are a function of each problem's records and facts
-(:func:`write_family_report`), so ``bolt-pco64 report OUT`` rewrites them
-(``OUT/report.json`` marks the root, :mod:`bolt_pco64.bench.regenerate`).
+:class:`Family` is the table set of :func:`~bolt_pco64.bench.comparison.run_comparison`
+that runs the same comparison on each instance (pco16, pco32, pco64 by default) into
+``OUT/<problem>/`` (each a complete one-table directory, resumable on its own) and
+writes one combined ``OUT/summary.csv`` (a ``problem`` column first), ``OUT/summary.md``
+and ``OUT/regret.png`` (one row of plots per problem). Every problem's table, output
+directory and stored runs are checked before anything is created, so a refused
+comparison leaves the file system as it was. The combined files are a function of each
+problem's records and facts (:func:`write_family_report`), so ``bolt-pco64 report OUT``
+rewrites them (``OUT/report.json`` marks the root, :mod:`bolt_pco64.bench.regenerate`).
 """
 
 from __future__ import annotations
@@ -102,9 +100,10 @@ class FamilyResult:
 
 @dataclass(frozen=True)
 class Family:
-    """Each problem of the family on its default table (its environment
-    variable, its measured table, else its stand-in; see
-    :func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`), a :class:`~bolt_pco64.bench.comparison.TableSet`.
+    """Each problem of the family on its default table (its environment variable, its
+    measured table, else its stand-in; see
+    :func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`), a
+    :class:`~bolt_pco64.bench.comparison.TableSet`.
 
     Each problem's comparison goes into ``OUT/<problem>/``; the combined
     report into ``OUT`` (:func:`write_family_report`). The budget must be in
@@ -196,16 +195,17 @@ def run_problems(
     This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
     its results are the same.
 
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
-    ``noise``, ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problems`` is :class:`Family`'s; ``out``,
-    ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
-    :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
+    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
+    ``reference``, ``workers`` and ``early_stop`` are
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problems`` is
+    :class:`Family`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress`` and
+    ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Raises:
         ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
-            ``TableError``), before anything is created or written.
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
+            (``ComparisonSpecError``, ``TableError``), before anything is created or
+            written.
         OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.

@@ -243,7 +243,8 @@ class RunLoop:
     def context(
         self, clock: SimulatedClock[_Queued], q: int, step_seed: int, cap: int
     ) -> RunContext:
-        """The :class:`~bolt_pco64.bench.contract.RunContext` of the evaluations so far."""
+        """The :class:`~bolt_pco64.bench.contract.RunContext` of the evaluations so
+        far."""
         rows = torch.tensor(self.rows, dtype=torch.long)
         return RunContext(
             problem=self.problem,

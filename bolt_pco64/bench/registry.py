@@ -5,8 +5,9 @@ Three sources, looked up in this order:
 - the methods registered in this process with :func:`register_method`
   (a registered name, a built-in one included, takes precedence);
 - the built-in methods (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
-- the entry points of other packages in the group :data:`~bolt_pco64.bench.contract.ENTRY_POINT_GROUP`
-  (``bolt_pco64.methods``), e.g. in a distribution's ``pyproject.toml``::
+- the entry points of other packages in the group
+  :data:`~bolt_pco64.bench.contract.ENTRY_POINT_GROUP` (``bolt_pco64.methods``), e.g. in
+  a distribution's ``pyproject.toml``::
 
       [project.entry-points."bolt_pco64.methods"]
       lowest_memory_first = "my_package.methods:LowestMemoryFirst"
@@ -21,10 +22,10 @@ returns a new read-only mapping of all three (:class:`MethodRegistry`): its
 entry points are listed without being imported and one is loaded, into that
 mapping alone, when it is looked up; nothing global changes on a lookup.
 
-Every function that looks a method up takes ``registry=`` (Ax's style): a
-mapping of names to methods (a :class:`~bolt_pco64.bench.contract.Method` or a function), ``None`` for
-:func:`method_registry`'s. So a caller can run a comparison on methods of its
-own without registering anything::
+Every function that looks a method up takes ``registry=`` (Ax's style): a mapping of
+names to methods (a :class:`~bolt_pco64.bench.contract.Method` or a function), ``None``
+for :func:`method_registry`'s. So a caller can run a comparison on methods of its own
+without registering anything::
 
     get_method("mine", registry={"mine": my_method})
 """
@@ -157,17 +158,18 @@ def register_method(
 ) -> object:
     """Register a method under ``name``; usable as a decorator or a function.
 
-    ``register_method("mine", fn)`` or ``@register_method("mine")``.
-    ``fn`` is a :class:`~bolt_pco64.bench.contract.Method` (instance or subclass) or a function
-    ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long
-    tensor or a sequence of ints) or a ``q x d`` floating tensor of points in
-    the box (snapped by the harness). Re-registering a name replaces it.
+    ``register_method("mine", fn)`` or ``@register_method("mine")``. ``fn`` is a
+    :class:`~bolt_pco64.bench.contract.Method` (instance or subclass) or a function
+    ``fn(ctx: RunContext) ->`` ``q`` distinct untried row indices (a long tensor or a
+    sequence of ints) or a ``q x d`` floating tensor of points in the box (snapped by
+    the harness). Re-registering a name replaces it.
 
     Args:
         name: A file-safe name (letters, digits, ``_``, ``.``, ``-``).
         fn: The method; omitted, a decorator is returned.
-        n_init: A function's own initial-design size (a :class:`~bolt_pco64.bench.contract.Method`
-            states it as its ``n_init`` attribute).
+        n_init: A function's own initial-design size (a
+            :class:`~bolt_pco64.bench.contract.Method` states it as its ``n_init``
+            attribute).
 
     Returns:
         ``fn`` itself (or the decorator), so a decorated function stays a
@@ -176,7 +178,8 @@ def register_method(
     Raises:
         ValueError: If ``name`` is not a simple file-safe name, or ``n_init``
             is neither ``None`` nor an integer ``>= 1``.
-        TypeError: If ``fn`` is neither a :class:`~bolt_pco64.bench.contract.Method` nor callable.
+        TypeError: If ``fn`` is neither a :class:`~bolt_pco64.bench.contract.Method` nor
+            callable.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(

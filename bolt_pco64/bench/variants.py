@@ -9,12 +9,11 @@ same comparison on each variant of one problem into ``OUT/<variant>/``
 before anything is created) and writes
 ``OUT/robustness.md`` and ``OUT/robustness.csv``:
 
-* per pair of methods, the paired comparison of their final simple regret
-  on each variant (:func:`~bolt_pco64.bench.stats.paired_comparisons` over
-  the seeds both completed; the direction is
-  :func:`~bolt_pco64.bench.stats.verdict`'s: better or worse only when significant) and whether it
-  **holds on every variant** (the same direction, significant everywhere) or
-  **depends on the reading**;
+* per pair of methods, the paired comparison of their final simple regret on each
+  variant (:func:`~bolt_pco64.bench.stats.paired_comparisons` over the seeds both
+  completed; the direction is :func:`~bolt_pco64.bench.stats.verdict`'s: better or worse
+  only when significant) and whether it **holds on every variant** (the same direction,
+  significant everywhere) or **depends on the reading**;
 * per pair of variants, Kendall's tau between the methods' rankings by
   median final regret (1: the same order).
 
@@ -92,7 +91,8 @@ class VariantsResult:
 
 @dataclass(frozen=True)
 class StandinVariants:
-    """Each stand-in variant of one problem, a :class:`~bolt_pco64.bench.comparison.TableSet`.
+    """Each stand-in variant of one problem, a
+    :class:`~bolt_pco64.bench.comparison.TableSet`.
 
     Each variant's comparison goes into ``OUT/<variant>/``; ``OUT/robustness.md``
     and ``OUT/robustness.csv`` say which conclusions hold on every variant
@@ -192,16 +192,17 @@ def run_variants(
     This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
     its results are the same.
 
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``,
-    ``noise``, ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problem`` and ``variants`` are :class:`StandinVariants`'s; ``out``,
-    ``jobs``, ``dask_scheduler``, ``progress`` and ``arguments`` are
-    :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
+    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
+    ``reference``, ``workers`` and ``early_stop`` are
+    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problem`` and ``variants``
+    are :class:`StandinVariants`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress``
+    and ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
 
     Raises:
         ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (``ComparisonSpecError``,
-            ``TableError``), before anything is created or written.
+            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
+            (``ComparisonSpecError``, ``TableError``), before anything is created or
+            written.
         OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
         FileNotFoundError: If a named table file does not exist.

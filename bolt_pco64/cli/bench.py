@@ -302,8 +302,8 @@ def bench(
 
 
 def _spec(**settings: Any) -> Any:
-    """The comparison's :class:`~bolt_pco64.bench.comparison.ComparisonSpec`, checked once;
-    a refused setting is a one-line error led by its option
+    """The comparison's :class:`~bolt_pco64.bench.comparison.ComparisonSpec`, checked
+    once; a refused setting is a one-line error led by its option
     (:func:`_option_error`)."""
     from bolt_pco64.bench.comparison import ComparisonSpec, ComparisonSpecError
 

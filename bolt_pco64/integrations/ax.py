@@ -33,11 +33,11 @@ card's schema:
   behind the default. Ax's oracle (the noiseless ground truth it scores
   traces with) always sees the constraint and the placeholder; since the
   constraint is violated, Ax's traces never count that number.
-- ``optimal_value`` is the table's best feasible throughput;
-  ``worst_feasible_value`` its lowest; ``baseline_value`` (by default) the
-  expected best feasible throughput among :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` table rows
-  drawn uniformly without replacement, a draw with no feasible row counting as
-  the worst feasible throughput (computed exactly from the table, see
+- ``optimal_value`` is the table's best feasible throughput; ``worst_feasible_value``
+  its lowest; ``baseline_value`` (by default) the expected best feasible throughput
+  among :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` table rows drawn
+  uniformly without replacement, a draw with no feasible row counting as the worst
+  feasible throughput (computed exactly from the table, see
   :func:`~bolt_pco64.integrations.common.runs.random_baseline`).
 - ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
   the one time model (:class:`~bolt_pco64.costs.TimeModel`, the harness's:
@@ -355,7 +355,8 @@ def get_benchmark_problem(
         observe_noise_sd: Whether the metrics report the noise level (``sem``);
             if False the model infers it (Ax's default for BoTorch problems).
         baseline_value: Override of the documented default baseline (the
-            expected best of :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` random rows).
+            expected best of :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS`
+            random rows).
         report_inference_value_as_trace: Ax's option: the optimization trace
             is the inference trace (the true value of Ax's recommended point)
             rather than the best value found so far; set it to get an inference

@@ -30,14 +30,14 @@ objective of ``study.optimize``::
   ``"encoded"`` scale), rows, runs and seconds come from
   :mod:`bolt_pco64.integrations.common`, shared with the Ax adapter. Why snapping rather than refusing off-table
   combinations: the README's Optuna section.
-- **Objective and constraint.** The objective is the row's
-  ``throughput_mean`` (maximised, :attr:`PCOProblem.directions`); the
-  constraint :data:`~bolt_pco64.integrations.common.problem.CONSTRAINT_NAME` is its ``peak_mem_normalised`` (feasible
-  iff ``<= 0``), set on every trial with ``trial.set_constraint`` before the
-  objective is returned, as OptunaHub 0.5 problems do. Optuna >= 5 samplers
-  (TPE, GP, NSGA-II) read constraints from the trial; passing
-  ``constraints_func=problem.constraints_func`` as well is deprecated by
-  both Optuna and OptunaHub and records the constraint a second time.
+- **Objective and constraint.** The objective is the row's ``throughput_mean``
+  (maximised, :attr:`PCOProblem.directions`); the constraint
+  :data:`~bolt_pco64.integrations.common.problem.CONSTRAINT_NAME` is its
+  ``peak_mem_normalised`` (feasible iff ``<= 0``), set on every trial with
+  ``trial.set_constraint`` before the objective is returned, as OptunaHub 0.5 problems
+  do. Optuna >= 5 samplers (TPE, GP, NSGA-II) read constraints from the trial; passing
+  ``constraints_func=problem.constraints_func`` as well is deprecated by both Optuna and
+  OptunaHub and records the constraint a second time.
 - **Crashes** (:data:`~bolt_pco64.integrations.common.crash.CrashReport`, the
   adapters' one vocabulary: the problem's ``crash_report`` argument). A row
   that ran out of memory has no throughput. It is reported as
@@ -138,7 +138,7 @@ ROW_PARAMS_ATTR = "row_params"
 #: ``trial.user_attrs`` key of whether the row ran (the card's ``ran_successfully``).
 FEASIBLE_ATTR = "ran_successfully"
 #: ``trial.user_attrs`` key of the run's wall-clock seconds under the time
-#: model (:func:`bolt_pco64.integrations.common.run_seconds <bolt_pco64.integrations.common.runs.run_seconds>`: the start-up plus
+#: model (:func:`~bolt_pco64.integrations.common.runs.run_seconds`: the start-up plus
 #: ``overall_time``; a crash the start-up, the steps it recorded if any and the
 #: step in which memory ran out).
 SECONDS_ATTR = "run_seconds"

@@ -38,24 +38,26 @@ class PCO(ConstrainedSyntheticTestFunction):
     ``discrete_inds``: ordered integers between the bounds; none continuous or
     categorical), so BoTorch's mixed optimizers know the structure.
 
-    A point snaps to the nearest table row (Euclidean distance in the encoding;
-    ties go to the earliest row in canonical order). ``f(X)`` accepts any real
-    point inside ``bounds``: it validates ``X`` (errors name the offending entry
-    and input column) and snaps it before BoTorch's ``forward`` runs.
+    A point snaps to the nearest table row (Euclidean distance in the encoding; ties go
+    to the earliest row in canonical order). ``f(X)`` accepts any real point inside
+    ``bounds``: it validates ``X`` (errors name the offending entry and input column)
+    and snaps it before BoTorch's ``forward`` runs.
     :meth:`~botorch.test_functions.base.BaseTestProblem.evaluate_true`,
-    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.evaluate_slack_true` and
-    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible` are BoTorch's own: integer points inside the bounds, snapped likewise.
-    Only 780 of the 29,160 integer points of pco64's bounds are configurations:
-    :meth:`is_configuration` says which, and a snap farther than one lattice
-    step (:data:`FAR_SNAP_DISTANCE`) warns once per problem
-    (:class:`FarSnapWarning`).
+    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.evaluate_slack_true`
+    and :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible` are
+    BoTorch's own: integer points inside the bounds, snapped likewise. Only 780 of the
+    29,160 integer points of pco64's bounds are configurations: :meth:`is_configuration`
+    says which, and a snap farther than one lattice step (:data:`FAR_SNAP_DISTANCE`)
+    warns once per problem (:class:`FarSnapWarning`).
 
-    The value is the row's ``throughput_mean``, **NaN where the configuration
-    ran out of memory** -- a crash, not a bad value -- unless ``oom="impute"``.
-    The memory constraint is ``outcome_constraint``, a
-    :class:`PCOOutcomeConstraint` (``c(X) <= 0`` iff feasible);
-    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.evaluate_slack_true` is ``-c(X)``, so
-    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible` works as in BoTorch.
+    The value is the row's ``throughput_mean``, **NaN where the configuration ran out of
+    memory** -- a crash, not a bad value -- unless ``oom="impute"``. The memory
+    constraint is ``outcome_constraint``, a :class:`PCOOutcomeConstraint` (``c(X) <= 0``
+    iff feasible);
+    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.evaluate_slack_true`
+    is ``-c(X)``, so
+    :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible` works as
+    in BoTorch.
 
     The class attributes (``dim``, ``_bounds``, ``_optimal_value``,
     ``_optimizers``) state the instance's published figures; a problem
@@ -158,7 +160,7 @@ class PCO(ConstrainedSyntheticTestFunction):
                 ``throughput_mean`` of the equidistant nearest rows that ran,
                 Euclidean in the encoded space; with ``"measured"`` noise, the
                 mean of their ``throughput_std``). The slack is unchanged, so
-                :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible` still tells the crash. Computed once here.
+                BoTorch's ``is_feasible`` still tells the crash. Computed once here.
             instance: With :class:`PCO` itself, the instance to serve (a name
                 or any :class:`~bolt_pco64.instances.Instance`, e.g. a user's
                 own cluster): ``PCO(instance=Instance(...), table=path)``

@@ -14,8 +14,8 @@ per-row :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`:
   (pco16's best was never visited: its row stays ``"imputed"`` for its
   peak memory, with the published throughput);
 - unvisited rows: imputed (``"imputed"``) by
-  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows only, with the model's standard
-  error and feasibility probability, rounded to
+  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows only, with
+  the model's standard error and feasibility probability, rounded to
   :data:`~bolt_pco64.reconstruct.impute.DECIMALS`;
 - infeasible rows follow the card: throughput NaN, ``peak_mem`` inf,
   ``peak_mem_normalised`` the stand-in's pad
@@ -79,7 +79,8 @@ class Reconstruction:
 
     Attributes:
         frame: The table: the card's columns in order, then
-            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`; rows in canonical order.
+            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`; rows in canonical
+            order.
         metadata: The parquet's key-value metadata.
     """
 

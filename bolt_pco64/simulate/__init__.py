@@ -1,11 +1,10 @@
 """The simulated stand-in tables (docs/architecture.md §3).
 
-The measured pco tables cannot be reached from the machines this package is
-built on, so the package ships a **stand-in** per instance
-(``data/<instance>_simulated.parquet``), written by
-:func:`~bolt_pco64.simulate.generate.write_simulated_table` from the analytic model of this package. It is
-for developing, testing and demonstrating against. It is **not measured
-data**; its parquet metadata says ``source=simulated``.
+The measured pco tables cannot be reached from the machines this package is built on, so
+the package ships a **stand-in** per instance (``data/<instance>_simulated.parquet``),
+written by :func:`~bolt_pco64.simulate.generate.write_simulated_table` from the analytic
+model of this package. It is for developing, testing and demonstrating against. It is
+**not measured data**; its parquet metadata says ``source=simulated``.
 
 Modules, in the order data flows:
 
@@ -51,7 +50,7 @@ recomputation a configuration with tensor-parallel size 1 holds about 100 GB
 of activations, and fewer than 450 fit in 96 GB). But then the card's best
 configuration (ZeRO-2 over 16 ranks, tensor-parallel 4) itemises only about
 25 GB, and to report the published 74.2 GB the fitted overhead
-(:attr:`Calibration.overhead_gb <bolt_pco64.simulate.calibrate.Calibration.overhead_gb>`) must be about 50 GB -- ten times what
+(:attr:`.Calibration.overhead_gb`) must be about 50 GB -- ten times what
 workspaces and allocator rounding explain. A scan of 1,440 memory readings
 with DeepSpeed's ZeRO-2 (micro-batch size 1-8, selective or full
 recomputation, fp32 or bf16 accumulation in pipelines, vocabulary 32000 to

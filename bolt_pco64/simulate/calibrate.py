@@ -7,7 +7,7 @@
    the card's best configuration reports the published peak (pco64: 74.2 GB)
    on its fullest GPU; for an instance without a published peak (pco16,
    pco32) the overhead that puts the usable capacity at the assumed share
-   :attr:`Assumptions.usable_fraction <bolt_pco64.simulate.spec.Assumptions.usable_fraction>` of its GPU memory;
+   :attr:`.Assumptions.usable_fraction` of its GPU memory;
 2. ``fragmentation`` and ``usable_gb``: for each fragmentation on
    :data:`FRAGMENTATION_GRID`, nearest the prior first, ``usable_gb`` midway
    between the footprints of the ``F``-th and ``F+1``-th lightest
@@ -188,12 +188,12 @@ def measured_times(
     """Recorded step times of each candidate, ``N x N_RECORDED_STEPS`` (s).
 
     Step ``j`` of a run whose noise-free step takes ``S`` seconds records
-    ``S (w_j + cv z_j + slow_j)``, ``w_0`` =
-    :attr:`ModelConstants.first_step_factor <bolt_pco64.simulate.spec.ModelConstants.first_step_factor>` for the warm-up step (allocator growth, NCCL
-    connection set-up, autotuning) and 1 for the others. The coefficient of
-    variation ``cv`` grows with the exposed communication and where gradient
-    reduction crosses hosts; ``slow_j`` slows a few steps (garbage collection,
-    network jitter) -- the outliers the runner's estimator drops.
+    ``S (w_j + cv z_j + slow_j)``, ``w_0`` = :attr:`.ModelConstants.first_step_factor`
+    for the warm-up step (allocator growth, NCCL connection set-up, autotuning) and 1
+    for the others. The coefficient of variation ``cv`` grows with the exposed
+    communication and where gradient reduction crosses hosts; ``slow_j`` slows a few
+    steps (garbage collection, network jitter) -- the outliers the runner's estimator
+    drops.
     """
     cv = k.noise_cv + k.noise_cv_comm * comm_fraction + k.noise_cv_inter * inter_dp
     warm = np.ones(noise.z.shape[1])

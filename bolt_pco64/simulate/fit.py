@@ -13,16 +13,15 @@ card's figures on top of them.
 Two fits, each a robust least-squares problem
 (:func:`scipy.optimize.least_squares`, soft-L1 loss) over the rows of a training set:
 
-* **memory** (:func:`fit_memory`): the model's reported peak of a GPU of
-  stage ``i`` is linear in the constants that scale its terms -- the
-  backward working set
-  (:attr:`~bolt_pco64.simulate.spec.ModelConstants.working_set_layers`), the bytes per logit (``logits_bytes``), ZeRO-2's
-  ``overlap_comm`` footprint (``overlap_comm_factor``, and with it the
-  all-gather bucket ``allgather_bucket_elements``), and a uniform overhead:
-  ``peak_i = base_i + sum_j theta_j f_ij + overhead``. :func:`memory_basis`
-  evaluates the model's own terms once per configuration and stage; the
-  reported peak is the largest over stages, fitted to the measured
-  ``peak_mem`` of the rows that ran.
+* **memory** (:func:`fit_memory`): the model's reported peak of a GPU of stage ``i`` is
+  linear in the constants that scale its terms -- the backward working set
+  (:attr:`~bolt_pco64.simulate.spec.ModelConstants.working_set_layers`), the bytes per
+  logit (``logits_bytes``), ZeRO-2's ``overlap_comm`` footprint
+  (``overlap_comm_factor``, and with it the all-gather bucket
+  ``allgather_bucket_elements``), and a uniform overhead:
+  ``peak_i = base_i + sum_j theta_j f_ij + overhead``. :func:`memory_basis` evaluates
+  the model's own terms once per configuration and stage; the reported peak is the
+  largest over stages, fitted to the measured ``peak_mem`` of the rows that ran.
 * **step time** (:func:`fit_steptime`): the throughput of the rows that ran,
   in log space, over the constants of the time model
   (:data:`STEPTIME_CONSTANTS`: the narrow-GEMM penalty, the exposed TP and

@@ -1,18 +1,18 @@
 """Write the stand-in table and its metadata from the calibrated model.
 
-One generation calibrates once
-(:func:`bolt_pco64.simulate.calibrate.build_model`) and writes every row from that model; the table and its
-metadata come from the same calibration.
+One generation calibrates once (:func:`bolt_pco64.simulate.calibrate.build_model`) and
+writes every row from that model; the table and its metadata come from the same
+calibration.
 
 The columns are what the public runner of this problem records
 (``docs/architecture.md`` §6; ``apivich-h/oppa``, ``src/oppa/runners/out_data.py``):
 
-* ``all_time_steps``: the
-  :data:`~bolt_pco64.simulate.calibrate.N_RECORDED_STEPS` recorded step times in seconds, the warm-up step first
-  (:func:`~bolt_pco64.simulate.calibrate.measured_times`: 0.4 % per-step
-  variation plus 3 % of the exposed-communication share plus 0.3 % where
-  gradient reduction crosses hosts; 5 % of the timed steps slowed by up to
-  4 %, as garbage collection and network jitter do in synchronous training);
+* ``all_time_steps``: the :data:`~bolt_pco64.simulate.calibrate.N_RECORDED_STEPS`
+  recorded step times in seconds, the warm-up step first
+  (:func:`~bolt_pco64.simulate.calibrate.measured_times`: 0.4 % per-step variation plus
+  3 % of the exposed-communication share plus 0.3 % where gradient reduction crosses
+  hosts; 5 % of the timed steps slowed by up to 4 %, as garbage collection and network
+  jitter do in synchronous training);
 * ``throughput_mean`` and ``throughput_std``: the runner's estimators
   (:func:`bolt_pco64.estimators.estimate_throughput`) of those steps -- the
   warm-up dropped, outliers beyond 2 IQR of the median dropped, the

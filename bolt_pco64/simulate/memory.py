@@ -8,14 +8,14 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   the output layer (last stage). DeepSpeed's bf16 semantics: bf16 weights,
   bf16 gradients (``grad_accum_dtype`` defaults to the model's dtype), fp32
   master weights and Adam moments. Bytes per parameter, ``N = dp * cp`` the
-  ranks that reduce gradients (:attr:`Config.reduce_ranks <bolt_pco64.simulate.spec.Config.reduce_ranks>`):
+  ranks that reduce gradients (:attr:`.Config.reduce_ranks`):
 
   - ZeRO-0 with a pipeline (DeepSpeed's ``BF16_Optimizer``, which shards the
     fp32 master weights and optimizer state over the data-parallel group):
     ``2 + 2 + 12 / N``;
   - ZeRO-0 without a pipeline: nothing sharded, ``2 + 2 + 12 = 16``
     (DeepSpeed's ZeRO-0), or, where the reading shards it
-    (:attr:`Assumptions.zero0 <bolt_pco64.simulate.spec.Assumptions.zero0>`
+    (:attr:`.Assumptions.zero0`
     ``"zero1"`` or ``"distributed"``: ColossalAI's low-level ZeRO-1,
     Megatron's distributed optimizer), ``2 + 2 + 12 / N`` as with a pipeline;
   - ZeRO-2 (DeepSpeed stage 2): bf16 weights replicated, gradient partition
@@ -29,7 +29,7 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   GPU (:func:`layer_activation_bytes`). With full recomputation (the mode the
   stand-ins assume, :mod:`bolt_pco64.simulate.spec`) each layer keeps only its
   input, ``2 t h`` bytes split over the sequence-parallel ranks (Megatron
-  keeps the sequence-parallel shard; :meth:`Assumptions.sp_divisor <bolt_pco64.simulate.spec.Assumptions.sp_divisor>`), or over
+  keeps the sequence-parallel shard; :meth:`.Assumptions.sp_divisor`), or over
   ``tp`` without sequence parallelism where the reading distributes saved
   activations, plus, during the backward, one layer's full
   activations being recomputed. Those full activations, as selective
@@ -43,20 +43,20 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
   micro-batches of its ``L / pp`` layers; interleaved with ``v`` chunks it
   holds ``2 (pp - i - 1) + (v - 1) pp + 1`` chunk-micro-batches of
   ``L / (pp v)`` layers (Narayanan et al. 2021; Megatron's warm-up count).
-* the logits of the last stage (:attr:`ModelConstants.logits_bytes <bolt_pco64.simulate.spec.ModelConstants.logits_bytes>` per
-  logit; with a pipeline, :attr:`ModelConstants.retained_logits_bytes <bolt_pco64.simulate.spec.ModelConstants.retained_logits_bytes>` per
+* the logits of the last stage (:attr:`.ModelConstants.logits_bytes` per
+  logit; with a pipeline, :attr:`.ModelConstants.retained_logits_bytes` per
   logit of the whole per-rank batch, 0 unless fitted), the backward working set of one layer, gradient buffers: ZeRO-2's
   ``overlap_comm`` footprint, which DeepSpeed documents as 4.5 times the
   reduce and all-gather bucket sizes (the reduce bucket is the swept
   ``bucket_mb``; the all-gather bucket
-  :attr:`ModelConstants.allgather_bucket_elements <bolt_pco64.simulate.spec.ModelConstants.allgather_bucket_elements>`), ZeRO-3's two reduce
-  buckets; and the calibrated overhead (:attr:`Calibration.overhead_gb <bolt_pco64.simulate.calibrate.Calibration.overhead_gb>`).
+  :attr:`.ModelConstants.allgather_bucket_elements`), ZeRO-3's two reduce
+  buckets; and the calibrated overhead (:attr:`.Calibration.overhead_gb`).
 
 Memory the allocator does not report (:func:`fixed_hidden_gb` and the
 calibration): the CUDA context and NCCL's buffers for each communicator of
 the GPU -- the *fixed* per-GPU memory, counted here once and nowhere else --
 and the caching allocator's fragmentation, a calibrated fraction of the
-memory allocated and freed every step (:attr:`Calibration.fragmentation <bolt_pco64.simulate.calibrate.Calibration.fragmentation>`;
+memory allocated and freed every step (:attr:`.Calibration.fragmentation`;
 Guo et al. 2024, "GMLake", measure 10-30 %). A run OOMs where some GPU's
 reported peak plus hidden memory exceeds the calibrated usable capacity.
 """
@@ -241,7 +241,7 @@ def communicators(cfg: Config, gpus_per_host: int) -> list[tuple[str, bool]]:
 
     Ranks are laid out tp-cp-dp-pp (Megatron), so a group spans hosts once the
     ranks it strides over outnumber a host's GPUs. The gradient-reduction
-    group is ``dp * cp`` (:attr:`Config.reduce_ranks <bolt_pco64.simulate.spec.Config.reduce_ranks>`).
+    group is ``dp * cp`` (:attr:`.Config.reduce_ranks`).
     """
     g = gpus_per_host
     out = []

@@ -10,10 +10,10 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
   four passes (flash attention's backward recomputes the scores; Dao et al.
   2022). Full recomputation runs the forward once more: four GEMM passes and
   five attention passes, the 33 % extra compute Korthikanti et al. 2022
-  report. At the calibrated fraction :attr:`Calibration.compute_efficiency <bolt_pco64.simulate.calibrate.Calibration.compute_efficiency>`
+  report. At the calibrated fraction :attr:`.Calibration.compute_efficiency`
   of the bf16 peak, lowered for narrow GEMMs (``1 / (1 + d0 tp / h + d0 /
   t)``) and for ring attention (``1 + c_cp (cp - 1)``); memory-bound kernels
-  move :attr:`ModelConstants.elementwise_passes <bolt_pco64.simulate.spec.ModelConstants.elementwise_passes>` times the layer's full
+  move :attr:`.ModelConstants.elementwise_passes` times the layer's full
   activation bytes at HBM bandwidth (the work sequence parallelism divides).
 * **tensor parallel**: per layer and micro-batch two all-gathers and two
   reduce-scatters forward and as many backward (or their all-reduce
@@ -40,7 +40,7 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
     engine reduces at the gradient-accumulation boundary; nothing hides it),
     and where the optimizer state is sharded (with a pipeline,
     ``BF16_Optimizer``; without one where the reading shards it,
-    :attr:`Assumptions.zero0 <bolt_pco64.simulate.spec.Assumptions.zero0>`) the all-gather of the updated weights;
+    :attr:`.Assumptions.zero0`) the all-gather of the updated weights;
   - ZeRO-2 (``overlap_comm``): the gradients are reduce-scattered in *every*
     micro-step (DeepSpeed ``engine.allreduce_gradients``: "ZeRO stage >= 2
     communicates during non gradient accumulation boundaries as well"),
@@ -57,7 +57,7 @@ per micro-batch and ``N = dp * cp`` gradient-reduction ranks
   bandwidth: the ``1 / N`` shard wherever the optimizer state is sharded.
 
 Throughput (:func:`throughput`) is in the instance's *inferred* unit
-(:attr:`Assumptions.throughput_unit <bolt_pco64.simulate.spec.Assumptions.throughput_unit>`): samples per second per GPU,
+(:attr:`.Assumptions.throughput_unit`): samples per second per GPU,
 ``global_batch / (num_gpus * step_s)`` (pco64, pco32), or optimizer steps
 per second, ``1 / step_s`` (pco16).
 """

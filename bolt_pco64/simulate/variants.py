@@ -1,17 +1,17 @@
 """Stand-in variants: readings of the job that the published figures leave open.
 
-A card publishes a handful of figures (pco64: rows, feasible count, best
-configuration and value, its peak, the largest feasible peak). Several
-standard readings of how the training job uses memory meet all of them and
-still put the crash boundary in different places (``../shared/analysis`` of
-the project; issue 23). Each :class:`Variant` is one such reading, written as
-the stand-in model's own :class:`~bolt_pco64.simulate.spec.Assumptions` and
-:class:`~bolt_pco64.simulate.spec.ModelConstants`, calibrated to the same
-figures by the same procedure
-(:func:`~bolt_pco64.simulate.calibrate.build_model`). The shipped variants' names are each instance's
-:attr:`~bolt_pco64.instances.Instance.standin_variants` (the first is the
-default); this module says what each one reads, keyed by instance name (the
-generator's hypotheses about the published jobs, not facts of the instances).
+A card publishes a handful of figures (pco64: rows, feasible count, best configuration
+and value, its peak, the largest feasible peak). Several standard readings of how the
+training job uses memory meet all of them and still put the crash boundary in different
+places (``../shared/analysis`` of the project; issue 23). Each :class:`Variant` is one
+such reading, written as the stand-in model's own
+:class:`~bolt_pco64.simulate.spec.Assumptions` and
+:class:`~bolt_pco64.simulate.spec.ModelConstants`, calibrated to the same figures by the
+same procedure (:func:`~bolt_pco64.simulate.calibrate.build_model`). The shipped
+variants' names are each instance's
+:attr:`~bolt_pco64.instances.Instance.standin_variants` (the first is the default); this
+module says what each one reads, keyed by instance name (the generator's hypotheses
+about the published jobs, not facts of the instances).
 """
 
 from __future__ import annotations
@@ -157,16 +157,16 @@ READINGS: dict[str, dict[str, Variant]] = {
 }
 
 
-#: Stand-in 3.0, the step-time constants of each pco64 reading fitted to the
-#: published traces' throughputs (:func:`bolt_pco64.simulate.fit.fit_variant`
-#: with ``memory=False`` on all 472 visited rows that ran, from the 2.1
-#: constants; ``python benchmarks/standin_fit.py --constants`` prints them;
-#: rounded to 4 digits). Names of :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or
-#: ``hardware.`` and a :class:`~bolt_pco64.simulate.spec.Hardware` field. The
-#: compute efficiency is not here: the calibration solves it so that the
-#: card's best measures the published value. Several sit at a bound of the
-#: fit (an exposed TP share near 1, a NIC faster than one 200 Gb/s port): the
-#: model's terms, not the hardware, set them (docs/standins.md).
+#: Stand-in 3.0, the step-time constants of each pco64 reading fitted to the published
+#: traces' throughputs (:func:`bolt_pco64.simulate.fit.fit_variant` with
+#: ``memory=False`` on all 472 visited rows that ran, from the 2.1 constants;
+#: ``python benchmarks/standin_fit.py --constants`` prints them; rounded to 4 digits).
+#: Names of :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or ``hardware.``
+#: and a :class:`~bolt_pco64.simulate.spec.Hardware` field. The compute efficiency is
+#: not here: the calibration solves it so that the card's best measures the published
+#: value. Several sit at a bound of the fit (an exposed TP share near 1, a NIC faster
+#: than one 200 Gb/s port): the model's terms, not the hardware, set them
+#: (docs/standins.md).
 TRACE_STEPTIME: dict[str, dict[str, dict[str, float]]] = {
     _PCO64: {
         "mbs1": {

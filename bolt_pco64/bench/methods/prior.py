@@ -57,7 +57,8 @@ def _prior_state() -> type[PriorState]:
 
 
 class PriorMethod(Method):
-    """Constrained qLogNEI on prior-mean GPs (:func:`~bolt_pco64.bo.prior.fit.propose_prior_ei`).
+    """Constrained qLogNEI on prior-mean GPs
+    (:func:`~bolt_pco64.bo.prior.fit.propose_prior_ei`).
 
     Args:
         kind: ``"both"`` (``prior_ei``) or ``"throughput"`` (``prior_ei_tp``).

@@ -15,14 +15,18 @@ taken from it; see :data:`~bolt_pco64.bo.prior.base.STANDIN_CAVEAT`.
 
 - :mod:`~bolt_pco64.bo.prior.layout`: encoded inputs to parallel sizes, read
   from the instance's input specs and context columns;
-- :mod:`~bolt_pco64.bo.prior.base`: :class:`~bolt_pco64.bo.prior.base.PriorDefaults`, the
-  :class:`~bolt_pco64.bo.prior.base.PhysicalMean` base class, and the deliberately misspecified prior
-  of the robustness check (:func:`~bolt_pco64.bo.prior.base.misspecified`, :data:`~bolt_pco64.bo.prior.base.PRIORS`);
-- :mod:`~bolt_pco64.bo.prior.throughput`: :class:`~bolt_pco64.bo.prior.throughput.ThroughputPriorMean`;
-- :mod:`~bolt_pco64.bo.prior.memory`: :class:`~bolt_pco64.bo.prior.memory.MemoryPriorMean`;
+- :mod:`~bolt_pco64.bo.prior.base`: :class:`~bolt_pco64.bo.prior.base.PriorDefaults`,
+  the :class:`~bolt_pco64.bo.prior.base.PhysicalMean` base class, and the deliberately
+  misspecified prior of the robustness check
+  (:func:`~bolt_pco64.bo.prior.base.misspecified`,
+  :data:`~bolt_pco64.bo.prior.base.PRIORS`);
+- :mod:`~bolt_pco64.bo.prior.throughput`:
+  :class:`~bolt_pco64.bo.prior.throughput.ThroughputPriorMean`;
+- :mod:`~bolt_pco64.bo.prior.memory`:
+  :class:`~bolt_pco64.bo.prior.memory.MemoryPriorMean`;
 - :mod:`~bolt_pco64.bo.prior.fit`: :func:`~bolt_pco64.bo.prior.fit.fit_prior_models` and
-  :func:`~bolt_pco64.bo.prior.fit.propose_prior_ei` (constrained qLogNEI on both prior means, or only
-  the throughput prior).
+  :func:`~bolt_pco64.bo.prior.fit.propose_prior_ei` (constrained qLogNEI on both prior
+  means, or only the throughput prior).
 """
 
 from bolt_pco64.bo.prior.base import (

@@ -152,7 +152,8 @@ class BridgeMethod(Method, ABC):
     observed configuration.
 
     Args:
-        crash_report: How a crash is told to the framework (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
+        crash_report: How a crash is told to the framework
+            (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
 
     Raises:
         ValueError: For an unknown crash report.

@@ -76,7 +76,8 @@ class TableRuns:
         problem: The BoTorch problem whose table is served.
         startup_seconds: The time model's start-up of every run and crash
             (:func:`run_seconds`).
-        scale: The scale of the configurations (:class:`~bolt_pco64.integrations.common.problem.Parameters`).
+        scale: The scale of the configurations
+            (:class:`~bolt_pco64.integrations.common.problem.Parameters`).
     """
 
     def __init__(
@@ -93,7 +94,8 @@ class TableRuns:
         self._margin = table.column("peak_mem_normalised")
 
     def __call__(self, params: Mapping[str, object]) -> Evaluation:
-        """The outcome of running one configuration (see :class:`~bolt_pco64.integrations.common.problem.Parameters`)."""
+        """The outcome of running one configuration (see
+        :class:`~bolt_pco64.integrations.common.problem.Parameters`)."""
         return self.of_row(self.parameters.row(params))
 
     def of_row(self, row: int) -> Evaluation:
