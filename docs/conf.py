@@ -97,8 +97,8 @@ autosummary_imported_members = False
 # (bolt_pco64.problem.PCO64); its modules' pages hold their docstrings.
 autosummary_context = {
     "documented_at_package": DOCUMENTED_AT_PACKAGE,
-    # ... except the names of a module's __all__ that the package's lacks
-    # (bolt_pco64.problem.arguments.TableLike): on the module's page.
+    # and the names of its modules' __all__ that its own leaves out, each on
+    # its module's page (bolt_pco64.problem.arguments.TableLike).
     "own_page_names": own_page_names(),
     # bolt_pco64.simulate.calibrate is a module and the function its package
     # imports from it; autosummary would document the function under the

@@ -8,6 +8,7 @@ build and by ``tests/test_examples.py``.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import warnings
@@ -148,3 +149,85 @@ def test_the_results_index_holds_the_readme_of_every_result_folder_nested_too(
     assert "results/snapping/README" in toctree
     assert "results/optuna/harness/summary" not in toctree
     assert "[Harness](results/optuna/harness/README.md)" in text
+
+
+#: The Python roles a cross-reference of the site can have.
+PY_ROLES = ("mod", "func", "data", "const", "class", "meth", "attr", "exc", "obj")
+
+
+def _conf_settings() -> dict[str, object]:
+    """docs/conf.py's module-level settings that are literals, read without
+    running it (running it imports Sphinx and every package)."""
+    settings: dict[str, object] = {}
+    for node in ast.parse((DOCS / "conf.py").read_text()).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    try:
+                        settings[target.id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        continue  # not a literal (a call, a name)
+    return settings
+
+
+def _package_names() -> set[str]:
+    """Every name a reference to this package's objects can have: each
+    module, each object its module defines at the top level (and each member
+    of its classes), by full name, by the paths of its packages (re-exports)
+    and by short name."""
+    names: set[str] = set()
+    for path in _sources():
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        packages = [".".join(parts[:i]) for i in range(1, len(parts))]
+        names.add(module)
+        for node in ast.parse(path.read_text()).body:
+            defined: list[str] = []
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                defined.append(node.name)
+            elif isinstance(node, ast.Assign):
+                defined += [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined.append(node.target.id)
+            for name in defined:
+                names.update({name, f"{module}.{name}"})
+                names.update(f"{package}.{name}" for package in packages)
+            if isinstance(node, ast.ClassDef):
+                for member in node.body:
+                    if isinstance(member, ast.FunctionDef):
+                        names.add(f"{module}.{node.name}.{member.name}")
+                        names.add(f"{node.name}.{member.name}")
+    return names
+
+
+def test_the_site_build_reports_every_unresolved_cross_reference() -> None:
+    """``nitpicky``: a Python cross-reference that resolves to nothing is a
+    warning, which the strict build (``bash .ci/docs``, ``-W``) makes an error;
+    no ``suppress_warnings`` entry hides those warnings."""
+    settings = _conf_settings()
+    assert settings.get("nitpicky") is True
+    suppressed = settings.get("suppress_warnings", [])
+    assert isinstance(suppressed, list)
+    assert not [s for s in suppressed if s == "ref" or s.startswith("ref.")]
+
+
+def test_no_nitpick_exception_covers_a_name_of_the_package() -> None:
+    """docs/conf.py exempts only other projects' objects (no inventory of theirs
+    can be fetched offline): no ``nitpick_ignore`` entry or
+    ``nitpick_ignore_regex`` pattern matches a name of this package, so a
+    broken reference to one of its objects still fails the build."""
+    settings = _conf_settings()
+    names = _package_names()
+    assert {"bolt_pco64.problem.PCO64", "PCO64", "bolt_pco64.bench.Method"} <= names
+    exact = settings.get("nitpick_ignore", [])
+    patterns = settings.get("nitpick_ignore_regex", [])
+    assert isinstance(exact, list)
+    assert isinstance(patterns, list)
+    assert patterns, "no nitpick_ignore_regex in docs/conf.py (not a literal?)"
+    exempted = [entry for entry in exact if entry[1] in names]
+    for kind, target in patterns:
+        roles = [f"py:{r}" for r in PY_ROLES if re.fullmatch(kind, f"py:{r}")]
+        if roles:
+            exempted += [(kind, n) for n in sorted(names) if re.fullmatch(target, n)]
+    assert not exempted

@@ -17,9 +17,10 @@ from pathlib import Path
 
 #: Packages documented as one page: their ``__all__`` is documented on the
 #: package's page (the paths users import and cite, e.g.
-#: ``bolt_pco64.problem.PCO64``), their modules' pages hold only each
-#: module's docstring, and source links follow each object to the module
-#: that defines it.
+#: ``bolt_pco64.problem.PCO64``), their modules' pages hold each module's
+#: docstring and the names the package's ``__all__`` leaves out
+#: (:func:`own_page_names`), and source links follow each object to the
+#: module that defines it.
 DOCUMENTED_AT_PACKAGE: tuple[str, ...] = ("bolt_pco64.problem",)
 
 #: The packages users import public names from, in the order of the page.
