@@ -37,8 +37,9 @@ Representations (how a crashed trial reports its objective):
 
 The names are the adapters' one crash vocabulary
 (:data:`bolt_pco64.integrations.common.CrashReport`); ``failed`` was spelled
-``abandoned`` (and ``abandoned+tolerant``) before, as in the committed CSVs
-under ``docs/results/ax``; the former spellings are still accepted.
+``abandoned`` (and ``abandoned+tolerant``) before: the adapter still accepts
+``"abandoned"`` (with a ``DeprecationWarning``), ``--representations`` only
+the current names.
 
 Columns: ``status`` (``ok`` or the exception's class), ``trials`` (trials
 created), ``completed``, ``abandoned`` (abandoned or failed trials),
