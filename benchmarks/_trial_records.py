@@ -46,11 +46,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_parquet
-from bolt_pco64.integrations.common import Parameters
+
+if TYPE_CHECKING:  # --report reads records without importing torch
+    from bolt_pco64.integrations.common import Parameters
 
 #: The columns every record has after the run keys, before the knob columns.
 LEADING_COLUMNS = ("trial", "generator")

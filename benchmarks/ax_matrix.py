@@ -554,10 +554,16 @@ def main() -> None:
                   f"regret={row.regret} err={row.error_logs} {row.wall_s}s",
                   flush=True)  # fmt: skip
             save(args.out, results, records)
-    # The rows as the records give them, as --report writes them.
-    summary = summarize(rewrite(args.out))
-    _write(args.out.with_name(args.out.stem + "_summary.csv"), summary)
-    print(markdown(summary))
+    print(markdown(finish(args.out)))
+
+
+def finish(path: Path) -> list[dict[str, object]]:
+    """Rewrite the rows of ``path`` from their records, as ``--report`` does
+    (:func:`rewrite`), and write their summary ``<stem>_summary.csv``;
+    returns the summary."""
+    summary = summarize(rewrite(path))
+    _write(path.with_name(path.stem + "_summary.csv"), summary)
+    return summary
 
 
 def _read_rows(path: Path) -> list[Row]:

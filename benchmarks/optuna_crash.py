@@ -307,9 +307,9 @@ def save(
     then ``<name>_runs.csv`` from them and the ``studies``' keys and seconds,
     then the summary ``out`` from that; returns the summary."""
     frame = _trial_records.frame(records, RECORD_KEYS)
-    _trial_records.write(records_path(out), frame, "optuna_crash")
+    source = _trial_records.write(records_path(out), frame, "optuna_crash")
     runs_path = out.with_name(out.stem + "_runs.csv")
-    write_runs(runs_path, pd.DataFrame.from_records(list(studies)), frame)
+    write_runs(runs_path, pd.DataFrame.from_records(list(studies)), frame, source)
     return write_summary(runs_path, out)
 
 
@@ -318,10 +318,18 @@ def records_path(out: Path) -> Path:
     return out.with_name(out.stem + RECORDS_SUFFIX)
 
 
-def write_runs(runs_path: Path, studies: pd.DataFrame, records: pd.DataFrame) -> None:
+def write_runs(
+    runs_path: Path, studies: pd.DataFrame, records: pd.DataFrame, source: Path
+) -> None:
     """Write ``runs_path``: per study (a row of ``studies``: :data:`KEYS` and
     ``seconds``), its figures from its ``records`` (:func:`derive`), at full
     precision.
+
+    Args:
+        runs_path: The per-run CSV to write.
+        studies: The studies' keys and seconds, in the order to write them.
+        records: Their trials' records.
+        source: The file the records are (or are written to), for messages.
 
     Raises:
         ValueError: If a study has no records or a record no study.
@@ -335,8 +343,8 @@ def write_runs(runs_path: Path, studies: pd.DataFrame, records: pd.DataFrame) ->
         key = tuple(study[k] for k in KEYS)
         if key not in groups:
             raise ValueError(
-                f"Expected the records of the study {key} of {str(runs_path)!r}, "
-                "got none."
+                f"Expected records in {str(source)!r} of the study {key} of "
+                f"{str(runs_path)!r}, got none."
             )
         rows.append(
             {
@@ -347,8 +355,9 @@ def write_runs(runs_path: Path, studies: pd.DataFrame, records: pd.DataFrame) ->
         )
     if groups:
         raise ValueError(
-            f"Expected every record to belong to a study of {str(runs_path)!r}, "
-            f"got records of {next(iter(groups))} ({len(groups)} studies)."
+            f"Expected every record of {str(source)!r} to belong to a study of "
+            f"{str(runs_path)!r}, got records of {next(iter(groups))} "
+            f"({len(groups)} studies)."
         )
     atomic_write_text(runs_path, pd.DataFrame.from_records(rows).to_csv(index=False))
 
@@ -372,14 +381,15 @@ def report(folder: Path) -> list[Path]:
     written = []
     for runs_path in sorted(folder.glob("*_runs.csv")):
         out = runs_path.with_name(runs_path.stem.removesuffix("_runs") + ".csv")
-        records = _trial_records.read(records_path(out), RECORD_KEYS)
+        source = records_path(out)
+        records = _trial_records.read(source, RECORD_KEYS)
         # The seconds as written (Python's float parser round-trips them on
         # every pandas version), the figures from the records.
         studies = pd.read_csv(
             runs_path, usecols=[*KEYS, "seconds"], dtype={"seconds": str}
         )
         studies["seconds"] = studies["seconds"].map(float)
-        write_runs(runs_path, studies[[*KEYS, "seconds"]], records)
+        write_runs(runs_path, studies[[*KEYS, "seconds"]], records, source)
         write_summary(runs_path, out)
         written += [runs_path, out]
     return written
