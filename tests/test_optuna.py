@@ -510,6 +510,7 @@ def tiny_studies(
 ) -> Path:
     """Four TPE studies on pco64 of 6 runs each, saved as the script saves
     them; the summary's path (``<name>.csv``)."""
+    optuna.logging.set_verbosity(logging.ERROR)  # as the script runs them
     out = tmp_path_factory.mktemp("optuna_crash") / "tiny.csv"
     studies, records = [], []
     for crash, off_table in TINY_STUDIES:
