@@ -4,7 +4,9 @@ Runs ``ax.benchmark.benchmark.benchmark_replication`` on
 :func:`bolt_pco64.integrations.ax.get_benchmark_problem` for every
 representation of a crash (``--representations``), instance, method and seed,
 and writes one CSV row per replication (``--out``, default
-``docs/results/ax/matrix.csv``) plus a per-cell summary (``*_summary.csv``).
+``docs/results/ax/matrix.csv``), the records of every trial beside it
+(``<stem>_trials.parquet``: ``matrix_trials.parquet``) and a per-cell
+summary (``<stem>_summary.csv``).
 
 Methods (Ax's own helpers, ``SingleTaskGP`` + ``qLogNoisyExpectedImprovement``):
 
@@ -35,34 +37,56 @@ Representations (how a crashed trial reports its objective):
 
 The names are the adapters' one crash vocabulary
 (:data:`bolt_pco64.integrations.common.CrashReport`); ``failed`` was spelled
-``abandoned`` (and ``abandoned+tolerant``) before, as in the committed CSVs
-under ``docs/results/ax``; the former spellings are still accepted.
+``abandoned`` (and ``abandoned+tolerant``) before: the adapter still accepts
+``"abandoned"`` (with a ``DeprecationWarning``), ``--representations`` only
+the current names.
 
 Columns: ``status`` (``ok`` or the exception's class), ``trials`` (trials
-created), ``completed``, ``abandoned``, ``oom_share`` (crashed trials /
-trials), ``repeats`` (trials whose configuration snaps to a row an earlier
-trial already ran), ``regret`` (optimal value minus the best feasible
-throughput found, as a fraction of the optimal value), ``error_logs`` (records
-at ERROR or above from Ax's loggers), ``sim_time`` (the last entry of Ax's
-``cost_trace``), ``wall_s``.
+created), ``completed``, ``abandoned`` (abandoned or failed trials),
+``oom_share`` (crashed trials / trials, to 3 decimals), ``repeats`` (trials
+whose configuration snaps to a row an earlier trial already ran), ``regret``
+(optimal value minus the best feasible throughput found, as a fraction of the
+optimal value, to 4 decimals; 1.0 if none was feasible), ``error_logs``
+(records at ERROR or above from Ax's loggers), ``sim_time`` (the last entry of
+Ax's ``cost_trace``), ``wall_s``. ``trials`` to ``regret`` (:data:`DERIVED`)
+are computed from the trials' records (:func:`derive`), the other columns
+are the replication's own; a replication that aborted has no records, and
+its derived columns keep their defaults (0, NaN for ``oom_share`` and
+``regret``).
+
+The records (``benchmarks/_trial_records.py`` has the columns shared with
+``optuna_crash.py``): one row per trial, keyed by the row's :data:`KEYS`
+(``representation`` ... ``trials_requested``); ``trial`` (Ax's trial index),
+``generator`` (the generation node that proposed it), ``proposed_<knob>``
+(the arm's parameters), ``<knob>`` (the table row it snapped to), ``on_table``,
+``oom``, ``throughput`` (the table's, NaN for a crash), ``reported`` (the
+objective Ax was told: NaN where the representation tells none), ``status``
+(``completed``, or ``abandoned`` for a trial Ax abandoned), ``run_seconds``
+(the step runtime), ``optimal_value``, and ``sim_start``, ``sim_end`` (the
+trial's start and completion on Ax's simulated clock, in seconds).
 
 Usage::
 
     python benchmarks/ax_matrix.py                   # the full matrix (hours on 2 cores)
     python benchmarks/ax_matrix.py --trials 20 --jobs 2
     python benchmarks/ax_matrix.py --quick           # one cell per method, minutes
-    python benchmarks/ax_matrix.py --report docs/results/ax  # summaries from the rows
+    python benchmarks/ax_matrix.py --report docs/results/ax  # rows and summaries from the records
 
-``--report DIR`` runs nothing: it rewrites each ``<name>_summary.csv`` in
-``DIR`` from the per-replication rows of ``<name>.csv`` and its parts
-``<name>_<part>.csv`` beside it and prints the files written (``bolt-pco64 report DIR`` calls it: the folder's
-``report.json`` names this script).
+``--report DIR`` runs nothing: it rewrites the derived columns of every
+per-replication CSV ``<name>.csv`` in ``DIR`` from the records
+``<name>_trials.parquet`` beside it, then each ``<name>_summary.csv`` from the
+rows of ``<name>.csv`` and its parts ``<name>_<part>.csv`` beside it, and
+prints the files written (``bolt-pco64 report DIR`` calls it: the folder's
+``report.json`` names this script). A run writes its rows and summary the same
+way, so ``--report`` gives them back byte for byte; ``--resume`` keeps the
+rows of ``--out`` and their records, and runs only the missing cases.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import logging
 import math
@@ -75,6 +99,18 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import _trial_records
+import pandas as pd
+
+from bolt_pco64._io import atomic_write_text
+
+if TYPE_CHECKING:
+    from ax.benchmark.benchmark_problem import BenchmarkProblem
+    from ax.core.experiment import Experiment
+
+    from bolt_pco64.problem import PCO
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -87,6 +123,13 @@ REPRESENTATIONS = (
     "failed+tolerant",
 )
 TOLERANT_FAILURE_RATE = 0.99
+#: The columns of a row that identify its replication (and its trials' records).
+KEYS = ("representation", "instance", "method", "num_sobol", "seed",
+        "max_concurrency", "trials_requested")  # fmt: skip
+#: The columns of a row derived from its trials' records (:func:`derive`).
+DERIVED = ("trials", "completed", "abandoned", "oom_share", "repeats", "regret")
+#: The suffix of the per-trial records beside a per-replication CSV.
+RECORDS_SUFFIX = "_trials.parquet"
 
 
 @dataclass(frozen=True)
@@ -198,8 +241,12 @@ def _sim_check(experiment, runtime, max_concurrency: int, cost_trace) -> str:
     return f"yes (at most {most} at once)"
 
 
-def run_case(case: Case) -> Row:
-    """One replication, never raising: failures are the row's ``status``."""
+def run_case(case: Case) -> tuple[Row, list[dict[str, object]]]:
+    """One replication, never raising: failures are the row's ``status``.
+
+    Returns:
+        The row and its trials' records (none if the replication aborted).
+    """
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
@@ -208,15 +255,13 @@ def run_case(case: Case) -> Row:
     from ax.benchmark.benchmark import benchmark_replication
 
     from bolt_pco64.integrations.ax import get_benchmark_problem
-    from bolt_pco64.integrations.common import Parameters, get_problem
+    from bolt_pco64.integrations.common import get_problem
 
     representation = case.representation.split("+")[0]
     table_problem = get_problem(case.instance)
     problem = get_benchmark_problem(
         table_problem, num_trials=case.trials, crash_report=representation
     )
-    rows = Parameters(table_problem).row
-    feasible = table_problem.table.feasible
     row = Row(**{f.name: getattr(case, f.name) for f in fields(Case) if f.name != "trials"},
               trials_requested=case.trials)  # fmt: skip
     counter = _Count()
@@ -246,27 +291,85 @@ def run_case(case: Case) -> Row:
     row.wall_s = round(time.perf_counter() - start, 1)
     row.error_logs = counter.count
     if result is None or result.experiment is None:
-        return row
-    experiment = result.experiment
-    trials = [experiment.trials[i] for i in sorted(experiment.trials)]
-    snapped = [rows(t.arms[0].parameters) for t in trials]
-    row.trials = len(trials)
-    row.completed = sum(t.status.name == "COMPLETED" for t in trials)
-    row.abandoned = sum(t.status.name in ("ABANDONED", "FAILED") for t in trials)
-    row.oom_share = round(sum(not bool(feasible[r]) for r in snapped) / len(trials), 3)
-    row.repeats = len(snapped) - len(set(snapped))
-    ran = [float(table_problem.table.frame["throughput_mean"].iloc[r])
-           for r in snapped if bool(feasible[r])]  # fmt: skip
-    optimal = float(problem.optimal_value)
-    row.regret = round((optimal - max(ran)) / optimal, 4) if ran else 1.0
+        return row, []
+    records = trial_records(row, result.experiment, table_problem, problem)
+    derive(row, _trial_records.frame(records, KEYS))
     row.sim_time = float(result.cost_trace[-1])
     row.cost_ok = _sim_check(
-        experiment,
+        result.experiment,
         problem.step_runtime_function,
         case.max_concurrency,
         result.cost_trace,
     )
-    return row
+    return row, records
+
+
+def trial_records(
+    row: Row, experiment: Experiment, table_problem: PCO, problem: BenchmarkProblem
+) -> list[dict[str, object]]:
+    """One record per trial of ``experiment`` (``_trial_records``' columns,
+    ``sim_start`` and ``sim_end`` on Ax's simulated clock), keyed by ``row``."""
+    from bolt_pco64.integrations.ax import OBJECTIVE_NAME
+    from bolt_pco64.integrations.common import Parameters
+
+    parameters = Parameters(table_problem)
+    feasible = table_problem.table.feasible
+    throughput = table_problem.table.frame["throughput_mean"]
+    data = experiment.lookup_data().df
+    told = data[data["metric_name"] == OBJECTIVE_NAME]
+    reported = dict(
+        zip(told["trial_index"].tolist(), told["mean"].tolist(), strict=True)
+    )
+    optimal = float(problem.optimal_value)
+    key = dict(zip(KEYS, _key(row), strict=True))
+    records = []
+    for index in sorted(experiment.trials):
+        trial = experiment.trials[index]
+        params = trial.arms[0].parameters
+        r = parameters.row(params)
+        ran = bool(feasible[r])
+        started, completed = trial.time_run_started, trial.time_completed
+        records.append(
+            {
+                **key,
+                "trial": int(index),
+                # Ax keeps the node's name private; "" if it ever goes.
+                "generator": getattr(
+                    trial.generator_runs[0], "_generation_node_name", ""
+                ),
+                **_trial_records.configuration(parameters, params, r),
+                "oom": not ran,
+                "throughput": float(throughput.iloc[r]) if ran else math.nan,
+                "reported": float(reported.get(index, math.nan)),
+                "status": _trial_records.status_name(trial.status.name),
+                "run_seconds": float(problem.step_runtime_function(params)),
+                "optimal_value": optimal,
+                "sim_start": started.timestamp() if started else math.nan,
+                "sim_end": completed.timestamp() if completed else math.nan,
+            }
+        )
+    return records
+
+
+def derive(row: Row, trials: pd.DataFrame) -> None:
+    """Set ``row``'s :data:`DERIVED` columns from its ``trials``' records
+    (none: the defaults of a replication that aborted)."""
+    if trials.empty:
+        for name in DERIVED:
+            setattr(row, name, Row.__dataclass_fields__[name].default)
+        return
+    trials = trials.sort_values("trial")
+    status = trials["status"]
+    oom = trials["oom"].astype(bool)
+    row.trials = len(trials)
+    row.completed = int((status == "completed").sum())
+    row.abandoned = int(status.isin(["abandoned", "failed"]).sum())
+    row.oom_share = round(int(oom.sum()) / len(trials), 3)
+    ran = _trial_records.rows_run(trials)
+    row.repeats = len(ran) - len(set(ran))
+    values = [float(v) for v in trials.loc[~oom, "throughput"]]
+    optimal = float(trials["optimal_value"].iloc[0])
+    row.regret = round((optimal - max(values)) / optimal, 4) if values else 1.0
 
 
 def _key(r: Case | Row) -> tuple[object, ...]:
@@ -335,13 +438,58 @@ def summarize(rows: Sequence[Row], by: Sequence[str] = CELL) -> list[dict[str, o
 
 
 def _write(path: Path, rows: Sequence[dict[str, object]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
+    """Write ``rows`` to the CSV ``path`` atomically."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(path, text.getvalue())
+
+
+def records_path(path: Path) -> Path:
+    """The per-trial records beside the per-replication CSV ``path``."""
+    return path.with_name(path.stem + RECORDS_SUFFIX)
+
+
+def save(path: Path, rows: Sequence[Row], records: Sequence[dict[str, object]]) -> None:
+    """Write the trials' ``records`` beside ``path``, then the ``rows`` to ``path``."""
+    frame = _trial_records.frame(records, KEYS)
+    _trial_records.write(records_path(path), frame, "ax_matrix")
+    _write(path, [asdict(r) for r in rows])
+
+
+def rewrite(path: Path) -> list[Row]:
+    """Rewrite the :data:`DERIVED` columns of the CSV ``path`` from the records
+    beside it (:func:`records_path`); returns its rows.
+
+    Raises:
+        ValueError: If the records are missing or unreadable, a completed
+            replication has none, or a record belongs to no row.
+    """
+    rows = _read_rows(path)
+    source = records_path(path)
+    records = _trial_records.read(source, KEYS)
+    groups = {
+        tuple(v.item() if hasattr(v, "item") else v for v in k): g
+        for k, g in records.groupby(list(KEYS), sort=False)
+    }
+    keys = {_key(r) for r in rows}
+    stray = [k for k in groups if k not in keys]
+    if stray:
+        raise ValueError(
+            f"Expected every record of {str(source)!r} to belong to a row of "
+            f"{str(path)!r}, got records of {stray[0]} ({len(stray)} replications)."
+        )
+    for row in rows:
+        trials = groups.get(_key(row), records.iloc[:0])
+        if row.status == "ok" and trials.empty:
+            raise ValueError(
+                f"Expected records in {str(source)!r} of the replication "
+                f"{_key(row)} of {str(path)!r}, got none."
+            )
+        derive(row, trials)
+    _write(path, [asdict(r) for r in rows])
+    return rows
 
 
 def main() -> None:
@@ -385,29 +533,37 @@ def main() -> None:
         args.instances, args.seeds, args.other_seeds = ["pco64"], 1, 1
         args.sobol, args.trials = [5], 12
     todo = list(cases(args))
-    done: list[Row] = []
+    results: list[Row] = []
+    records: list[dict[str, object]] = []
     if args.resume and args.out.is_file():
-        with args.out.open(newline="") as fh:
-            done = [_row(r) for r in csv.DictReader(fh)]
-        seen = {_key(r) for r in done}
+        results = rewrite(args.out)
+        seen = {_key(r) for r in results}
         todo = [c for c in todo if _key(c) not in seen]
+        records = _trial_records.read(records_path(args.out), KEYS).to_dict("records")
     print(f"{len(todo)} replications, {args.trials} trials each, {args.jobs} jobs",
           flush=True)  # fmt: skip
-    results: list[Row] = list(done)
     with multiprocessing.get_context("spawn").Pool(
         args.jobs, maxtasksperchild=4
     ) as pool:
-        for row in pool.imap(run_case, todo):
+        for row, trials in pool.imap(run_case, todo):
             results.append(row)
+            records += trials
             print(f"{row.representation:<19} {row.instance} {row.method:<10} "
                   f"sobol={row.num_sobol:<2} seed={row.seed} {row.status:<28} "
                   f"trials={row.trials:<2} oom={row.oom_share} rep={row.repeats} "
                   f"regret={row.regret} err={row.error_logs} {row.wall_s}s",
                   flush=True)  # fmt: skip
-            _write(args.out, [asdict(r) for r in results])
-    summary = summarize(results)
-    _write(args.out.with_name(args.out.stem + "_summary.csv"), summary)
-    print(markdown(summary))
+            save(args.out, results, records)
+    print(markdown(finish(args.out)))
+
+
+def finish(path: Path) -> list[dict[str, object]]:
+    """Rewrite the rows of ``path`` from their records, as ``--report`` does
+    (:func:`rewrite`), and write their summary ``<stem>_summary.csv``;
+    returns the summary."""
+    summary = summarize(rewrite(path))
+    _write(path.with_name(path.stem + "_summary.csv"), summary)
+    return summary
 
 
 def _read_rows(path: Path) -> list[Row]:
@@ -416,10 +572,16 @@ def _read_rows(path: Path) -> list[Row]:
 
 
 def report(folder: Path) -> list[Path]:
-    """Rewrite every ``<name>_summary.csv`` of ``folder`` from the rows of
-    ``<name>.csv`` and of the ``<name>_<part>.csv`` beside it (a matrix
-    finished in parts, e.g. ``matrix_pco64.csv``), in that order."""
+    """Rewrite the :data:`DERIVED` columns of every per-replication CSV of
+    ``folder`` from its records (:func:`rewrite`), then every
+    ``<name>_summary.csv`` from the rows of ``<name>.csv`` and of the
+    ``<name>_<part>.csv`` beside it (a matrix finished in parts, e.g.
+    ``matrix_pco64.csv``), in that order."""
     written = []
+    for path in sorted(folder.glob("*.csv")):
+        if not path.stem.endswith("_summary"):
+            rewrite(path)
+            written.append(path)
     for target in sorted(folder.glob("*_summary.csv")):
         name = target.stem.removesuffix("_summary")
         parts = [

@@ -4,9 +4,10 @@
 # section per result; `bash benchmarks/rerun_results.sh SECTION...` runs the
 # named sections (all of them without arguments), each into
 # bench-results/<section>/. What is committed under docs/results/ is each
-# folder's records (runs.parquet, meta.json, report.json), summaries and plots,
-# not the per-run resume files under runs/; `bolt-pco64 report docs/results`
-# rewrites every summary from those records.
+# folder's records (runs.parquet, meta.json, report.json; a script's own record
+# files, such as the *_trials.parquet of ax_matrix.py and optuna_crash.py),
+# summaries and plots, not the per-run resume files under runs/;
+# `bolt-pco64 report docs/results` rewrites every summary from those records.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # This checkout's package, also for the scripts under benchmarks/.
@@ -65,6 +66,7 @@ cost() {  # docs/results/cost/ (10 methods, 1 and 4 workers, GPU-hour budget)
 }
 
 optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
+    # Each writes <name>.csv, <name>_runs.csv and <name>_trials.parquet.
     mkdir -p "$OUT/optuna"
     python benchmarks/optuna_crash.py --seeds 10 --trials 40 \
         --out "$OUT/optuna/crash_representation.csv"
@@ -75,6 +77,7 @@ optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
 }
 
 ax() {  # docs/results/ax/ (crash representations on pco64)
+    # compare.csv, compare_trials.parquet, compare_summary.csv.
     mkdir -p "$OUT/ax"
     python benchmarks/ax_matrix.py --trials 15 --seeds 2 --other-seeds 0 \
         --instances pco64 --jobs "$JOBS" --resume --out "$OUT/ax/compare.csv" \
@@ -82,6 +85,9 @@ ax() {  # docs/results/ax/ (crash representations on pco64)
 }
 
 ax_matrix() {  # docs/results/ax/matrix*.csv (every instance, Ax's own methods)
+    # matrix{,_pco64}.csv and their _trials.parquet; docs/results/ax's
+    # matrix_summary.csv of both is `bolt-pco64 report` once they are copied
+    # there (the second command's matrix_pco64_summary.csv is not kept).
     mkdir -p "$OUT/ax"
     local common=(--trials 12 --after-sobol 2 --seeds 5 --other-seeds 1
         --default-init 5 --representations placeholder --jobs "$JOBS" --resume)

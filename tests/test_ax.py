@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import get_args
 
 import numpy as np
@@ -42,9 +45,12 @@ from bolt_pco64.ax import (
     count_trials_with_constraint_data,
     get_benchmark_problem,
 )
+from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
 from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import get_instance
+from bolt_pco64.integrations.common import get_problem
 from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
+from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
@@ -526,3 +532,194 @@ def _snapped_rows(params: list[Mapping[str, object]]) -> pd.DataFrame:
     f = PCO64(table=STANDIN)
     x = torch.from_numpy(encode_inputs(pd.DataFrame([dict(p) for p in params])))
     return f.table.frame.iloc[f.lookup(x).tolist()].reset_index(drop=True)
+
+
+# -- benchmarks/ax_matrix.py: per-trial records ----------------------------------
+
+#: How the tiny matrix's two replications report a crash.
+TINY_REPRESENTATIONS = ("failed", "placeholder")
+#: Trials of a tiny replication: all of them Sobol trials (no model fits).
+TINY_TRIALS = 6
+
+
+@pytest.fixture(scope="module")
+def ax_matrix() -> ModuleType:
+    """benchmarks/ax_matrix.py as a module."""
+    return load_script("ax_matrix")
+
+
+@pytest.fixture(scope="module")
+def tiny_matrix(
+    ax_matrix: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, bytes]:
+    """Two Sobol-only replications on pco64 (seed 0, crashes reported as
+    ``failed`` and as ``placeholder``) and an aborted one, saved as the
+    script saves them as it goes, then finished as it finishes.
+
+    Returns:
+        The per-replication CSV, and its bytes as saved before finishing.
+    """
+    out = tmp_path_factory.mktemp("ax_matrix") / "compare.csv"
+    results = [
+        ax_matrix.run_case(
+            ax_matrix.Case(rep, "pco64", "modular", TINY_TRIALS, 0, 1, TINY_TRIALS)
+        )
+        for rep in TINY_REPRESENTATIONS
+    ]
+    aborted = ax_matrix.Row(
+        "missing", "pco64", "modular", 3, 1, 1, 15, status="OrchestratorInternalError"
+    )
+    rows = [row for row, _ in results] + [aborted]
+    ax_matrix.save(out, rows, [r for _, records in results for r in records])
+    saved = out.read_bytes()
+    ax_matrix.finish(out)
+    return out, saved
+
+
+def _table_rows(records: pd.DataFrame, instance: str) -> pd.DataFrame:
+    """``records`` with the table row each ran (its feasibility, throughput and
+    position), found by its knob columns in the default table."""
+    frame = get_problem(instance).table.frame
+    knobs = list(get_instance(instance).input_columns)
+    table = frame[[*knobs, "ran_successfully", "throughput_mean"]].assign(
+        position=range(len(frame))
+    )
+    ran = records[knobs].notna().all(axis=1)
+    merged = (
+        records[ran]
+        .astype({k: "int64" for k in knobs})
+        .merge(table, on=knobs, how="left", validate="many_to_one", indicator=True)
+    )
+    assert (merged["_merge"] == "both").all(), "a record names no table row"
+    return merged.drop(columns="_merge")
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_ax_matrix_keeps_the_trial_records_its_rows_come_from(
+    ax_matrix: ModuleType, tiny_matrix: tuple[Path, bytes]
+) -> None:
+    out, _ = tiny_matrix
+    rows = pd.read_csv(out)
+    records = pd.read_parquet(out.with_name("compare_trials.parquet"))
+    merged = _table_rows(records, "pco64")
+    assert len(merged) == len(records)  # every trial ran a row
+    knobs = list(get_instance("pco64").input_columns)
+    frame = get_problem("pco64").table.frame
+    feasible = frame["ran_successfully"].astype(bool)
+    optimum = float(frame.loc[feasible, "throughput_mean"].max())
+    worst = float(frame.loc[feasible, "throughput_mean"].min())
+    configurations = set(frame[knobs].itertuples(index=False, name=None))
+
+    ran = merged["ran_successfully"].astype(bool)
+    assert merged["oom"].tolist() == (~ran).tolist()
+    assert merged["oom"].any()  # the tiny run exercises the crash paths
+    assert merged.loc[ran, "throughput"].to_numpy() == pytest.approx(
+        merged.loc[ran, "throughput_mean"].to_numpy(), rel=1e-12
+    )
+    assert merged.loc[~ran, "throughput"].isna().all()
+    proposed = records[[f"proposed_{k}" for k in knobs]].itertuples(
+        index=False, name=None
+    )
+    assert records["on_table"].tolist() == [p in configurations for p in proposed]
+    assert merged["optimal_value"].to_numpy() == pytest.approx(optimum, rel=1e-12)
+
+    for row in rows.itertuples():
+        key = {k: getattr(row, k) for k in ax_matrix.KEYS}
+        mine = merged.loc[
+            (merged[list(key)] == pd.Series(key)).all(axis=1)
+        ].sort_values("trial")
+        if row.status != "ok":  # aborted: no records, no figures
+            assert mine.empty
+            assert (row.trials, row.completed, row.repeats) == (0, 0, 0)
+            assert math.isnan(row.oom_share)
+            assert math.isnan(row.regret)
+            continue
+        crashed = ~mine["ran_successfully"].astype(bool)
+        assert row.trials == len(mine) == TINY_TRIALS
+        assert mine["trial"].tolist() == list(range(TINY_TRIALS))
+        assert row.completed == (mine["status"] == "completed").sum()
+        assert row.abandoned == (mine["status"] == "abandoned").sum()
+        assert row.oom_share == pytest.approx(crashed.mean(), abs=5e-4)
+        assert row.repeats == mine.duplicated(knobs).sum()
+        best = float(mine.loc[~crashed, "throughput_mean"].max())
+        assert row.regret == pytest.approx((optimum - best) / optimum, abs=5e-5)
+        # What Ax was told: the throughput of a run; for a crash, nothing (an
+        # abandoned trial) or the placeholder.
+        told = mine["reported"].to_numpy()
+        assert told[~crashed] == pytest.approx(
+            mine.loc[~crashed, "throughput_mean"].to_numpy(), rel=1e-12
+        )
+        if row.representation == "failed":
+            assert mine["status"].tolist() == [
+                "abandoned" if c else "completed" for c in crashed
+            ]
+            assert np.isnan(told[crashed]).all()
+        else:
+            assert (mine["status"] == "completed").all()
+            assert told[crashed] == pytest.approx(worst, rel=1e-12)
+        # One trial at a time on Ax's simulated clock, each its step runtime.
+        seconds = TimeModel(get_problem("pco64").table).run_seconds.numpy()
+        expected = np.maximum(1.0, np.round(seconds[mine["position"].to_numpy()]))
+        assert mine["run_seconds"].to_numpy() == pytest.approx(expected)
+        spans = (mine["sim_end"] - mine["sim_start"]).to_numpy()
+        assert spans == pytest.approx(expected)
+        assert mine["sim_start"].iloc[1:].tolist() == mine["sim_end"].iloc[:-1].tolist()
+        assert row.sim_time == pytest.approx(mine["sim_end"].max())
+        assert mine["generator"].str.contains("Sobol").all()
+
+
+def test_ax_matrix_report_rewrites_the_rows_and_summary_byte_for_byte(
+    tiny_matrix: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows a run writes as it goes are those its records give, and
+    ``bolt-pco64 report`` rewrites them and the summary from the records."""
+    out, saved = tiny_matrix
+    assert out.read_bytes() == saved
+    folder = tmp_path / "ax"
+    shutil.copytree(out.parent, folder)
+    (folder / REPORT_MARKER).write_text(json.dumps({"script": "ax_matrix"}))
+    rows = pd.read_csv(folder / "compare.csv", dtype=str, keep_default_na=False)
+    rows[["trials", "completed", "repeats"]] = "99"
+    rows[["oom_share", "regret"]] = "0.5"
+    rows.to_csv(folder / "compare.csv", index=False)
+    (folder / "compare_summary.csv").write_text("stale\n")
+    monkeypatch.chdir(REPO)
+    written = regenerate(folder)
+    assert sorted(p.name for p in written) == ["compare.csv", "compare_summary.csv"]
+    for name in ("compare.csv", "compare_summary.csv"):
+        assert (folder / name).read_bytes() == (out.parent / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt", "a replication's gone"])
+def test_ax_matrix_report_names_bad_records(
+    ax_matrix: ModuleType,
+    tiny_matrix: tuple[Path, bytes],
+    tmp_path: Path,
+    damage: str,
+) -> None:
+    out, _ = tiny_matrix
+    folder = tmp_path / "ax"
+    shutil.copytree(out.parent, folder)
+    records = folder / "compare_trials.parquet"
+    if damage == "missing":
+        records.unlink()
+    elif damage == "corrupt":
+        records.write_bytes(b"PAR1 not a parquet file PAR1")
+    else:
+        kept = pd.read_parquet(records)
+        kept[kept["representation"] != "failed"].to_parquet(records)
+    with pytest.raises(ValueError, match=re.escape(str(records))):
+        ax_matrix.report(folder)
+
+
+def test_a_missing_record_file_reaches_bolt_pco64_report_by_name(
+    tiny_matrix: tuple[Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, _ = tiny_matrix
+    folder = tmp_path / "ax"
+    shutil.copytree(out.parent, folder)
+    (folder / REPORT_MARKER).write_text(json.dumps({"script": "ax_matrix"}))
+    (folder / "compare_trials.parquet").unlink()
+    monkeypatch.chdir(REPO)
+    with pytest.raises(ValueError, match=r"records '.*compare_trials\.parquet'"):
+        regenerate(folder)

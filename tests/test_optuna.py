@@ -7,10 +7,12 @@ import math
 import os
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 
 import optuna
 import optunahub
@@ -42,6 +44,7 @@ from bolt_pco64.optuna import (
     PCOProblem,
 )
 from tests import _fixtures
+from tests._scripts import load_script
 from tests._synth import make_table
 from tests._tables import CAPACITY, PAD, hand_frame
 
@@ -486,3 +489,152 @@ def test_the_former_crash_keyword_and_spellings_still_work(old: str, new: str) -
         assert OptunaTPE(crash=new).crash_report == new
     with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated"):
         assert OptunaRandom(old).crash_report == new  # type: ignore[arg-type]
+
+
+# -- benchmarks/optuna_crash.py: per-trial records -------------------------------
+
+#: The tiny studies: (crash report, off-table behaviour), TPE, seeds 0 and 1.
+TINY_STUDIES = (("failed", "snap"), ("missing", "reject"))
+TINY_TRIALS, TINY_INIT, TINY_CAP = 6, 3, 300
+
+
+@pytest.fixture(scope="module")
+def optuna_crash() -> ModuleType:
+    """benchmarks/optuna_crash.py as a module."""
+    return load_script("optuna_crash")
+
+
+@pytest.fixture(scope="module")
+def tiny_studies(
+    optuna_crash: ModuleType, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Four TPE studies on pco64 of 6 runs each, saved as the script saves
+    them; the summary's path (``<name>.csv``)."""
+    optuna.logging.set_verbosity(logging.ERROR)  # as the script runs them
+    out = tmp_path_factory.mktemp("optuna_crash") / "tiny.csv"
+    studies, records = [], []
+    for crash, off_table in TINY_STUDIES:
+        kind = optuna_crash.RejectOffTable if off_table == "reject" else PCOProblem
+        problem = kind("pco64", crash_report=crash)
+        for seed in (0, 1):
+            study, trials = optuna_crash.run(
+                problem, "tpe", seed, TINY_TRIALS, TINY_INIT, TINY_CAP
+            )
+            studies.append(study)
+            records += trials
+    optuna_crash.save(out, studies, records)
+    return out
+
+
+def test_optuna_crash_keeps_the_trial_records_its_runs_come_from(
+    optuna_crash: ModuleType, tiny_studies: Path
+) -> None:
+    runs = pd.read_csv(tiny_studies.with_name("tiny_runs.csv"))
+    records = pd.read_parquet(tiny_studies.with_name("tiny_trials.parquet"))
+    problem = PCOProblem("pco64")
+    frame = problem.problem.table.frame
+    feasible = frame["ran_successfully"].astype(bool)
+    optimum = float(frame.loc[feasible, "throughput_mean"].max())
+    configurations = set(frame[list(INPUTS)].itertuples(index=False, name=None))
+    seconds = run_seconds(problem.problem).numpy()
+    proposed = records[[f"proposed_{k}" for k in INPUTS]].itertuples(
+        index=False, name=None
+    )
+    assert records["on_table"].tolist() == [p in configurations for p in proposed]
+    assert records["optimal_value"].to_numpy() == pytest.approx(optimum, rel=1e-12)
+    assert len(runs) == 2 * len(TINY_STUDIES)
+
+    for run in runs.itertuples():
+        key = {k: getattr(run, k) for k in optuna_crash.KEYS}
+        mine = records.loc[(records[list(key)] == pd.Series(key)).all(axis=1)]
+        mine = mine.sort_values("trial").reset_index(drop=True)
+        assert run.trials == len(mine)
+        assert mine["trial"].tolist() == list(range(len(mine)))
+        assert mine["generator"].tolist() == ["enqueued"] * TINY_INIT + ["tpe"] * (
+            len(mine) - TINY_INIT
+        )
+        assert mine["on_table"].iloc[:TINY_INIT].all()
+        # A suggestion `reject` refused ran nothing and cost nothing.
+        refused = mine[list(INPUTS)].isna().all(axis=1)
+        if run.off_table == "reject":
+            assert refused.tolist() == (~mine["on_table"]).tolist()
+            gone = mine[refused]
+            assert gone["oom"].isna().all()
+            assert gone["throughput"].isna().all()
+            assert (gone["run_seconds"] == 0).all()
+            assert (gone["status"] == "completed").all()
+            assert gone["reported"].to_numpy() == pytest.approx(problem.crash_value)
+        else:
+            assert not refused.any()
+        ran = mine[~refused].astype({k: "int64" for k in INPUTS})
+        merged = ran.merge(
+            frame[list(INPUTS)].assign(
+                position=range(len(frame)),
+                ok=feasible.to_numpy(),
+                true=frame["throughput_mean"].to_numpy(),
+            ),
+            on=list(INPUTS),
+            how="left",
+            validate="many_to_one",
+        )
+        assert merged["position"].notna().all()  # every row run is a table row
+        ok = merged["ok"].astype(bool)
+        assert merged["oom"].tolist() == (~ok).tolist()
+        assert merged.loc[ok, "throughput"].to_numpy() == pytest.approx(
+            merged.loc[ok, "true"].to_numpy(), rel=1e-12
+        )
+        assert merged["run_seconds"].to_numpy() == pytest.approx(
+            seconds[merged["position"].to_numpy()], rel=1e-12
+        )
+        # How the crash was reported: a FAIL or PRUNED trial told nothing.
+        told = "failed" if run.crash == "failed" else "pruned"
+        assert merged["status"].tolist() == ["completed" if o else told for o in ok]
+        assert merged.loc[~ok, "reported"].isna().all()
+        assert merged.loc[ok, "reported"].to_numpy() == pytest.approx(
+            merged.loc[ok, "true"].to_numpy(), rel=1e-12
+        )
+        # The run's figures, from the table.
+        assert run.runs == len(merged) == TINY_TRIALS
+        assert run.oom_share == pytest.approx((~ok).mean(), rel=1e-12)
+        assert run.repeats == merged.duplicated(list(INPUTS)).sum()
+        best = merged["true"].where(ok).cummax().ffill().to_numpy()
+        half = TINY_TRIALS // 2 - 1
+        assert run.regret_half == pytest.approx(optimum - best[half], abs=1e-12)
+        assert run.regret == pytest.approx(optimum - best[-1], abs=1e-12)
+
+
+def test_optuna_crash_report_rewrites_runs_and_summary_byte_for_byte(
+    optuna_crash: ModuleType, tiny_studies: Path, tmp_path: Path
+) -> None:
+    """--report (which ``bolt-pco64 report`` runs: test_regenerate's test of
+    the committed folder) gives a run's per-run CSV and summary back from the
+    records and the seconds alone."""
+    folder = tmp_path / "optuna"
+    shutil.copytree(tiny_studies.parent, folder)
+    runs = pd.read_csv(folder / "tiny_runs.csv", dtype=str)
+    runs[["trials", "runs", "repeats"]] = "99"
+    runs[["oom_share", "regret_half", "regret"]] = "0.5"
+    runs.to_csv(folder / "tiny_runs.csv", index=False)
+    (folder / "tiny.csv").write_text("stale\n")
+    written = optuna_crash.report(folder)
+    assert sorted(p.name for p in written) == ["tiny.csv", "tiny_runs.csv"]
+    for name in ("tiny.csv", "tiny_runs.csv"):
+        assert (folder / name).read_bytes() == (tiny_studies.parent / name).read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt", "a study's gone"])
+def test_optuna_crash_report_names_bad_records(
+    optuna_crash: ModuleType, tiny_studies: Path, tmp_path: Path, damage: str
+) -> None:
+    folder = tmp_path / "optuna"
+    shutil.copytree(tiny_studies.parent, folder)
+    records = folder / "tiny_trials.parquet"
+    if damage == "missing":
+        records.unlink()
+    elif damage == "corrupt":
+        records.write_bytes(records.read_bytes()[:100])
+    else:
+        kept = pd.read_parquet(records)
+        kept[kept["seed"] != 1].to_parquet(records)
+    with pytest.raises(ValueError, match=re.escape(str(records.name))):
+        optuna_crash.report(folder)

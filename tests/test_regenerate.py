@@ -43,6 +43,15 @@ TEXT = (
 )
 
 
+def _read_csv_exactly(path: Path) -> pd.DataFrame:
+    """A CSV read back with every float as written: pandas 3 parses floats
+    exactly by default (and deprecates the option); older ones need
+    ``float_precision="round_trip"`` (1.5's default differs in the last bit)."""
+    if int(pd.__version__.split(".")[0]) >= 3:
+        return pd.read_csv(path)
+    return pd.read_csv(path, float_precision="round_trip")
+
+
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory: pytest.TempPathFactory, table_path: Path) -> Path:
     out = tmp_path_factory.mktemp("cmp") / "out"
@@ -183,25 +192,60 @@ def test_every_test_the_reproducibility_document_cites_exists() -> None:
         assert re.search(rf"^def {name}\(", source, re.M), f"{file}::{name}"
 
 
+def _stale_columns(path: Path, columns: list[str]) -> None:
+    """Overwrite ``columns`` of the CSV ``path`` with a value no run gives."""
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows[columns] = "-1"
+    rows.to_csv(path, index=False)
+
+
 def test_a_script_folder_is_rewritten_by_its_script(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("ax")
+    """docs/results/ax: ax_matrix.py --report gives every per-replication CSV
+    and summary back byte for byte from the per-trial records."""
     committed = REPO / "docs" / "results" / "ax"
     folder = tmp_path / "ax"
-    folder.mkdir()
-    for name in ("compare.csv", "matrix.csv", "matrix_pco64.csv"):
-        shutil.copy(committed / name, folder / name)
+    shutil.copytree(committed, folder)
+    assert json.loads((folder / REPORT_MARKER).read_text())["script"] == "ax_matrix"
+    rows = ("compare.csv", "matrix.csv", "matrix_pco64.csv")
+    derived = ["trials", "completed", "abandoned", "oom_share", "repeats", "regret"]
+    for name in rows:
+        _stale_columns(folder / name, derived)
     for name in ("compare_summary.csv", "matrix_summary.csv"):
         (folder / name).write_text("stale\n")
-    (folder / REPORT_MARKER).write_text(json.dumps({"script": "ax_matrix"}))
     monkeypatch.chdir(REPO)
     written = regenerate(folder)
-    assert sorted(p.name for p in written) == [
-        "compare_summary.csv",
-        "matrix_summary.csv",
-    ]
-    for name in ("compare_summary.csv", "matrix_summary.csv"):
+    summaries = ("compare_summary.csv", "matrix_summary.csv")
+    assert sorted(p.name for p in written) == sorted([*rows, *summaries])
+    for name in (*rows, *summaries):
+        assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_committed_optuna_crash_results_are_rewritten_from_their_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/results/optuna (its harness/ comparison aside): optuna_crash.py
+    --report gives every per-run CSV and summary back byte for byte from the
+    per-trial records and the runs' seconds."""
+    pytest.importorskip("optuna")
+    committed = REPO / "docs" / "results" / "optuna"
+    folder = tmp_path / "optuna"
+    folder.mkdir()
+    for path in committed.iterdir():
+        if path.is_file():
+            shutil.copy(path, folder / path.name)
+    assert json.loads((folder / REPORT_MARKER).read_text())["script"] == "optuna_crash"
+    names = ("crash_representation", "off_table_gp", "off_table_tpe")
+    derived = ["trials", "runs", "oom_share", "repeats", "regret_half", "regret"]
+    for name in names:
+        _stale_columns(folder / f"{name}_runs.csv", derived)
+        (folder / f"{name}.csv").write_text("stale\n")
+    monkeypatch.chdir(REPO)
+    written = regenerate(folder)
+    files = [f"{name}{part}.csv" for name in names for part in ("", "_runs")]
+    assert sorted(p.name for p in written) == sorted(files)
+    for name in files:
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
 
 
@@ -294,7 +338,7 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     script = reconstruction_cv
     folder = tmp_path / "reconstruction"
     script.run(folder, ["pco32", "pco16"], 3, 0, CHEAP_MODELS)
-    first = pd.read_csv(folder / "cv.csv", float_precision="round_trip")
+    first = _read_csv_exactly(folder / "cv.csv")
     script.run(folder, ["pco16"], 3, 0, CHEAP_MODELS)
     marker = json.loads((folder / REPORT_MARKER).read_text())
     assert marker["script"] == "reconstruction_cv"
@@ -318,7 +362,7 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     pd.testing.assert_frame_equal(
         mine[key].reset_index(drop=True), visited_rows("pco16")[key]
     )
-    cv = pd.read_csv(folder / "cv.csv", float_precision="round_trip")
+    cv = _read_csv_exactly(folder / "cv.csv")
     assert list(cv.columns) == list(first.columns)
     assert list(cv.columns) == [
         "instance",
