@@ -93,23 +93,13 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
         models = _fit_models(self, ctx)
         available = ctx.available
         choices = ctx.candidates[available]
-        if models.objective is None:
-            # No feasible observation yet: probability of feasibility.
-            idx = propose_acquisition(
-                "pof",
-                models,
-                ctx.X,
-                ctx.y,
-                choices,
-                ctx.q,
-                ctx.step_seed,
-                X_pending=ctx.X_pending,
-            )
-        elif self.kind == "ts":
+        if models.objective is not None and self.kind == "ts":
             idx = propose_thompson(models, choices, ctx.q, ctx.generator)
         else:
+            # No feasible observation yet: probability of feasibility.
+            kind = self.kind if models.objective is not None else "pof"
             idx = propose_acquisition(
-                self.kind,
+                kind,
                 models,
                 ctx.X,
                 ctx.y,
