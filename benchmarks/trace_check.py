@@ -65,7 +65,7 @@ import pandas as pd
 from scipy.stats import ks_2samp, mannwhitneyu
 
 from bolt_pco64 import locations
-from bolt_pco64._io import atomic_write_text, atomic_write_with
+from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
@@ -253,12 +253,6 @@ def report(results: Path) -> list[Path]:
     return [results / name for name in CHECK_FILES]
 
 
-def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    atomic_write_with(
-        path, lambda tmp: frame.to_parquet(tmp, compression="zstd", index=False)
-    )
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--problem", default="pco64")
@@ -300,8 +294,8 @@ def main() -> None:
     harness = result.records
     traces = trace_records(args.problem, table)
     args.results.mkdir(parents=True, exist_ok=True)
-    _write_parquet(args.results / HARNESS_RECORDS, harness)
-    _write_parquet(args.results / TRACE_RECORDS, traces)
+    atomic_write_parquet(args.results / HARNESS_RECORDS, harness)
+    atomic_write_parquet(args.results / TRACE_RECORDS, traces)
     atomic_write_text(args.results / REPORT_MARKER, settings.marker())
     print("\n".join(write_check(args.results, harness, traces, settings)))
 
