@@ -202,8 +202,8 @@ def write_check(
         for ours, theirs, what in REGRETS:
             a = h[ours].to_numpy(dtype=float)
             b = t[theirs].dropna().to_numpy(dtype=float)
-            if len(b) == 0:
-                continue
+            if len(a) == 0 or len(b) == 0:
+                continue  # a checkpoint past the harness's budget, or no trace
             rows.append(
                 {
                     "evaluations": n,
