@@ -14,8 +14,11 @@ say how much of a difference between methods the seeds support.
   both ran (for a given seed all methods share the initial design): the
   shares of seeds where the method is better, tied and worse, and the p-value
   of a Wilcoxon signed-rank test;
+- :func:`signed_rank_p`: the signed-rank test of paired differences;
 - :func:`verdict`: one plain sentence per comparison, saying when two methods
   cannot be told apart;
+- :func:`bootstrap_mean_intervals`: intervals of the means of several
+  quantities of the same seeds, from one set of resamples of the seeds;
 - :func:`median_band`: the median of every column of a ``seeds x points``
   matrix with a pointwise bootstrap band (the plot's line and band).
 
@@ -62,6 +65,7 @@ __all__ = [
     "STATS_DEFAULTS",
     "StatsDefaults",
     "bootstrap_interval",
+    "bootstrap_mean_intervals",
     "complete_runs",
     "found_optimum_intervals",
     "keyed_rng",
@@ -70,6 +74,7 @@ __all__ = [
     "outcome_matrix",
     "paired_comparisons",
     "regret_fill",
+    "signed_rank_p",
     "verdict",
 ]
 
@@ -181,6 +186,45 @@ def median_band(
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(meds, [tail, 100 - tail], axis=0)
     return np.median(m, axis=0), low, high
+
+
+def bootstrap_mean_intervals(
+    matrix: np.ndarray,
+    level: float = STATS_DEFAULTS.level,
+    resamples: int = STATS_DEFAULTS.resamples,
+    rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap intervals of the row means of a ``rows x seeds`` matrix.
+
+    Every resample draws the seeds (columns) with replacement once, for all
+    rows together (the seed is the unit: rows are quantities of the same
+    seeds, such as the paired differences of several pairs); each row's
+    interval is the percentiles of its resampled means. A row of equal
+    values gives that value twice.
+
+    Args:
+        matrix: ``rows x seeds``-dim array of finite values (``seeds >= 1``).
+        level: Confidence level in ``(0, 1)``.
+        resamples: Number of bootstrap resamples.
+        rng: Source of the resampling; ``None`` is ``STATS_DEFAULTS.seed``.
+
+    Returns:
+        ``(low, high)``, each ``rows``-dim.
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim != 2 or m.shape[1] == 0 or not np.isfinite(m).all():
+        raise ValueError(f"Expected a finite rows x seeds matrix, got {m.shape}.")
+    check_params(
+        {"level": level, "resamples": resamples},
+        {"level": OPEN_UNIT, "resamples": POSITIVE_INT},
+    )
+    gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
+    idx = gen.integers(0, m.shape[1], size=(resamples, m.shape[1]))
+    means = m[:, idx].mean(axis=2)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(means, [tail, 100 - tail], axis=1)
+    same = np.all(m == m[:, :1], axis=1)
+    return np.where(same, m[:, 0], low), np.where(same, m[:, 0], high)
 
 
 def regret_fill(optimal_value: float, worst_feasible_value: float) -> float:
@@ -344,10 +388,17 @@ def found_optimum_intervals(
     )
 
 
-def _signed_rank_p(diff: np.ndarray) -> float:
+def signed_rank_p(diff: Sequence[float] | np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired differences (Pratt's
+    zeros, see the module docstring); 1 without a nonzero difference."""
+    diff = np.asarray(diff, dtype=np.float64)
     if diff.size == 0 or np.all(diff == 0):
         return 1.0
     return float(sps.wilcoxon(diff, zero_method="pratt").pvalue)
+
+
+# The name other modules of the harness import (earlyoutcomes).
+_signed_rank_p = signed_rank_p
 
 
 def paired_comparisons(
@@ -406,7 +457,7 @@ def paired_comparisons(
                     "tied": float((diff == 0).mean()) if n else math.nan,
                     "worse": float((diff > 0).mean()) if n else math.nan,
                     "median_difference": float(np.median(diff)) if n else math.nan,
-                    "p_value": _signed_rank_p(diff) if n else math.nan,
+                    "p_value": signed_rank_p(diff) if n else math.nan,
                 }
             )
     return pd.DataFrame(
