@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from statsmodels.duration.survfunc import survdiff
 from statsmodels.stats.multitest import multipletests
 
 from bolt_pco64.bench.protocol import (
@@ -27,6 +28,7 @@ from bolt_pco64.bench.protocol import (
     suite_markdown,
     write_protocol,
 )
+from bolt_pco64.bench.protocol.analysis import kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import declared_endpoints
 from bolt_pco64.bench.protocol.groups import letter_groups, letters_of
 from bolt_pco64.bench.protocol.pairs import compare_pairs, first_scores, holm
@@ -179,23 +181,6 @@ def test_smoke_threshold_is_where_the_exact_test_first_can_reject() -> None:
         assert sps.binomtest(n - 1, n - 1).pvalue > level
 
 
-def _stratified_logrank(t_a, e_a, t_b, e_b) -> float:
-    """Textbook stratified log-rank chi-square, one stratum per seed."""
-    u = v = 0.0
-    for stratum in zip(t_a, e_a, t_b, e_b, strict=True):
-        times = np.array([stratum[0], stratum[2]])
-        events = np.array([stratum[1], stratum[3]], dtype=bool)
-        for t in np.unique(times[events]):
-            at_risk = times >= t
-            d = events & (times == t)
-            n, dd = at_risk.sum(), d.sum()
-            if n < 2:
-                continue
-            u += d[0] - dd * at_risk[0] / n
-            v += at_risk[0] * at_risk[1] * dd * (n - dd) / (n**2 * (n - 1))
-    return u * u / v
-
-
 def test_first_scores_are_the_seed_stratified_logrank() -> None:
     rng = np.random.default_rng(7)
     n = 60
@@ -206,9 +191,28 @@ def test_first_scores_are_the_seed_stratified_logrank() -> None:
     e_a, e_b = rng.random(n) < 0.6, rng.random(n) < 0.4
     s = first_scores(t_a, e_a, t_b, e_b)
     na, nb = int((s < 0).sum()), int((s > 0).sum())
-    assert math.isclose(
-        (na - nb) ** 2 / (na + nb), _stratified_logrank(t_a, e_a, t_b, e_b)
+    # statsmodels' log-rank test, one stratum per seed.
+    chisq, _ = survdiff(
+        np.r_[t_a, t_b],
+        np.r_[e_a, e_b].astype(int),
+        np.r_[np.zeros(n), np.ones(n)],
+        strata=np.r_[np.arange(n), np.arange(n)],
     )
+    assert math.isclose((na - nb) ** 2 / (na + nb), chisq)
+
+
+def test_kaplan_meier_matches_lifelines() -> None:
+    lifelines = pytest.importorskip("lifelines")
+    rng = np.random.default_rng(5)
+    time = rng.integers(1, 30, 25).astype(float)
+    event = rng.random(25) < 0.5
+    km = kaplan_meier(time, event, 0.95)
+    ref = lifelines.KaplanMeierFitter().fit(time, event, alpha=0.05)
+    assert np.allclose(km.reached, ref.cumulative_density_at_times(km.times).to_numpy())
+    low, high = ref.confidence_interval_cumulative_density_.iloc[-1]
+    assert np.allclose([km.low, km.high], [low, high])
+    none = kaplan_meier(time, np.zeros(25, bool))
+    assert (none.share, none.low, none.high, none.median) == (0.0, 0.0, 0.0, math.inf)
 
 
 def test_pair_p_values_match_scipy_and_holm_matches_statsmodels() -> None:

@@ -3,11 +3,10 @@
 
 Per method and endpoint an estimate with an interval (:func:`method_estimates`):
 
-- a ``"time"`` endpoint: the Kaplan-Meier estimate (``lifelines``'
-  ``KaplanMeierFitter``) of the share of runs that reached the target by the
-  end of their runs, with its pointwise interval (exponential Greenwood; a
-  share of 0 or 1 gives ``[0, 0]`` or ``[1, 1]``: the seeds say no more), and
-  the Kaplan-Meier median time (``inf`` when fewer than half reached it).
+- a ``"time"`` endpoint: the Kaplan-Meier estimate (:func:`kaplan_meier`)
+  of the share of runs that reached the target by the end of their runs,
+  with its pointwise interval, and the Kaplan-Meier median time (``inf``
+  when fewer than half reached it).
   On the evaluation axis every run is censored at the budget, so the
   estimate is the share of runs that got there;
 - a ``"value"`` endpoint: the mean over runs with a percentile-bootstrap
@@ -48,7 +47,9 @@ from bolt_pco64.bench.stats import bootstrap_mean_intervals, keyed_rng
 
 __all__ = [
     "ESTIMATE_COLUMNS",
+    "KaplanMeier",
     "ProtocolResult",
+    "kaplan_meier",
     "method_estimates",
     "regret_levels",
     "run_protocol",
@@ -66,6 +67,72 @@ ESTIMATE_COLUMNS: tuple[str, ...] = (
     "median_time",
     "letters",
 )
+
+
+@dataclass(frozen=True)
+class KaplanMeier:
+    """A Kaplan-Meier estimate of the share of runs that reached a target.
+
+    Attributes:
+        times: The distinct event times, ascending.
+        reached: The estimated share reached by each of ``times``.
+        share: The share reached by the end (0 without events).
+        low, high: Its pointwise interval.
+        median: The median time (``inf`` when the estimate never passes
+            one half).
+    """
+
+    times: np.ndarray
+    reached: np.ndarray
+    share: float
+    low: float
+    high: float
+    median: float
+
+
+def kaplan_meier(
+    time: np.ndarray, event: np.ndarray, level: float = PROTOCOL_DEFAULTS.level
+) -> KaplanMeier:
+    """The Kaplan-Meier estimate of ``statsmodels``' ``SurvfuncRight``.
+
+    The interval is the exponential-Greenwood (log-log) one of Kalbfleisch
+    and Prentice (2002, "The Statistical Analysis of Failure Time Data",
+    §1.3.1) from its Greenwood standard error, the one ``lifelines`` and R's
+    ``survival`` use by default: inside ``[0, 1]``, and ``[0, 0]`` or
+    ``[1, 1]`` at a share of 0 or 1 (the seeds say no more). The median is
+    ``SurvfuncRight.quantile(0.5)``: the first time the estimated survival
+    drops strictly below one half (SAS's convention).
+
+    Args:
+        time: ``runs``-dim times (events or censoring).
+        event: ``runs``-dim bool, whether the run reached the target.
+        level: Confidence level.
+    """
+    from scipy.stats import norm
+    from statsmodels.duration.survfunc import SurvfuncRight
+
+    t = np.asarray(time, dtype=np.float64)
+    e = np.asarray(event, dtype=bool)
+    if not e.any():
+        return KaplanMeier(np.zeros(0), np.zeros(0), 0.0, 0.0, 0.0, math.inf)
+    sf = SurvfuncRight(t, e.astype(np.int64))
+    surv = float(sf.surv_prob[-1])
+    se = float(sf.surv_prob_se[-1])
+    if 0.0 < surv < 1.0 and math.isfinite(se) and se > 0:
+        z = norm.ppf(0.5 + level / 2)
+        spread = z * se / abs(surv * math.log(surv))
+        s_low, s_high = surv ** math.exp(spread), surv ** math.exp(-spread)
+    else:
+        s_low = s_high = surv
+    median = sf.quantile(0.5)
+    return KaplanMeier(
+        times=np.asarray(sf.surv_times, dtype=np.float64),
+        reached=1.0 - np.asarray(sf.surv_prob, dtype=np.float64),
+        share=1.0 - surv,
+        low=1.0 - s_high,
+        high=1.0 - s_low,
+        median=float(median) if np.isfinite(median) else math.inf,
+    )
 
 
 @dataclass(frozen=True)
@@ -166,17 +233,14 @@ def method_estimates(
             "runs": x.size,
         }
         if endpoint.kind == "time":
-            from lifelines import KaplanMeierFitter
-
             ev = sub[f"{endpoint.name}_event"].to_numpy(bool)
-            km = KaplanMeierFitter().fit(x, ev, alpha=1 - design.level)
-            ci = km.confidence_interval_cumulative_density_.iloc[-1]
+            km = kaplan_meier(x, ev, design.level)
             row.update(
                 events=int(ev.sum()),
-                estimate=float(km.cumulative_density_.iloc[-1, 0]),
-                low=float(ci.iloc[0]),
-                high=float(ci.iloc[1]),
-                median_time=float(km.median_survival_time_),
+                estimate=km.share,
+                low=km.low,
+                high=km.high,
+                median_time=km.median,
             )
         else:
             row.update(

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.protocol.analysis import ProtocolResult
+from bolt_pco64.bench.protocol.analysis import ProtocolResult, kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import Endpoint
 
 if TYPE_CHECKING:
@@ -295,10 +295,10 @@ def protocol_markdown(
 def plot_time_to_target(result: ProtocolResult) -> Figure:
     """The Kaplan–Meier curves of every time-to-target endpoint, one panel each.
 
-    Each line is one method's Kaplan–Meier estimate (``lifelines``) of the
+    Each line is one method's Kaplan–Meier estimate
+    (:func:`~bolt_pco64.bench.protocol.analysis.kaplan_meier`) of the
     share of runs that reached the target, against evaluations or GPU-hours.
     """
-    from lifelines import KaplanMeierFitter
     from matplotlib.figure import Figure
 
     from bolt_pco64.bench.plots import add_caption, method_style
@@ -312,14 +312,13 @@ def plot_time_to_target(result: ProtocolResult) -> Figure:
     for ax, e in zip(axes, timed, strict=False):
         for i, m in enumerate(result.methods):
             sub = out[out["method"] == m]
-            km = KaplanMeierFitter().fit(
-                sub[e.name].to_numpy(float), sub[f"{e.name}_event"].to_numpy(bool)
-            )
-            cd = km.cumulative_density_
+            time = sub[e.name].to_numpy(float)
+            km = kaplan_meier(time, sub[f"{e.name}_event"].to_numpy(bool))
+            end = max(float(time.max()), float(km.times.max(initial=0.0)))
             style = method_style(i)
             ax.step(
-                cd.index.to_numpy(float),
-                cd.iloc[:, 0].to_numpy(float),
+                np.r_[0.0, km.times, end],
+                np.r_[0.0, km.reached, km.share],
                 where="post",
                 label=m,
                 color=style["color"],
