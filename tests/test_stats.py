@@ -7,12 +7,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from bolt_pco64.bench.stats import (
     bootstrap_interval,
+    bootstrap_mean_intervals,
     found_optimum_intervals,
     median_intervals,
     paired_comparisons,
+    signed_rank_p,
     verdict,
 )
 from bolt_pco64.bench.summary import checkpoints_for
@@ -211,3 +214,35 @@ def test_complete_runs_drops_exactly_the_failed_runs() -> None:
     assert kept["v"].tolist() == [1, 2, 3]
     assert complete_runs(records, None) is records
     assert complete_runs(records, set()) is records
+
+
+def test_mean_intervals_of_several_rows_agree_with_scipy_bootstrap() -> None:
+    rng = np.random.default_rng(11)
+    rows = np.vstack([rng.normal(size=30), rng.exponential(size=30), np.full(30, 2.0)])
+    low, high = bootstrap_mean_intervals(rows, 0.9, 4000, np.random.default_rng(1))
+    for i in range(2):
+        ref = sps.bootstrap(
+            (rows[i],),
+            np.mean,
+            n_resamples=4000,
+            confidence_level=0.9,
+            method="percentile",
+            rng=np.random.default_rng(2),
+        ).confidence_interval
+        # Two bootstraps of 4000 resamples: equal to a few hundredths of a SD.
+        assert abs(low[i] - ref.low) < 0.06 * rows[i].std()
+        assert abs(high[i] - ref.high) < 0.06 * rows[i].std()
+    assert (low[2], high[2]) == (2.0, 2.0)
+    again = bootstrap_mean_intervals(rows, 0.9, 4000, np.random.default_rng(1))
+    assert np.array_equal(again[0], low)
+    with pytest.raises(ValueError, match="rows x seeds"):
+        bootstrap_mean_intervals(np.zeros(3))
+
+
+def test_signed_rank_p_is_scipys_with_pratt_zeros() -> None:
+    d = np.array(
+        [0.0, 0.3, -0.1, 0.5, 0.7, 0.2, 0.0, 0.9, -0.4, 1.1, 0.6, 0.8, 1.3, 0.4]
+    )
+    assert math.isclose(signed_rank_p(d), sps.wilcoxon(d, zero_method="pratt").pvalue)
+    assert signed_rank_p(np.zeros(5)) == 1.0
+    assert signed_rank_p([]) == 1.0

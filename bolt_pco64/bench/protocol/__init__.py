@@ -2,14 +2,19 @@
 
 From a comparison's per-evaluation records
 (:func:`~bolt_pco64.bench.records.record_columns`) to a
-:class:`ProtocolResult` (:func:`run_protocol`), its Markdown section
-(:func:`protocol_markdown`), its Kaplan-Meier figure
-(:func:`plot_time_to_target`) and its files (:func:`write_protocol`); over the
-family of problems, the suite table (:func:`protocol_suite`,
-:func:`suite_markdown`). What the protocol is: ``docs/protocol.md``.
+:class:`~bolt_pco64.bench.protocol.analysis.ProtocolResult`
+(:func:`~bolt_pco64.bench.protocol.analysis.run_protocol`), its Markdown
+section (:func:`~bolt_pco64.bench.protocol.render.protocol_markdown`), its
+Kaplan-Meier figure (:func:`~bolt_pco64.bench.protocol.render.plot_time_to_target`)
+and its files (:func:`~bolt_pco64.bench.protocol.render.write_protocol`); over
+the family of problems, the suite table
+(:func:`~bolt_pco64.bench.protocol.suite.protocol_suite`,
+:func:`~bolt_pco64.bench.protocol.suite.suite_markdown`). What the protocol
+is: ``docs/protocol.md``.
 
 - :mod:`~bolt_pco64.bench.protocol.design`: the declared design and the
-  default seeds, :data:`PROTOCOL_SEEDS` (imports nothing heavy);
+  default seeds, :data:`~bolt_pco64.bench.protocol.design.PROTOCOL_SEEDS`
+  (imports nothing heavy);
 - :mod:`~bolt_pco64.bench.protocol.endpoints`: the endpoints and each run's
   outcome on them;
 - :mod:`~bolt_pco64.bench.protocol.pairs`: every pair on one endpoint;
@@ -20,7 +25,7 @@ family of problems, the suite table (:func:`protocol_suite`,
 - :mod:`~bolt_pco64.bench.protocol.render`: the page, figure and files;
 - :mod:`~bolt_pco64.bench.protocol.suite`: the family.
 
-The names below load their module when first used, so that
+The names of ``__all__`` load their module when first used, so that
 ``from bolt_pco64.bench.protocol import PROTOCOL_SEEDS`` loads no statistics
 library.
 """

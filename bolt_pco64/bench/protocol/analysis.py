@@ -77,7 +77,8 @@ class KaplanMeier:
         times: The distinct event times, ascending.
         reached: The estimated share reached by each of ``times``.
         share: The share reached by the end (0 without events).
-        low, high: Its pointwise interval.
+        low: The lower end of its pointwise interval.
+        high: The upper end.
         median: The median time (``inf`` when the estimate never passes
             one half).
     """
