@@ -170,6 +170,8 @@ def test_a_quick_run_is_a_smoke_test_that_compares_nothing() -> None:
     md = protocol_markdown(res)
     assert "Smoke test: no comparison" in md
     assert "Grouped ranking" not in md
+    assert "[" not in md  # no interval either
+    assert "0 of 3 runs reached it" in md
     assert "separated" not in md
 
 
