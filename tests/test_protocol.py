@@ -331,6 +331,18 @@ def test_suite_separates_only_what_every_problem_separates(winner) -> None:
     assert "| good | a | b | **a** |" in suite_markdown({"p1": a, "p2": b})
 
 
+def test_only_the_seeds_every_method_ran_are_compared() -> None:
+    recs = _clear_winner()
+    extra = recs[(recs["method"] == "good") & (recs["seed"] == 1000)].assign(seed=5)
+    res = run_protocol(pd.concat([recs, extra]), 1.0, 0.5, 10, design=FAST)
+    assert 5 not in res.seeds
+    assert res.left_out == 1
+    assert (
+        "1 runs of seeds that not every method ran are left out"
+        in protocol_markdown(res)
+    )
+
+
 def test_bad_records_are_refused_with_what_is_wrong() -> None:
     recs = _clear_winner(seeds=4)
     with pytest.raises(ValueError, match=r"missing \['feasible'\]"):

@@ -219,8 +219,13 @@ def bootstrap_mean_intervals(
         {"level": OPEN_UNIT, "resamples": POSITIVE_INT},
     )
     gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
-    idx = gen.integers(0, m.shape[1], size=(resamples, m.shape[1]))
-    means = m[:, idx].mean(axis=2)
+    n = m.shape[1]
+    idx = gen.integers(0, n, size=(resamples, n))
+    # How often each resample draws each seed: the resampled means are one
+    # product, in memory rows x resamples (not rows x resamples x seeds).
+    flat = (idx + n * np.arange(resamples)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=resamples * n).reshape(resamples, n)
+    means = m @ counts.T.astype(np.float64) / n
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(means, [tail, 100 - tail], axis=1)
     same = np.all(m == m[:, :1], axis=1)

@@ -165,6 +165,7 @@ class ProtocolResult:
         detectable: The paired standardised effect these seeds detect with
             the design's power (``inf`` in a smoke test).
         design_detectable: The same for the design's own number of seeds.
+        left_out: Runs left out because not every method ran their seed.
     """
 
     problem: str
@@ -183,6 +184,7 @@ class ProtocolResult:
     min_seeds: int = 1
     detectable: float = math.inf
     design_detectable: float = math.inf
+    left_out: int = 0
 
     @property
     def family_pairs(self) -> int:
@@ -345,7 +347,9 @@ def run_protocol(
     endpoints = declared_endpoints(design, cost=cost)
     per_method = [set(outcomes.loc[outcomes["method"] == m, "seed"]) for m in family]
     seeds = tuple(sorted(set.intersection(*per_method)))
-    outcomes = outcomes[outcomes["seed"].isin(seeds)].reset_index(drop=True)
+    shared = outcomes["seed"].isin(seeds)
+    left_out = int((~shared).sum())
+    outcomes = outcomes[shared].reset_index(drop=True)
     pairs_n = max(1, len(family) * (len(family) - 1) // 2)
     floor = min_seeds(pairs_n, design.alpha)
     smoke = len(seeds) < floor or len(family) < 2
@@ -394,4 +398,5 @@ def run_protocol(
         design_detectable=detectable_effect(
             len(design.seeds), pairs_n, design.alpha, design.power
         ),
+        left_out=left_out,
     )

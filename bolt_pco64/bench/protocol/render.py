@@ -108,7 +108,12 @@ def _header(result: ProtocolResult) -> list[str]:
         f"(initial design {result.n_init}, shared by the methods of a seed). "
         f"Declared family: the {result.family_pairs} pairs of "
         f"{', '.join(result.methods)}, on each endpoint; Holm at "
-        f"α = {result.design.alpha:g} within each endpoint.",
+        f"α = {result.design.alpha:g} within each endpoint."
+        + (
+            f" {result.left_out} runs of seeds that not every method ran are left out."
+            if result.left_out
+            else ""
+        ),
     ]
 
 
