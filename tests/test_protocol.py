@@ -21,12 +21,14 @@ from bolt_pco64.bench.protocol import (
     PROTOCOL_DEFAULTS,
     PROTOCOL_FILES,
     PROTOCOL_SEEDS,
+    SUITE_FILES,
     plot_time_to_target,
     protocol_markdown,
     protocol_suite,
     run_protocol,
     suite_markdown,
     write_protocol,
+    write_suite,
 )
 from bolt_pco64.bench.protocol.analysis import kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import declared_endpoints
@@ -329,6 +331,13 @@ def test_suite_separates_only_what_every_problem_separates(winner) -> None:
     auc = mixed[mixed["endpoint"] == "regret_auc"].set_index("method")
     assert set(auc["suite"]) == {"a"}  # good wins on p1, b on p2: no suite order
     assert "| good | a | b | **a** |" in suite_markdown({"p1": a, "p2": b})
+
+
+def test_write_suite_writes_its_table_and_page(tmp_path: Path, winner) -> None:
+    md = write_suite(tmp_path, {"p1": winner, "p3": winner})
+    assert (tmp_path / SUITE_FILES["page"]).read_text() == md
+    table = pd.read_csv(tmp_path / SUITE_FILES["table"])
+    assert list(table.columns) == ["endpoint", "method", "p1", "p3", "suite"]
 
 
 def test_only_the_seeds_every_method_ran_are_compared() -> None:

@@ -9,7 +9,8 @@ Kaplan-Meier figure (:func:`~bolt_pco64.bench.protocol.render.plot_time_to_targe
 and its files (:func:`~bolt_pco64.bench.protocol.render.write_protocol`); over
 the family of problems, the suite table
 (:func:`~bolt_pco64.bench.protocol.suite.protocol_suite`,
-:func:`~bolt_pco64.bench.protocol.suite.suite_markdown`). What the protocol
+:func:`~bolt_pco64.bench.protocol.suite.suite_markdown`,
+:func:`~bolt_pco64.bench.protocol.suite.write_suite`). What the protocol
 is: ``docs/protocol.md``.
 
 - :mod:`~bolt_pco64.bench.protocol.design`: the declared design and the
@@ -39,6 +40,7 @@ __all__ = [
     "PROTOCOL_DEFAULTS",
     "PROTOCOL_FILES",
     "PROTOCOL_SEEDS",
+    "SUITE_FILES",
     "Endpoint",
     "ProtocolDesign",
     "ProtocolResult",
@@ -50,6 +52,7 @@ __all__ = [
     "run_protocol",
     "suite_markdown",
     "write_protocol",
+    "write_suite",
 ]
 
 _WHERE = {
@@ -67,6 +70,8 @@ _WHERE = {
     "write_protocol": "render",
     "protocol_suite": "suite",
     "suite_markdown": "suite",
+    "SUITE_FILES": "suite",
+    "write_suite": "suite",
 }
 
 

@@ -13,14 +13,23 @@ whole suite a smoke test.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
+from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.protocol.analysis import ProtocolResult
 from bolt_pco64.bench.protocol.groups import letter_groups, letters_of
 
-__all__ = ["protocol_suite", "suite_markdown"]
+__all__ = ["SUITE_FILES", "protocol_suite", "suite_markdown", "write_suite"]
+
+#: The files :func:`write_suite` writes.
+SUITE_FILES: dict[str, str] = {
+    "page": "protocol_suite.md",
+    "table": "protocol_suite.csv",
+}
 
 
 def _shared_methods(results: Mapping[str, ProtocolResult]) -> list[str]:
@@ -129,3 +138,21 @@ def suite_markdown(results: Mapping[str, ProtocolResult]) -> str:
             lines.append(f"| {r['method']} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
+
+
+def write_suite(
+    out: str | os.PathLike[str], results: Mapping[str, ProtocolResult]
+) -> str:
+    """Write :data:`SUITE_FILES` into the existing folder ``out``, each atomically.
+
+    Returns:
+        The Markdown section (also written as ``protocol_suite.md``).
+    """
+    path = Path(out)
+    if not path.is_dir():
+        raise ValueError(f"Expected an existing folder, got {str(path)!r}.")
+    md = suite_markdown(results)
+    table = protocol_suite(results)
+    atomic_write_text(path / SUITE_FILES["table"], table.to_csv(index=False))
+    atomic_write_text(path / SUITE_FILES["page"], md)
+    return md
