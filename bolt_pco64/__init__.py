@@ -70,17 +70,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
 
-#: Deprecated pco64-only names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {
-    "COLUMNS": "bolt_pco64.table",
-    "INPUT_COLUMNS": "bolt_pco64.table",
-    "PCO64OutcomeConstraint": "bolt_pco64.problem",
-}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:
-        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'bolt_pco64' has no attribute {name!r}")

@@ -72,7 +72,6 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.validation import table_error
 
@@ -343,25 +342,3 @@ def _neighbour_first_step(
     nearest = np.argsort(d, axis=1, kind="stable")[:, : min(k, feasible.size)]
     out[:] = np.median(first[feasible][nearest], axis=1)
     return out
-
-
-def _run_seconds(
-    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
-) -> Tensor:
-    return TimeModel(table, startup_seconds).run_seconds
-
-
-def _run_gpu_hours(
-    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
-) -> Tensor:
-    return TimeModel(table, startup_seconds).gpu_hours
-
-
-# One-line wrappers of TimeModel that nothing used (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "run_seconds": (lambda: _run_seconds, "TimeModel(table).run_seconds"),
-        "run_gpu_hours": (lambda: _run_gpu_hours, "TimeModel(table).gpu_hours"),
-    },
-)

@@ -25,11 +25,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64._io import atomic_path, atomic_write_text
 from bolt_pco64.instances import (
     DEFAULT_INSTANCE,
-    PCO64_INSTANCE,
     Instance,
     get_instance,
 )
@@ -38,18 +36,6 @@ from bolt_pco64.table import Table, TableSource, read_table_file
 
 __all__ = ["HF_FILE_PATTERNS", "FetchError", "fetch_table"]
 
-# pco64's dataset and revision of 0.x, deprecated: each instance's own are its
-# ``dataset_id`` and ``dataset_revision`` (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "HF_REPO_ID": (lambda: PCO64_INSTANCE.dataset_id, "the instance's dataset_id"),
-        "HF_REVISION": (
-            lambda: PCO64_INSTANCE.dataset_revision,
-            "the instance's dataset_revision",
-        ),
-    },
-)
 #: Files of the dataset repository that may hold the table (parquet preferred).
 HF_FILE_PATTERNS = ("*.parquet", "*.csv")
 

@@ -59,8 +59,7 @@ import torch
 from torch import Tensor
 
 from bolt_pco64 import instances, locations
-from bolt_pco64._deprecated import deprecated_names
-from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.standins import (
     STANDIN_PREFIX,
@@ -113,31 +112,6 @@ OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
 #: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
 ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
 
-# pco64's names of 0.x, deprecated: an instance's own come from its
-# :class:`~bolt_pco64.instances.Instance` (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "INPUT_COLUMNS": (
-            lambda: PCO64_INSTANCE.input_columns,
-            "the instance's input_columns (e.g. PCO64.instance.input_columns)",
-        ),
-        "CONTEXT_COLUMN": (
-            lambda: PCO64_INSTANCE.context_columns[0],
-            "the instance's context_columns",
-        ),
-        "COLUMNS": (lambda: PCO64_INSTANCE.columns, "the instance's columns"),
-        "ENV_TABLE": (lambda: PCO64_INSTANCE.env_table, "the instance's env_table"),
-        "MEASURED_FILENAME": (
-            lambda: PCO64_INSTANCE.measured_filename,
-            "the instance's measured_filename",
-        ),
-        "STANDIN_FILENAME": (
-            lambda: PCO64_INSTANCE.standin_filename,
-            "the instance's standin_filename",
-        ),
-    },
-)
 
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance

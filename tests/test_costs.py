@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import torch
 
-from bolt_pco64 import costs
 from bolt_pco64.costs import TimeModel, gpu_hours
 from bolt_pco64.instances import get_instance
 from bolt_pco64.table import Table, TableError, load_table
@@ -106,10 +105,6 @@ def test_gpu_hours_are_seconds_times_gpus_per_hour(table: Table) -> None:
     assert model.num_gpus == gpus
     torch.testing.assert_close(model.gpu_hours, model.run_seconds * gpus / 3600)
     assert gpu_hours(3600.0, 2) == 2.0
-    with pytest.warns(DeprecationWarning, match="TimeModel"):
-        torch.testing.assert_close(costs.run_gpu_hours(table), model.gpu_hours)
-    with pytest.warns(DeprecationWarning, match="TimeModel"):
-        torch.testing.assert_close(costs.run_seconds(table), model.run_seconds)
     with pytest.raises(ValueError, match="num_gpus"):
         gpu_hours(1.0, 0)
 

@@ -28,8 +28,7 @@ card's schema:
   reports but stalls Ax 1.3's stock transition after a short Sobol phase
   (:func:`count_trials_with_constraint_data` makes a strategy that accepts
   it); ``"failed"`` reports NaN, so Ax abandons the trial and models neither
-  metric of it (the former spelling ``"abandoned"`` is accepted with a
-  ``DeprecationWarning``). The README's Ax section has the replication matrix
+  metric of it. The README's Ax section has the replication matrix
   behind the default. Ax's oracle (the noiseless ground truth it scores
   traces with) always sees the constraint and the placeholder; since the
   constraint is violated, Ax's traces never count that number.
@@ -46,8 +45,7 @@ card's schema:
 
 The framework-neutral pieces (problem factory, parameters and their rows, crash
 vocabulary and placeholder, knob levels, baseline, run lengths) live in :mod:`bolt_pco64.integrations.common`. The core package never
-imports this module; import it as ``bolt_pco64.integrations.ax`` (or its alias
-``bolt_pco64.ax``) after ``pip install 'bolt_pco64[ax]'``.
+imports this module; import it as ``bolt_pco64.integrations.ax`` after ``pip install 'bolt_pco64[ax]'``.
 """
 
 from __future__ import annotations
@@ -220,8 +218,7 @@ class CrashObservation(Noise):
     Args:
         noise: The noise added to the values a run does report.
         report: How a crash reports its objective (above;
-            :data:`~bolt_pco64.integrations.common.crash.CrashReport`, the former
-            ``"abandoned"`` accepted with a ``DeprecationWarning``).
+            :data:`~bolt_pco64.integrations.common.crash.CrashReport`).
         placeholder: The objective a crash reports under ``"placeholder"``.
         objective_name: The metric a crash does not report.
         constraint_name: The metric whose positive ground truth marks a crash.
@@ -234,7 +231,7 @@ class CrashObservation(Noise):
     constraint_name: str = CONSTRAINT_NAME
 
     def __post_init__(self) -> None:
-        self.report = check_crash_report(self.report, "`report`", stacklevel=4)
+        self.report = check_crash_report(self.report, "`report`")
         if self.report == "placeholder" and not math.isfinite(self.placeholder):
             raise ValueError(
                 f"Expected a finite `placeholder` for report 'placeholder', got {self.placeholder!r}."
@@ -365,8 +362,7 @@ def get_benchmark_problem(
             (:class:`StepRuntime`).
         crash_report: How a crashed trial reports its objective
             (:class:`CrashObservation`; ``"placeholder"``, ``"missing"`` or
-            ``"failed"``, the former ``"abandoned"`` accepted with a
-            ``DeprecationWarning``); under ``"placeholder"`` it reports the
+            ``"failed"``); under ``"placeholder"`` it reports the
             table's worst feasible throughput.
 
     Returns:
