@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
+import _constants_fit as fit
 import numpy as np
 import pandas as pd
 
 from bolt_pco64.instances import Instance, get_instance
-from bolt_pco64.simulate import fit
 from bolt_pco64.simulate.calibrate import StandinModel, build_model
 from bolt_pco64.simulate.variants import READINGS, Variant
 from bolt_pco64.standins import STANDIN_VARIANTS

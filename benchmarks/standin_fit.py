@@ -16,12 +16,12 @@ throughput):
    (:func:`bolt_pco64.simulate.calibrate.build_model`): what 3.0 ships
    (``_standin_models.StepTimeFitted``);
 4. **after, full fit**: for each reading -- the traces' reading
-   (:data:`bolt_pco64.simulate.fit.TRACE_READINGS`) and each shipped
+   (``_constants_fit.TRACE_READINGS``) and each shipped
    variant's -- its constants fitted on the other folds
-   (:func:`bolt_pco64.simulate.fit.fit_variant`: memory constants, overhead
+   (``_constants_fit.fit_variant``: memory constants, overhead
    and capacity on peaks and feasibility; step-time constants and efficiency
    on throughput) and predicted on the held-out fold
-   (:func:`bolt_pco64.simulate.fit.predict`; ``_standin_models.FullFit``);
+   (``_constants_fit.predict``; ``_standin_models.FullFit``);
 5. writes into ``--out`` the per-row records ``rows.parquet`` (zstd; one row
    per model x held-out visited row: ``model``, the ``fold`` it was held out
    in, the row's raw knob columns as the card names them (its key), the

@@ -21,9 +21,10 @@ Modules, in the order data flows:
   recorded step times;
 * :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata;
 * :mod:`~bolt_pco64.simulate.registry` -- registering a regenerated file's
-  content fingerprint;
-* :mod:`~bolt_pco64.simulate.fit` -- fitting the model's constants to measured
-  rows (the published traces; stand-in 3.0's step-time constants).
+  content fingerprint.
+
+The fit of the model's constants to measured rows (the published traces;
+stand-in 3.0's step-time constants) is study code: ``benchmarks/_constants_fit.py``.
 
 The recorded columns are the runner's (``docs/architecture.md`` §6): per-step times
 with a warm-up step first, ``throughput_mean``/``throughput_std`` by

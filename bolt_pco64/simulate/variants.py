@@ -158,7 +158,7 @@ READINGS: dict[str, dict[str, Variant]] = {
 
 
 #: Stand-in 3.0, the step-time constants of each pco64 reading fitted to the published
-#: traces' throughputs (:func:`bolt_pco64.simulate.fit.fit_variant` with
+#: traces' throughputs (``fit_variant`` of ``benchmarks/_constants_fit.py`` with
 #: ``memory=False`` on all 472 visited rows that ran, from the 2.1 constants;
 #: ``python benchmarks/standin_fit.py --constants`` prints them; rounded to 4 digits).
 #: Names of :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or ``hardware.``

@@ -1,5 +1,8 @@
 """Fit the stand-in's physical constants to measured rows (stand-in 3.0).
 
+Study code of ``standin_fit.py`` (imported as a sibling module; the package never
+imports it).
+
 The calibration (:mod:`bolt_pco64.simulate.calibrate`) meets a card's few
 published figures. Where rows of the measured table are known -- the
 published optimisation traces give, for every configuration they visited,
