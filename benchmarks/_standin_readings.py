@@ -21,8 +21,8 @@ from _standin_models import knob_columns
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate.grid import candidate_configurations
-from bolt_pco64.simulate.spec import Microbatching, Zero0
+from bolt_pco64.tables.simulate.grid import candidate_configurations
+from bolt_pco64.tables.simulate.spec import Microbatching, Zero0
 from bolt_pco64.traces import visited_rows
 
 #: The records of the scan.

@@ -37,7 +37,6 @@ from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
-from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import get_instance
 from bolt_pco64.integrations.ax import (
     CONSTRAINT_NAME,
@@ -49,7 +48,8 @@ from bolt_pco64.integrations.ax import (
     get_benchmark_problem,
 )
 from bolt_pco64.integrations.common import get_problem
-from bolt_pco64.table import ZERO_STAGES, encode_inputs
+from bolt_pco64.tables.table import ZERO_STAGES, encode_inputs
+from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
 
@@ -87,7 +87,7 @@ def test_no_core_module_imports_ax() -> None:
 @pytest.mark.slow
 def test_core_package_does_not_import_ax() -> None:
     code = (
-        "import sys, bolt_pco64, bolt_pco64.problem, bolt_pco64.table\n"
+        "import sys, bolt_pco64, bolt_pco64.problem, bolt_pco64.tables.table\n"
         "loaded = sorted(m for m in sys.modules if m == 'ax' or m.startswith('ax.'))\n"
         "print(loaded)\n"
     )

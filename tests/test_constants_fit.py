@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate.grid import candidate_configurations
-from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_arrays
-from bolt_pco64.simulate.spec import Config
-from bolt_pco64.simulate.variants import READINGS, Variant
+from bolt_pco64.tables.simulate.grid import candidate_configurations
+from bolt_pco64.tables.simulate.memory import peak_spread, rank_stage, stage_arrays
+from bolt_pco64.tables.simulate.spec import Config
+from bolt_pco64.tables.simulate.variants import READINGS, Variant
 from tests._scripts import load_script
 
 INST = get_instance("pco64")

@@ -1,4 +1,4 @@
-"""The time model (bolt_pco64.costs): runs, crashes, partial runs, GPU-hours."""
+"""The time model (bolt_pco64.tables.time_model): runs, crashes, partial runs, GPU-hours."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from bolt_pco64.costs import TimeModel, gpu_hours
 from bolt_pco64.instances import get_instance
-from bolt_pco64.table import Table, TableError, load_table
+from bolt_pco64.tables.table import Table, TableError, load_table
+from bolt_pco64.tables.time_model import TimeModel, gpu_hours
 from tests._tables import frame_from
 
 #: dp = 0..5 (encoded distance = |dp difference|), dp = 3 crashes.

@@ -238,7 +238,7 @@ def test_harness_runs_record_untried_valid_rows_and_recommendations(
     method: str,
 ) -> None:
     from bolt_pco64.bench import BenchConfig, run_one
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
 
     table = load_table(make_table(capacity=80.0))
     out = run_one(method, 3, table, BenchConfig(budget=14, n_init=6, q=2))

@@ -19,7 +19,6 @@ import pytest
 from bolt_pco64 import PCO16, PCO64
 from bolt_pco64.bench import BenchConfig
 from bolt_pco64.bench.run import run_one
-from bolt_pco64.costs import TimeModel
 from bolt_pco64.integrations.common import (
     CRASH_REPORTS,
     AskTellBridge,
@@ -35,6 +34,7 @@ from bolt_pco64.integrations.common import (
     random_baseline,
     run_seconds,
 )
+from bolt_pco64.tables.time_model import TimeModel
 from tests._tables import hand_frame, small_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")

@@ -97,7 +97,7 @@ def _named(node: ast.AST) -> list[str]:
         assert node.level == 0, "relative import"
         return [node.module or ""] + [a.name for a in node.names]
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        # no importlib.import_module("bolt_pco64.simulate...") either
+        # no importlib.import_module("bolt_pco64.tables.simulate...") either
         return [node.value] if node.value.startswith("bolt_pco64.") else []
     return []
 

@@ -2,7 +2,7 @@
 
 Evaluations of the pco problems differ in cost: on a table of the card's
 schema the slowest feasible run can take several times as long as the
-fastest, and a crash costs a fraction of a run (:mod:`bolt_pco64.costs`).
+fastest, and a crash costs a fraction of a run (:mod:`bolt_pco64.tables.time_model`).
 When the budget is GPU-hours rather than evaluations, an acquisition
 function can trade improvement against cost:
 

@@ -39,7 +39,7 @@ card's schema:
   feasible throughput (computed exactly from the table, see
   :func:`~bolt_pco64.integrations.common.runs.random_baseline`).
 - ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
-  the one time model (:class:`~bolt_pco64.costs.TimeModel`, the harness's:
+  the one time model (:class:`~bolt_pco64.tables.time_model.TimeModel`, the harness's:
   start-up plus ``overall_time``; a crash start-up plus the step in which
   memory ran out), so Ax's simulated-time benchmarks see real run lengths.
 
@@ -78,7 +78,6 @@ from ax.generation_strategy.generation_strategy import GenerationStrategy
 from ax.generation_strategy.transition_criterion import TrialBasedCriterion
 from torch import Tensor
 
-from bolt_pco64.costs import COST_DEFAULTS
 from bolt_pco64.instances import InputSpec, Instance
 from bolt_pco64.integrations.common import (
     BASELINE_DRAWS,
@@ -96,6 +95,7 @@ from bolt_pco64.integrations.common import (
 )
 from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.problem import PCO, TableLike
+from bolt_pco64.tables.time_model import COST_DEFAULTS
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -299,13 +299,13 @@ def count_trials_with_constraint_data(
 class StepRuntime:
     """Run length of a configuration in seconds, for Ax's simulated time.
 
-    :attr:`bolt_pco64.costs.TimeModel.run_seconds` of the snapped row (a run
+    :attr:`bolt_pco64.tables.time_model.TimeModel.run_seconds` of the snapped row (a run
     or a crash), rounded to whole seconds (at least one).
 
     Args:
         problem: The BoTorch problem whose table is served.
         startup_seconds: The time model's start-up
-            (:attr:`~bolt_pco64.costs.CostDefaults.startup_seconds`).
+            (:attr:`~bolt_pco64.tables.time_model.CostDefaults.startup_seconds`).
     """
 
     def __init__(

@@ -62,7 +62,7 @@ class CostAwareMethod(_ConstrainedModelsMethod):
             propose_ei_cool,
             propose_eipu,
         )
-        from bolt_pco64.costs import TimeModel
+        from bolt_pco64.tables.time_model import TimeModel
 
         state = _run_state(self, ctx, CostAwareState)
         models = _fit_models(self, ctx)

@@ -10,7 +10,7 @@ bytes per parameter); they are fitted jointly with the GP hyperparameters.
 The form follows public sources (the parallelism prior of the
 ``apivich-h/oppa`` repository, Narayanan et al. 2021, Rajbhandari et al.
 2020, Korthikanti et al. 2022), cited in each module. This package does not
-import the stand-in generator (:mod:`bolt_pco64.simulate`) and its form was not
+import the stand-in generator (:mod:`bolt_pco64.tables.simulate`) and its form was not
 taken from it; see :data:`~bolt_pco64.bo.prior.base.STANDIN_CAVEAT`.
 
 - :mod:`~bolt_pco64.bo.prior.layout`: encoded inputs to parallel sizes, read

@@ -11,7 +11,7 @@ needs from a pco problem, without importing any framework:
 - :func:`~bolt_pco64.integrations.common.problem.knob_levels`: the raw levels of each
   knob that the loaded table holds;
 - :func:`~bolt_pco64.integrations.common.runs.run_seconds`: the time model's entry
-  point, a run's wall-clock seconds per row (:class:`bolt_pco64.costs.TimeModel`:
+  point, a run's wall-clock seconds per row (:class:`bolt_pco64.tables.time_model.TimeModel`:
   start-up plus the training loop; a crash start-up, its recorded steps if any and the
   step in which memory ran out);
 - :class:`~bolt_pco64.integrations.common.runs.Evaluation` and

@@ -8,7 +8,7 @@ first offending row (:func:`table_error` writes that message).
 :func:`validate_reconstruction_columns` checks the optional per-row columns of
 a table reconstructed from published traces (:data:`RECONSTRUCTION_COLUMNS`).
 
-:mod:`bolt_pco64.table` loads a table through this module and is the public
+:mod:`bolt_pco64.tables.table` loads a table through this module and is the public
 home of :class:`TableError` and :func:`parse_float_list`; this module depends
 only on :mod:`bolt_pco64.instances`.
 """
@@ -94,7 +94,7 @@ _NUMBER_WRAPPERS = (
     "float(",
 )
 #: The brackets a list cell may come in: a list, or a tuple (what pandas writes
-#: for the tuples of a loaded :attr:`~bolt_pco64.table.Table.frame`).
+#: for the tuples of a loaded :attr:`~bolt_pco64.tables.table.Table.frame`).
 _BRACKETS = {"[": "]", "(": ")"}
 #: What a list cell may look like, for error messages.
 _LIST_FORMS = "'[1.0, 2.0]', '(1.0, 2.0)' or '[1. 2.]'"

@@ -67,15 +67,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from bolt_pco64 import estimators
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.memory import (
+from bolt_pco64.tables import estimators
+from bolt_pco64.tables.simulate.memory import (
     communicators,
     layer_activation_bytes,
     layer_params,
     stage_params,
 )
-from bolt_pco64.simulate.spec import Assumptions, Config, Hardware, ModelConstants
+from bolt_pco64.tables.simulate.spec import (
+    Assumptions,
+    Config,
+    Hardware,
+    ModelConstants,
+)
 
 __all__ = ["StepBreakdown", "step_breakdown", "throughput", "work_per_step"]
 
@@ -104,7 +109,7 @@ def work_per_step(instance: Instance, a: Assumptions) -> float:
     """What one step counts for in the throughput unit ``a.throughput_unit``.
 
     ``global_batch / num_gpus`` samples per GPU for ``"samples/s/gpu"``, one
-    step for ``"steps/s"`` (:func:`bolt_pco64.estimators.work_per_step`); a
+    step for ``"steps/s"`` (:func:`bolt_pco64.tables.estimators.work_per_step`); a
     step of ``step_s`` seconds measures ``work_per_step / step_s`` and a
     measured rate ``r`` took ``work_per_step / r`` seconds.
     """

@@ -311,7 +311,7 @@ _PCO64_ASSUMPTIONS = Assumptions(
 )
 
 #: Per-instance assumptions (see the module docstring of
-#: :mod:`bolt_pco64.simulate` for the reasoning). The cards give the shape
+#: :mod:`bolt_pco64.tables.simulate` for the reasoning). The cards give the shape
 #: only. pco64 and pco32: a GeLU MLP (two ``h x f`` matrices; FFN 25600 is
 #: exactly ``5 h``), multi-head attention and a 32000-token vocabulary, which
 #: gives pco64 23.8 B parameters. The SwiGLU reading of the same shape
