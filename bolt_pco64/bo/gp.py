@@ -72,6 +72,7 @@ __all__ = [
     "MC_SAMPLES",
     "AcquisitionKind",
     "ConstrainedModels",
+    "ProposalContext",
     "acquisition_function",
     "fit_constrained_models",
     "fit_gp",
@@ -91,6 +92,68 @@ MC_SAMPLES = 128
 #: which walks irrelevant lengthscales towards infinity on this noise-free
 #: table (``docs/architecture.md`` §8).
 FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 100}
+
+
+@dataclass(frozen=True)
+class ProposalContext:
+    """What every proposal of one BO step reads: the data so far, what to choose
+    among, how many, and the step's seed (one object passed along, not eight
+    arguments).
+
+    Attributes:
+        X: ``n x d``-dim tensor of the evaluated configurations.
+        y: ``n``-dim tensor of observed throughput, NaN where the run crashed.
+        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        q: Number of picks (``1 <= q <= m`` for a discrete proposal).
+        seed: Seed of the step: the fits, the quasi-MC sampler, the baseline
+            pruning, the raw samples.
+        choices: ``m x d``-dim tensor of the untried configurations (the
+            discrete proposals), or ``None`` (the box proposals).
+        X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
+            not observed yet), or ``None``.
+        margin: ``n``-dim tensor of the observed memory margins, or ``None``
+            (read by the proposals that model the margin).
+    """
+
+    X: Tensor
+    y: Tensor
+    bounds: Tensor
+    q: int = 1
+    seed: int = 0
+    choices: Tensor | None = None
+    X_pending: Tensor | None = None
+    margin: Tensor | None = None
+
+    @property
+    def pending(self) -> Tensor | None:
+        """:attr:`X_pending` where it holds a configuration, else ``None``."""
+        if self.X_pending is None or self.X_pending.shape[0] == 0:
+            return None
+        return self.X_pending
+
+    def need_choices(self) -> Tensor:
+        """:attr:`choices`, checked: ``m x d`` with ``1 <= q <= m``.
+
+        Raises:
+            ValueError: If there are none, their shape is wrong, or ``q`` is
+                not in ``[1, m]``.
+        """
+        if self.choices is None:
+            raise ValueError("Expected `choices` for a discrete proposal, got None.")
+        check_shape("choices", self.choices, ("m", self.X.shape[-1]))
+        check_batch_size(self.q, self.choices.shape[0])
+        return self.choices
+
+    def need_margin(self) -> Tensor:
+        """:attr:`margin`, checked: one per observation.
+
+        Raises:
+            ValueError: If there is none or its shape is not ``n``.
+        """
+        if self.margin is None:
+            raise ValueError("Expected the observed `margin`, got None.")
+        check_shape("margin", self.margin, (self.X.shape[0],))
+        return self.margin
 
 
 def safe_bounds(bounds: Tensor) -> Tensor:
@@ -391,28 +454,22 @@ def select_discrete(
 def propose_acquisition(
     kind: AcquisitionKind,
     models: ConstrainedModels,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     mc_samples: int = MC_SAMPLES,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
-    """Choose ``q`` of ``choices`` by a constrained acquisition function.
+    """Choose ``ctx.q`` of ``ctx.choices`` by a constrained acquisition function.
 
-    See :func:`acquisition_function` for ``kind`` and the arguments.
-
-    Args:
-        choices: ``m x d``-dim tensor of the untried configurations.
+    See :func:`acquisition_function` for ``kind``; ``ctx`` gives the
+    observations, the choices, the seed and the configurations in flight.
 
     Returns:
-        ``q``-dim long tensor of indices into ``choices``.
+        ``q``-dim long tensor of indices into ``ctx.choices``.
     """
+    choices = ctx.need_choices()
     acqf = acquisition_function(
-        kind, models, X_observed, y, seed, mc_samples, X_pending
+        kind, models, ctx.X, ctx.y, ctx.seed, mc_samples, ctx.X_pending
     )
-    return select_discrete(acqf, choices, q, seed=seed)
+    return select_discrete(acqf, choices, ctx.q, seed=ctx.seed)
 
 
 def _joint_sample(model: SingleTaskGP, X: Tensor, z: Tensor) -> Tensor:
