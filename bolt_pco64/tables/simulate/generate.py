@@ -133,7 +133,8 @@ def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
     variant = model.variant
     meta = {
         "source": "simulated",
-        "generator": "bolt_pco64.tables.simulate",
+        # The generator's name as the shipped files record it (its module moved).
+        "generator": "bolt_pco64.simulate",
         "generator_version": GENERATOR_VERSION,
         "instance": inst.name,
         "variant": variant.name,
