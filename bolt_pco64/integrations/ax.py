@@ -325,6 +325,32 @@ class StepRuntime:
 # -- the problem --------------------------------------------------------------
 
 
+def _constrained_config(
+    observe_noise_sd: bool,
+) -> tuple[list[BenchmarkMetric], OptimizationConfig]:
+    """The two metrics and Ax's config: maximise throughput subject to
+    ``margin <= 0``."""
+    objective_metric = BenchmarkMetric(
+        name=OBJECTIVE_NAME, lower_is_better=False, observe_noise_sd=observe_noise_sd
+    )
+    constraint_metric = BenchmarkMetric(
+        name=CONSTRAINT_NAME, lower_is_better=True, observe_noise_sd=observe_noise_sd
+    )
+    optimization_config = OptimizationConfig(
+        objective=Objective(
+            expression=OBJECTIVE_NAME,
+            metric_name_to_signature={OBJECTIVE_NAME: OBJECTIVE_NAME},
+        ),
+        outcome_constraints=[
+            OutcomeConstraint(
+                expression=f"{CONSTRAINT_NAME} <= 0.0",
+                metric_name_to_signature={CONSTRAINT_NAME: CONSTRAINT_NAME},
+            )
+        ],
+    )
+    return [objective_metric, constraint_metric], optimization_config
+
+
 def get_benchmark_problem(
     instance: str | Instance | PCO = "pco64",
     *,
@@ -386,28 +412,11 @@ def get_benchmark_problem(
             f"Expected `baseline_value` below the optimal value {optimal}, got "
             f"{baseline_value} (a table needs two distinct feasible throughputs)."
         )
-    objective_metric = BenchmarkMetric(
-        name=OBJECTIVE_NAME, lower_is_better=False, observe_noise_sd=observe_noise_sd
-    )
-    constraint_metric = BenchmarkMetric(
-        name=CONSTRAINT_NAME, lower_is_better=True, observe_noise_sd=observe_noise_sd
-    )
-    optimization_config = OptimizationConfig(
-        objective=Objective(
-            expression=OBJECTIVE_NAME,
-            metric_name_to_signature={OBJECTIVE_NAME: OBJECTIVE_NAME},
-        ),
-        outcome_constraints=[
-            OutcomeConstraint(
-                expression=f"{CONSTRAINT_NAME} <= 0.0",
-                metric_name_to_signature={CONSTRAINT_NAME: CONSTRAINT_NAME},
-            )
-        ],
-    )
+    metrics, optimization_config = _constrained_config(observe_noise_sd)
     return BenchmarkProblem(
         name=f"{spec.name}_simulated" if problem.is_simulated else spec.name,
         optimization_config=optimization_config,
-        opt_config_metrics=[objective_metric, constraint_metric],
+        opt_config_metrics=metrics,
         num_trials=num_trials,
         test_function=PCOTestFunction(problem=problem, crash_value=worst),
         noise=CrashObservation(
