@@ -74,6 +74,7 @@ __all__ = [
     "ConstrainedModels",
     "ProposalContext",
     "acquisition_function",
+    "copy_parameters",
     "fit_constrained_models",
     "fit_gp",
     "propose_acquisition",
@@ -187,6 +188,16 @@ def _check_xy(X: Tensor, Y: Tensor, name: str, multi: bool = False) -> None:
         raise ValueError(f"Expected finite {name} values, got {Y.tolist()}.")
 
 
+def copy_parameters(model: torch.nn.Module, warm_start: torch.nn.Module) -> None:
+    """Copy ``warm_start``'s parameters of the same name and shape into ``model``
+    (a warm start: the previous step's hyperparameters start the fit)."""
+    previous = dict(warm_start.named_parameters())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if name in previous and previous[name].shape == param.shape:
+                param.copy_(previous[name])
+
+
 def fit_gp(
     X: Tensor,
     Y: Tensor,
@@ -251,11 +262,7 @@ def fit_gp(
             outcome_transform=Standardize(m=Y2.shape[-1]),
         )
         if warm_start is not None:
-            previous = dict(warm_start.named_parameters())
-            with torch.no_grad():
-                for name, param in model.named_parameters():
-                    if name in previous and previous[name].shape == param.shape:
-                        param.copy_(previous[name])
+            copy_parameters(model, warm_start)
         if optimize:
             mll = ExactMarginalLogLikelihood(model.likelihood, model)
             options: dict[str, float | None] = dict(FIT_OPTIONS)

@@ -48,6 +48,7 @@ from bolt_pco64.bo.gp import (
     ConstrainedModels,
     ProposalContext,
     acquisition_function,
+    copy_parameters,
     fit_gp,
     safe_bounds,
     select_discrete,
@@ -155,11 +156,7 @@ def fit_prior_gp(
         transform = model.outcome_transform
         mean.standardize(transform.means, transform.stdvs)
         if warm_start is not None:
-            previous = dict(warm_start.named_parameters())
-            with torch.no_grad():
-                for name, param in model.named_parameters():
-                    if name in previous and previous[name].shape == param.shape:
-                        param.copy_(previous[name])
+            copy_parameters(model, warm_start)
             # the prior's parameters by value: its initial values (the
             # raw parameters' reference) may differ from the previous step's
             before = warm_start.mean_module
