@@ -72,7 +72,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     f = PCO64(table=table_path)
     opt = f.optimal_value
     # Feasible rows: start-up plus the loop; crashes: the time model's (tested
-    # in test_costs).
+    # in test_time_model).
     seconds = f.table.column("overall_time").numpy() + COST_DEFAULTS.startup_seconds
     cost = seconds * PCO64_INSTANCE.num_gpus / 3600
     oom_cost = TimeModel(f.table).gpu_hours.numpy()

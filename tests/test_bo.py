@@ -141,3 +141,22 @@ def test_optimize_false_conditions_without_refitting(problem: PCO64) -> None:
     assert torch.equal(ls[1], ls[0])
     assert not torch.equal(ls[2], ls[0])
     assert kept.constraint.train_inputs[0].shape[0] == X.shape[0]
+
+
+def test_a_proposal_context_names_what_a_proposal_lacks(problem: PCO64) -> None:
+    X, y, margin = observed(problem, torch.arange(0, 10))
+    ctx = ProposalContext(X, y, problem.bounds, q=2, seed=0)
+    with pytest.raises(ValueError, match="Expected `choices` for a discrete proposal"):
+        ctx.need_choices()
+    with pytest.raises(ValueError, match="Expected the observed `margin`"):
+        ctx.need_margin()
+    with pytest.raises(ValueError, match="Expected margin of shape"):
+        ProposalContext(X, y, problem.bounds, margin=margin[:3]).need_margin()
+    choices = problem.candidates()[10:20]
+    with_choices = ProposalContext(X, y, problem.bounds, 11, 0, choices)
+    with pytest.raises(ValueError, match=r"Expected q to be an integer in \[1, 10\]"):
+        with_choices.need_choices()
+    assert ProposalContext(X, y, problem.bounds, X_pending=X[:0]).pending is None
+    assert torch.equal(
+        ProposalContext(X, y, problem.bounds, X_pending=X[:2]).pending, X[:2]
+    )
