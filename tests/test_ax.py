@@ -37,7 +37,7 @@ from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
-from bolt_pco64.instances import get_instance
+from bolt_pco64.instances import ZERO_STAGES, get_instance
 from bolt_pco64.integrations.ax import (
     CONSTRAINT_NAME,
     DEFAULT_CRASH_REPORT,
@@ -48,7 +48,7 @@ from bolt_pco64.integrations.ax import (
     get_benchmark_problem,
 )
 from bolt_pco64.integrations.common import get_problem
-from bolt_pco64.tables.table import ZERO_STAGES, encode_inputs
+from bolt_pco64.tables.table import encode_inputs
 from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame

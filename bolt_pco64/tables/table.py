@@ -92,8 +92,6 @@ _CSV_READ_OPTIONS: dict[str, str] = (
 
 __all__ = [
     "LIST_COLUMNS",
-    "OUTPUT_COLUMNS",
-    "ZERO_STAGES",
     "InstanceLike",
     "ReconstructedTableWarning",
     "SimulatedTableWarning",
@@ -107,11 +105,6 @@ __all__ = [
     "read_table_file",
     "reset_simulated_warnings",
 ]
-
-#: The output columns of every card, in the cards' order.
-OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
-#: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
-ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
 
 
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
