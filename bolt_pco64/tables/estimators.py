@@ -57,7 +57,6 @@ __all__ = [
     "THROUGHPUT_UNITS",
     "EstimatorDefaults",
     "StepEstimate",
-    "ThroughputUnit",
     "estimate_throughput",
     "step_matrix",
     "work_per_step",

@@ -47,7 +47,7 @@ from bolt_pco64.bo.prior.fit import (
     fit_prior_models,
     propose_prior_ei,
 )
-from bolt_pco64.bo.prior.layout import QUANTITIES, Layout, LayoutDecoder
+from bolt_pco64.bo.prior.layout import Layout, LayoutDecoder
 from bolt_pco64.bo.prior.memory import MEMORY_PARAMETERS, MemoryPriorMean
 from bolt_pco64.bo.prior.throughput import (
     THROUGHPUT_PARAMETERS,
@@ -62,7 +62,6 @@ __all__ = [
     "MEMORY_PARAMETERS",
     "PRIORS",
     "PRIOR_DEFAULTS",
-    "QUANTITIES",
     "STANDIN_CAVEAT",
     "THROUGHPUT_PARAMETERS",
     "Layout",

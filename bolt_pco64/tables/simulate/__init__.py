@@ -67,7 +67,7 @@ optimizer for stage 0 -- with 2.7 GB of overhead, and a crash boundary
 elsewhere (docs/standins.md).
 
 The throughput unit of each table is inferred
-(:data:`~bolt_pco64.tables.simulate.spec.ThroughputUnit`): samples per second per
+(:data:`~bolt_pco64.instances.ThroughputUnit`): samples per second per
 GPU for pco64 and pco32, optimizer steps per second for pco16.
 
 References: Rajbhandari et al. 2020, "ZeRO" (SC20); Shoeybi et al. 2019,
