@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Protocol
 
+import _constants_fit as fit
 import numpy as np
 import pandas as pd
 
 from bolt_pco64.instances import Instance, get_instance
-from bolt_pco64.simulate import fit
-from bolt_pco64.simulate.calibrate import StandinModel, build_model
-from bolt_pco64.simulate.variants import READINGS, Variant
-from bolt_pco64.standins import STANDIN_VARIANTS
+from bolt_pco64.tables.simulate.calibrate import StandinModel, build_model
+from bolt_pco64.tables.simulate.variants import READINGS, Variant
+from bolt_pco64.tables.standins import STANDIN_VARIANTS
 from bolt_pco64.traces import visited_rows
 
 #: Efficiency the step-time fit starts from (stand-in 2.1's fitted value).

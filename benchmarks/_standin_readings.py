@@ -14,15 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import _constants_fit as fit
 import numpy as np
 import pandas as pd
 from _standin_models import knob_columns
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate import fit
-from bolt_pco64.simulate.grid import candidate_configurations
-from bolt_pco64.simulate.spec import Microbatching, Zero0
+from bolt_pco64.tables.simulate.grid import candidate_configurations
+from bolt_pco64.tables.simulate.spec import Microbatching, Zero0
 from bolt_pco64.traces import visited_rows
 
 #: The records of the scan.

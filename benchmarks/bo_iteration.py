@@ -25,7 +25,7 @@ import warnings
 import torch
 from _data import load, random_rows
 
-from bolt_pco64.bo import fit_constrained_models, propose_acquisition
+from bolt_pco64.bo import ProposalContext, fit_constrained_models, propose_acquisition
 
 
 def main() -> None:
@@ -57,7 +57,8 @@ def main() -> None:
             untried = torch.ones(len(cand), dtype=torch.bool)
             untried[rows] = False
             t0 = time.perf_counter()
-            propose_acquisition("qlognei", models, X, y, cand[untried], q=1, seed=rep)
+            ctx = ProposalContext(X, y, f.bounds, 1, rep, cand[untried])
+            propose_acquisition("qlognei", models, ctx)
             score.append(time.perf_counter() - t0)
         mc, mw, ms = (statistics.median(v) for v in (cold, warm, score))
         print(

@@ -30,7 +30,11 @@ import torch
 from _data import load, random_rows
 
 from bolt_pco64.bo.box import propose_box, propose_mixed
-from bolt_pco64.bo.gp import fit_constrained_models, propose_acquisition
+from bolt_pco64.bo.gp import (
+    ProposalContext,
+    fit_constrained_models,
+    propose_acquisition,
+)
 
 
 def main() -> None:
@@ -57,11 +61,12 @@ def main() -> None:
             untried = torch.ones(len(cand), dtype=torch.bool)
             untried[rows] = False
             t0 = time.process_time()
-            propose_acquisition("qlognei", models, X, y, cand[untried], q=1, seed=rep)
+            ctx = ProposalContext(X, y, f.bounds, 1, rep, cand[untried])
+            propose_acquisition("qlognei", models, ctx)
             times["enum"].append(time.process_time() - t0)
             for name, fn in (("box", propose_box), ("mixed", propose_mixed)):
                 t0 = time.process_time()
-                point = fn(models, X, y, f.bounds, q=1, seed=rep)
+                point = fn(models, ctx)
                 times[name].append(time.process_time() - t0)
                 repeats[name] += int(not untried[f.lookup(point)].all())
         e, b, mx = (statistics.median(times[k]) for k in ("enum", "box", "mixed"))

@@ -68,7 +68,7 @@ from bolt_pco64.bench.costmetrics import (
 from bolt_pco64.bench.costreport import ratio_interval
 from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
 from bolt_pco64.bench.stats import complete_runs
-from bolt_pco64.table import load_table
+from bolt_pco64.tables.table import load_table
 
 #: Every method of the comparison: the default ones and the cost-aware ones.
 METHODS = (*DEFAULTS.methods, "eipu", "ei_cool")

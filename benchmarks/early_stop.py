@@ -67,8 +67,8 @@ from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
 from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
 from bolt_pco64.bench.store import table_fingerprint
 from bolt_pco64.bo.early_stop import EARLY_STOP_DEFAULTS
-from bolt_pco64.costs import COST_DEFAULTS
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.table import Table, load_table
+from bolt_pco64.tables.time_model import COST_DEFAULTS
 
 SETTINGS = ("none", "posterior", "percentile")
 TARGETS = (0.01, 0.02, 0.05)

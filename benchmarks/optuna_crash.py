@@ -2,7 +2,7 @@
 
 For each sampler (``TPESampler``, ``GPSampler``; ``RandomSampler`` as a
 reference, for which the representation makes no difference) and each crash
-representation of :class:`bolt_pco64.optuna.PCOProblem` (its
+representation of :class:`bolt_pco64.integrations.optuna.PCOProblem` (its
 ``crash_report``, the adapters' one vocabulary: ``placeholder``: COMPLETE with
 a placeholder objective and a positive constraint; ``failed``: a NaN
 objective, so a FAIL trial; ``missing``: a PRUNED trial with its constraint;
@@ -46,7 +46,7 @@ stage), ``<knob>`` (the row run; missing for a suggestion ``reject`` refused),
 ``on_table``, ``oom``, ``throughput`` (the row's true throughput, NaN for a
 crash), ``reported`` (the trial's value, NaN for a FAIL or PRUNED trial),
 ``status`` (``completed``, ``failed``, ``pruned``), ``run_seconds`` (the
-problem's :data:`~bolt_pco64.optuna.SECONDS_ATTR`; 0 for a refused
+problem's :data:`~bolt_pco64.integrations.optuna.SECONDS_ATTR`; 0 for a refused
 suggestion), ``optimal_value``.
 
 Run: ``python benchmarks/optuna_crash.py [--seeds 10] [--trials 40]
@@ -79,7 +79,7 @@ import torch
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.integrations.common import Parameters
-from bolt_pco64.optuna import (
+from bolt_pco64.integrations.optuna import (
     CONSTRAINT_NAME,
     CRASH_REPORTS,
     ROW_ATTR,
@@ -162,7 +162,7 @@ def trial_records(
 ) -> list[dict[str, object]]:
     """One record per trial of ``study`` (``_trial_records``' columns), keyed
     by the instance, ``key`` and ``settings``; a trial that ran no row (-1 in
-    :data:`~bolt_pco64.optuna.ROW_ATTR`: an off-table suggestion refused) has
+    :data:`~bolt_pco64.integrations.optuna.ROW_ATTR`: an off-table suggestion refused) has
     no knob columns, ``oom`` or ``throughput``."""
     true_y = problem.problem.evaluate_true(problem.problem.candidates()).tolist()
     optimal = float(problem.problem.optimal_value)

@@ -26,7 +26,7 @@ import optuna
 from bolt_pco64 import load_table
 from bolt_pco64.bench import BenchConfig
 from bolt_pco64.bench.run import run_one
-from bolt_pco64.optuna import OptunaGP
+from bolt_pco64.integrations.optuna import OptunaGP
 
 OBSERVATIONS = 40
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from bolt_pco64.bo import fit_constrained_models, propose_acquisition
+from bolt_pco64.bo import ProposalContext, fit_constrained_models, propose_acquisition
 from bolt_pco64.bo.prior import PriorState, propose_prior_ei
 from bolt_pco64.problem import PCO, PROBLEMS
 
@@ -67,18 +67,17 @@ def iteration(method: str, s: Sample, k: int, state: dict[str, object]) -> float
     """
     kind = METHODS[method]
     f, X, y, m = s.f, s.X[:k], s.y[:k], s.m[:k]
+    ctx = ProposalContext(X, y, f.bounds, 1, s.seed, s.choices, margin=m)
     t0 = time.perf_counter()
     if kind is None:
         models = fit_constrained_models(
             X, y, m, f.bounds, s.seed, warm_start=state.get("models")
         )
-        propose_acquisition("qlognei", models, X, y, s.choices, 1, s.seed)
+        propose_acquisition("qlognei", models, ctx)
         state["models"] = models
     else:
         prior_state = state.setdefault("prior", PriorState())
-        propose_prior_ei(
-            X, y, m, f.bounds, f.instance, s.choices, 1, s.seed, kind, prior_state
-        )
+        propose_prior_ei(ctx, f.instance, kind, prior_state)
     return time.perf_counter() - t0
 
 

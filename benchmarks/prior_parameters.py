@@ -25,6 +25,7 @@ import pandas as pd
 import torch
 
 from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bo.gp import ProposalContext
 from bolt_pco64.bo.prior import STANDIN_CAVEAT, fit_prior_models, physical_summary
 from bolt_pco64.problem import PROBLEMS
 
@@ -40,7 +41,8 @@ def fits(problem: str, n: int, repeats: int) -> list[dict[str, float | str | int
         g = torch.Generator().manual_seed(1000 * n + rep)
         rows = torch.randperm(len(cand), generator=g)[:n]
         X, y, m = cand[rows], y_all[rows], m_all[rows]
-        models = fit_prior_models(X, y, m, f.bounds, f.instance, rep)
+        ctx = ProposalContext(X, y, f.bounds, seed=rep, margin=m)
+        models = fit_prior_models(ctx, f.instance)
         rec: dict[str, float | str | int] = {
             "problem": problem,
             "table": f.table.source.kind,

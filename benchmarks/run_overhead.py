@@ -1,7 +1,7 @@
 """Side-by-side benchmark of a run's set-up before and after issue 30.7.
 
 Before, every run (:class:`bolt_pco64.bench.loop.RunLoop`) built the table's
-time model and its partial runs (:class:`bolt_pco64.partial.PartialRuns`,
+time model and its partial runs (:class:`bolt_pco64.tables.partial_runs.PartialRuns`,
 every row's estimate after each step) even with ``early_stop="none"``; after,
 they are built when a run first uses them, once per table
 (:class:`~bolt_pco64.bench.loop.TableParts`). This script runs both versions
@@ -67,7 +67,7 @@ def _child(args: argparse.Namespace) -> None:
     from bolt_pco64.bench import BenchConfig
     from bolt_pco64.bench.loop import RunLoop
     from bolt_pco64.bench.run import run_one
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
 
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # the stand-in's label, once per table

@@ -8,20 +8,20 @@ throughput):
 1. splits the visited rows into ``--folds`` folds (seeded shuffle,
    :func:`fold_of`);
 2. **before**: each stand-in variant as 2.1 shipped it (its reading with the
-   2.1 constants, :data:`bolt_pco64.simulate.variants.READINGS`, calibrated
+   2.1 constants, :data:`bolt_pco64.tables.simulate.variants.READINGS`, calibrated
    to the card: the 2.1 table) on each held-out fold -- nothing is fitted,
    so every row is held out (``_standin_models.AsShipped``);
 3. **after, shipped**: each variant's step-time constants fitted on the other
    folds (``memory=False``), calibrated to the card as the generator does
-   (:func:`bolt_pco64.simulate.calibrate.build_model`): what 3.0 ships
+   (:func:`bolt_pco64.tables.simulate.calibrate.build_model`): what 3.0 ships
    (``_standin_models.StepTimeFitted``);
 4. **after, full fit**: for each reading -- the traces' reading
-   (:data:`bolt_pco64.simulate.fit.TRACE_READINGS`) and each shipped
+   (``_constants_fit.TRACE_READINGS``) and each shipped
    variant's -- its constants fitted on the other folds
-   (:func:`bolt_pco64.simulate.fit.fit_variant`: memory constants, overhead
+   (``_constants_fit.fit_variant``: memory constants, overhead
    and capacity on peaks and feasibility; step-time constants and efficiency
    on throughput) and predicted on the held-out fold
-   (:func:`bolt_pco64.simulate.fit.predict`; ``_standin_models.FullFit``);
+   (``_constants_fit.predict``; ``_standin_models.FullFit``);
 5. writes into ``--out`` the per-row records ``rows.parquet`` (zstd; one row
    per model x held-out visited row: ``model``, the ``fold`` it was held out
    in, the row's raw knob columns as the card names them (its key), the
@@ -47,7 +47,7 @@ where visited, and the ``predicted_peak_mem``) and the marker's
 records alone (``_standin_readings.write_readings``). Each of the two runs
 keeps the other's part of the marker. ``--constants`` prints each variant's
 step-time constants fitted to every visited row (what
-:data:`bolt_pco64.simulate.variants.TRACE_STEPTIME` holds, rounded).
+:data:`bolt_pco64.tables.simulate.variants.TRACE_STEPTIME` holds, rounded).
 
 ``--report DIR`` runs nothing: it rewrites ``DIR/folds.csv`` and
 ``DIR/summary.csv`` from ``DIR/rows.parquet``, and ``DIR/readings.csv`` from

@@ -64,12 +64,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp, mannwhitneyu
 
-from bolt_pco64 import locations
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables import locations
+from bolt_pco64.tables.table import Table, load_table
 from bolt_pco64.traces import OOM_SLACK, read_trace
 
 CHECKPOINTS = (10, 30, 60, 110)

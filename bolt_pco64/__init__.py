@@ -9,39 +9,16 @@ own sweep is served the same way: ``PCO(instance=Instance(...), table=path)``
 Importing the package does no I/O and loads nothing heavy: each public name
 is imported from its module on first use (PEP 562), so that the command line
 starts without BoTorch. A table is read when a problem is built or
-:func:`~bolt_pco64.table.load_table` is called.
+:func:`~bolt_pco64.tables.table.load_table` is called.
 """
 
 from __future__ import annotations
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from bolt_pco64.instance_file import read_instance
-    from bolt_pco64.instances import INSTANCES, Instance, get_instance
-    from bolt_pco64.locations import data_home
-    from bolt_pco64.problem import (
-        PCO,
-        PCO16,
-        PCO32,
-        PCO64,
-        PROBLEMS,
-        PCOOutcomeConstraint,
-        problem_class,
-    )
-    from bolt_pco64.standins import content_fingerprint
-    from bolt_pco64.table import (
-        ReconstructedTableWarning,
-        SimulatedTableWarning,
-        Table,
-        TableError,
-        TableSource,
-        load_table,
-    )
-
-#: Public name -> the module that defines it.
+#: Public name -> the module that defines it (the one place each is spelled).
 _EXPORTS: dict[str, str] = {
     "INSTANCES": "bolt_pco64.instances",
     "Instance": "bolt_pco64.instances",
@@ -54,14 +31,14 @@ _EXPORTS: dict[str, str] = {
     "PROBLEMS": "bolt_pco64.problem",
     "PCOOutcomeConstraint": "bolt_pco64.problem",
     "problem_class": "bolt_pco64.problem",
-    "ReconstructedTableWarning": "bolt_pco64.table",
-    "SimulatedTableWarning": "bolt_pco64.table",
-    "Table": "bolt_pco64.table",
-    "TableError": "bolt_pco64.table",
-    "TableSource": "bolt_pco64.table",
-    "content_fingerprint": "bolt_pco64.standins",
-    "data_home": "bolt_pco64.locations",
-    "load_table": "bolt_pco64.table",
+    "ReconstructedTableWarning": "bolt_pco64.tables.table",
+    "SimulatedTableWarning": "bolt_pco64.tables.table",
+    "Table": "bolt_pco64.tables.table",
+    "TableError": "bolt_pco64.tables.table",
+    "TableSource": "bolt_pco64.tables.table",
+    "content_fingerprint": "bolt_pco64.tables.standins",
+    "data_home": "bolt_pco64.tables.locations",
+    "load_table": "bolt_pco64.tables.table",
 }
 
 try:
@@ -69,18 +46,10 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
-
-#: Deprecated pco64-only names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {
-    "COLUMNS": "bolt_pco64.table",
-    "INPUT_COLUMNS": "bolt_pco64.table",
-    "PCO64OutcomeConstraint": "bolt_pco64.problem",
-}
+__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:
-        return getattr(importlib.import_module(_DEPRECATED[name]), name)
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'bolt_pco64' has no attribute {name!r}")
@@ -91,27 +60,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-__all__ = [
-    "INSTANCES",
-    "PCO",
-    "PCO16",
-    "PCO32",
-    "PCO64",
-    "PROBLEMS",
-    "Instance",
-    "PCOOutcomeConstraint",
-    "ReconstructedTableWarning",
-    "SimulatedTableWarning",
-    "Table",
-    "TableError",
-    "TableSource",
-    "__version__",
-    "content_fingerprint",
-    "data_home",
-    "get_instance",
-    "load_table",
-    "problem_class",
-    "read_instance",
-]

@@ -102,6 +102,10 @@ _PUBLISHED = (
 )
 
 
+#: What a count must be.
+_POSITIVE = "an integer >= 1"
+
+
 class InstanceFileError(ValueError):
     """An instance description that cannot be read; the message names the
     file (or ``<dict>``) and the key."""
@@ -151,6 +155,10 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _is_positive_int(v: Any) -> bool:
+    return _is_int(v) and v >= 1
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -176,16 +184,7 @@ def instance_from_dict(data: Mapping[str, Any], where: str = "<dict>") -> Instan
     """
     r = _Reader(where)
     top = r.table(data, "", _TOP)
-    positive = "an integer >= 1"
-    model_data = r.table(
-        r.get(top, "model", "", lambda v: True, "a table"), "model", _MODEL
-    )
-    model = ModelShape(
-        **{
-            k: r.get(model_data, k, "model", lambda v: _is_int(v) and v >= 1, positive)
-            for k in _MODEL
-        }
-    )
+    model = _model(r, top)
     raw_inputs = r.get(
         top,
         "inputs",
@@ -201,41 +200,49 @@ def instance_from_dict(data: Mapping[str, Any], where: str = "<dict>") -> Instan
         (str(k), r.get(context_data, k, "context", _is_int, "an integer"))
         for k in context_data
     )
-    published = None
-    if "published" in top:
-        pub = r.table(top["published"], "published", _PUBLISHED)
-        published = PublishedFigures(
-            rows=r.get(
-                pub, "rows", "published", lambda v: _is_int(v) and v >= 1, positive
-            ),
-            feasible=r.get(pub, "feasible", "published", _is_int, "an integer"),
-            best_value=float(
-                r.get(pub, "best_value", "published", _is_number, "a number")
-            ),
-            best_config=tuple(
-                r.get(
-                    pub,
-                    "best_config",
-                    "published",
-                    _is_int_list,
-                    "an array of integers",
-                )
-            ),
-            best_peak_mem_gb=r.get(
-                pub, "best_peak_mem_gb", "published", _is_number, "a number", None
-            ),
-            max_feasible_peak_gb=r.get(
-                pub, "max_feasible_peak_gb", "published", _is_number, "a number", None
-            ),
+    published = _published(r, top) if "published" in top else None
+    fields = _scalar_fields(r, top)
+    try:
+        return Instance(
+            model=model, inputs=inputs, context=context, published=published, **fields
         )
-    fields = {
+    except ValueError as err:
+        raise r.error("", str(err).rstrip(".")) from None
+
+
+def _model(r: _Reader, top: Mapping[str, Any]) -> ModelShape:
+    """The ``[model]`` table: every key an integer >= 1."""
+    data = r.table(r.get(top, "model", "", lambda v: True, "a table"), "model", _MODEL)
+    return ModelShape(
+        **{k: r.get(data, k, "model", _is_positive_int, _POSITIVE) for k in _MODEL}
+    )
+
+
+def _published(r: _Reader, top: Mapping[str, Any]) -> PublishedFigures:
+    """The optional ``[published]`` table: the card's figures."""
+    pub = r.table(top["published"], "published", _PUBLISHED)
+    return PublishedFigures(
+        rows=r.get(pub, "rows", "published", _is_positive_int, _POSITIVE),
+        feasible=r.get(pub, "feasible", "published", _is_int, "an integer"),
+        best_value=float(r.get(pub, "best_value", "published", _is_number, "a number")),
+        best_config=tuple(
+            r.get(pub, "best_config", "published", _is_int_list, "an array of integers")
+        ),
+        best_peak_mem_gb=r.get(
+            pub, "best_peak_mem_gb", "published", _is_number, "a number", None
+        ),
+        max_feasible_peak_gb=r.get(
+            pub, "max_feasible_peak_gb", "published", _is_number, "a number", None
+        ),
+    )
+
+
+def _scalar_fields(r: _Reader, top: Mapping[str, Any]) -> dict[str, Any]:
+    """The top-level keys that are not tables, checked (defaults where optional)."""
+    return {
         "name": r.get(top, "name", "", _is_str, "a string"),
-        "num_gpus": r.get(
-            top, "num_gpus", "", lambda v: _is_int(v) and v >= 1, positive
-        ),
-        "num_hosts": r.get(
-            top, "num_hosts", "", lambda v: _is_int(v) and v >= 1, positive
-        ),
+        "num_gpus": r.get(top, "num_gpus", "", _is_positive_int, _POSITIVE),
+        "num_hosts": r.get(top, "num_hosts", "", _is_positive_int, _POSITIVE),
         "gpu_memory_gb": float(
             r.get(
                 top,
@@ -267,12 +274,6 @@ def instance_from_dict(data: Mapping[str, Any], where: str = "<dict>") -> Instan
             )
         ),
     }
-    try:
-        return Instance(
-            model=model, inputs=inputs, context=context, published=published, **fields
-        )
-    except ValueError as err:
-        raise r.error("", str(err).rstrip(".")) from None
 
 
 def _input(r: _Reader, data: Any, where: str) -> InputSpec:

@@ -72,7 +72,7 @@ OUTPUT_COLUMNS: tuple[str, ...] = (
 ZERO_STAGES: tuple[int, ...] = (0, 2, 3)
 
 #: Every knob a table may hold, by column name, and its one spelling in raw
-#: units (:meth:`Instance.raw_sizes`, :func:`bolt_pco64.table.decode_inputs`,
+#: units (:meth:`Instance.raw_sizes`, :func:`bolt_pco64.tables.table.decode_inputs`,
 #: the stand-in's ``Config`` and the prior's ``Layout`` fields). A column is an
 #: input or a context column of an instance; a knob an instance holds in
 #: neither is absent (:data:`ABSENT_KNOBS`).
@@ -209,7 +209,7 @@ class Instance:
             instance's ``inputs``).
         throughput_unit: What ``throughput_mean`` counts
             (:data:`ThroughputUnit`; inferred for the shipped instances, see
-            :data:`bolt_pco64.simulate.spec.ASSUMPTIONS`).
+            :data:`bolt_pco64.tables.simulate.spec.ASSUMPTIONS`).
         standin_variants: The shipped simulated stand-in's variants (the
             first is the default, :attr:`standin_filename`; the others in
             ``<name>_simulated_<variant>.parquet``); ``()``: none ships.
@@ -410,7 +410,7 @@ class Instance:
 
         In canonical order (ascending lexicographic). pco64's is its card's
         780 rows ("the full candidate set"); the sweeps of pco32 and pco16
-        hold fewer rows than their grids (``bolt_pco64.simulate.grid``,
+        hold fewer rows than their grids (``bolt_pco64.tables.simulate.grid``,
         ``bolt_pco64.reconstruct.grid``). Computed on each call.
         """
         ranges = [range(spec.low, spec.high + 1) for spec in self.inputs]

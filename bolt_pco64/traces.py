@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bolt_pco64 import instances, locations
+from bolt_pco64 import instances
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
+from bolt_pco64.tables import locations
 
 __all__ = [
     "OOM_SLACK",

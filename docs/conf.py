@@ -100,7 +100,7 @@ autosummary_context = {
     # and the names of its modules' __all__ that its own leaves out, each on
     # its module's page (bolt_pco64.problem.arguments.TableLike).
     "own_page_names": own_page_names(),
-    # bolt_pco64.simulate.calibrate is a module and the function its package
+    # bolt_pco64.tables.simulate.calibrate is a module and the function its package
     # imports from it; autosummary would document the function under the
     # module's name (the template autosummary/function.rst documents the module).
     "shadowed_modules": shadowed_modules(),

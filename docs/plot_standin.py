@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate import build_model
-from bolt_pco64.standins import STANDIN_VARIANTS, standin_filename
+from bolt_pco64.tables.simulate import build_model
+from bolt_pco64.tables.standins import STANDIN_VARIANTS, standin_filename
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "data" / "pco64_simulated.parquet"

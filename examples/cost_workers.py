@@ -4,7 +4,7 @@ Cost and asynchronous workers
 
 People who tune a parallelism configuration pay in GPU-hours and wait in
 wall-clock time. This tutorial reads what each run costs under the package's
-one time model (:class:`bolt_pco64.costs.TimeModel`), then compares random
+one time model (:class:`bolt_pco64.tables.time_model.TimeModel`), then compares random
 search and constrained qLogNEI on a budget of GPU-hours instead of a number of
 evaluations, with several workers evaluating at once on a simulated clock, and
 reads the cost report the harness writes. Background: the user guide's page
@@ -31,7 +31,7 @@ import torch
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import ComparisonSpec, run_comparison
-from bolt_pco64.costs import TimeModel
+from bolt_pco64.tables.time_model import TimeModel
 
 parser = argparse.ArgumentParser(description="Cost and workers on pco64.")
 parser.add_argument("--seeds", type=int, default=2)

@@ -16,7 +16,7 @@ Run: ``python examples/early_termination.py [--seeds 1] [--budget-hours 200]
 # A partial run, step by step
 # ---------------------------
 #
-# :class:`~bolt_pco64.partial.PartialRuns` gives every row's throughput
+# :class:`~bolt_pco64.tables.partial_runs.PartialRuns` gives every row's throughput
 # estimate and its standard error after its first ``k`` steps (by the public
 # runner's estimators), and what those steps cost. An objective GP fitted on a
 # random initial design gives the prior at the configuration we follow.
@@ -31,7 +31,7 @@ from bolt_pco64 import PCO64
 from bolt_pco64.bench import ComparisonSpec, run_comparison
 from bolt_pco64.bo import fit_gp
 from bolt_pco64.bo.early_stop import Evidence, PosteriorStop, StepEstimates
-from bolt_pco64.partial import PartialRuns
+from bolt_pco64.tables.partial_runs import PartialRuns
 
 parser = argparse.ArgumentParser(description="Early termination on pco64.")
 parser.add_argument("--seeds", type=int, default=1)

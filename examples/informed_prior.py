@@ -26,6 +26,7 @@ import argparse
 import torch
 
 from bolt_pco64 import PCO64
+from bolt_pco64.bo.gp import ProposalContext
 from bolt_pco64.bo.prior import STANDIN_CAVEAT, PriorState, propose_prior_ei
 
 parser = argparse.ArgumentParser(description="prior_ei on pco64.")
@@ -40,17 +41,17 @@ state = PriorState()  # keeps the GPs between steps (warm starts)
 for step in range(args.steps):
     X = cand[rows]
     untried = [r for r in range(len(cand)) if r not in rows]
-    i = propose_prior_ei(
+    # The step: observations so far, untried rows, one pick, the step's seed.
+    ctx = ProposalContext(
         X,
         f(X),
-        f.outcome_constraint(X),
         f.bounds,
-        f.instance,
-        cand[untried],
         q=1,
         seed=len(rows),
-        state=state,
+        choices=cand[untried],
+        margin=f.outcome_constraint(X),
     )
+    i = propose_prior_ei(ctx, f.instance, state=state)
     rows.append(untried[int(i)])
     y = f(cand[rows[-1:]]).item()
     print(f"step {step}: row {rows[-1]:4d} -> {'OOM' if y != y else f'{y:.5f}'}")

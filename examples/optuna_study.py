@@ -4,7 +4,7 @@ Optuna: samplers and crashes
 
 Optuna's samplers on a pco problem, through OptunaHub's benchmark interface.
 
-First the three lines: a problem of :mod:`bolt_pco64.optuna` is the objective
+First the three lines: a problem of :mod:`bolt_pco64.integrations.optuna` is the objective
 of ``study.optimize``. Every trial records the memory constraint
 (``trial.set_constraint``), so Optuna's TPE sampler is already constrained.
 
@@ -30,7 +30,12 @@ import warnings
 import optuna
 import torch
 
-from bolt_pco64.optuna import FEASIBLE_ATTR, ROW_ATTR, ROW_PARAMS_ATTR, PCOProblem
+from bolt_pco64.integrations.optuna import (
+    FEASIBLE_ATTR,
+    ROW_ATTR,
+    ROW_PARAMS_ATTR,
+    PCOProblem,
+)
 
 
 def summary(study: optuna.Study, problem: PCOProblem) -> str:

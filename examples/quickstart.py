@@ -21,7 +21,7 @@ import argparse
 import torch
 
 from bolt_pco64 import PCO64
-from bolt_pco64.table import decode_inputs
+from bolt_pco64.tables.table import decode_inputs
 
 
 def main() -> None:

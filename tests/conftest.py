@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bolt_pco64 import locations as locations_module
 from bolt_pco64.instances import INSTANCES
+from bolt_pco64.tables import locations as locations_module
 from tests._tables import small_frame
 
 

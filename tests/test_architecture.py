@@ -1,13 +1,40 @@
-"""``docs/architecture.md`` names every module of the package (section 5's tree)."""
+"""The package's layout: ``docs/architecture.md`` names every module (section 5's
+tree), the imports between modules make no circle, data flows one way, and the
+package imports and runs nothing of the checkout's ``benchmarks/``.
+
+The import graph is read with :mod:`ast`, so an import inside a function or
+under ``if TYPE_CHECKING:`` counts as much as one at the top of a module.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Mapping
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "bolt_pco64"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
+BENCHMARKS = ROOT / "benchmarks"
+
+#: The layers, lowest first (docs/architecture.md section 5: instance -> tables ->
+#: snap -> problem -> bo -> bench, with integrations and cli on top). A module
+#: may import from its own layer and the layers below it, never from above.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("_io", "_stack", "params", "_deprecated"),
+    ("instances", "instance_file"),
+    # traces.py and reconstruct/ join tables/ (issue 38); either place is this layer.
+    ("tables", "traces", "reconstruct"),
+    ("snap",),
+    ("problem",),
+    ("bo",),
+    ("bench",),
+    ("integrations",),
+    ("cli", "__main__"),
+)
 
 
 def _layout_tree() -> list[str]:
@@ -73,3 +100,205 @@ def test_the_architecture_document_names_every_module() -> None:
         f"docs/architecture.md section 5 names modules that do not exist: "
         f"{sorted(named - modules)}"
     )
+
+
+# -- the import graph ------------------------------------------------------------
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    """Dotted name -> file of every module of ``package`` (a package is its
+    ``__init__.py``)."""
+    found = {}
+    for path in package.rglob("*.py"):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _lazy_exports(init: Path) -> dict[str, str]:
+    """The top-level ``_EXPORTS`` table: public name -> defining module."""
+    for node in ast.walk(ast.parse(init.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == (
+            "_EXPORTS"
+        ):
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def import_graph(modules: Mapping[str, Path], root: str) -> dict[str, set[str]]:
+    """Module -> the modules of ``root`` it imports, anywhere in its body
+    (``from root import Name`` of a lazy export counts as its module)."""
+    exports = _lazy_exports(modules[root]) if root in modules else {}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    here = module.split(".")[: None if is_package else -1]
+                    here = here[: len(here) - node.level + 1]
+                    base = ".".join([*here, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    if base == root and alias.name in exports:
+                        targets.append(exports[alias.name])
+                    else:
+                        targets.append(sub if sub in modules else base)
+            for target in targets:
+                if target.split(".")[0] == root:
+                    found = resolve(target)
+                    if found is not None and found != module:
+                        graph[module].add(found)
+    return graph
+
+
+def import_circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def layer_of(module: str, root: str = "bolt_pco64") -> int | None:
+    """The index in :data:`LAYERS` of ``module``'s layer, ``None`` if it has none."""
+    name = module.removeprefix(root + ".")
+    for i, layer in enumerate(LAYERS):
+        if any(name == top or name.startswith(top + ".") for top in layer):
+            return i
+    return None
+
+
+def upward_imports(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every import from a higher layer (or of a module in no layer)."""
+    found = []
+    for module in sorted(graph):
+        for target in sorted(graph[module]):
+            low, high = layer_of(module), layer_of(target)
+            if low is None or high is None or high > low:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def _write(folder: Path, files: Mapping[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_graph_reader_sees_imports_inside_functions(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "pkg",
+        {
+            "__init__.py": '_EXPORTS: dict[str, str] = {"Thing": "pkg.c"}\n',
+            "a.py": "def f():\n    from pkg import b\n",
+            "b.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from .a import f\n",
+            "c.py": "import pkg.sub.d\n",
+            "sub/__init__.py": "",
+            "sub/d.py": "from pkg import Thing\nimport os\n",
+        },
+    )
+    graph = import_graph(_modules(tmp_path / "pkg"), "pkg")
+    assert graph["pkg.a"] == {"pkg.b"}
+    assert graph["pkg.b"] == {"pkg.a"}
+    assert graph["pkg.c"] == {"pkg.sub.d"}
+    assert graph["pkg.sub.d"] == {"pkg.c"}
+    assert import_circles(graph) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.sub.d"]]
+
+
+def test_the_layers_name_every_module() -> None:
+    unplaced = [
+        m for m in _modules(PACKAGE) if m != "bolt_pco64" and layer_of(m) is None
+    ]
+    assert not unplaced, f"modules in no layer of LAYERS: {unplaced}"
+    assert layer_of("bolt_pco64.tables.table") < layer_of("bolt_pco64.problem.base")  # type: ignore[operator]
+    assert upward_imports({"bolt_pco64.tables.table": {"bolt_pco64.bench.loop"}})
+
+
+def test_no_import_circle_between_modules() -> None:
+    circles = import_circles(import_graph(_modules(PACKAGE), "bolt_pco64"))
+    assert not circles, f"import circles (function-level imports included): {circles}"
+
+
+def test_data_flows_one_way() -> None:
+    up = upward_imports(import_graph(_modules(PACKAGE), "bolt_pco64"))
+    assert not up, f"imports from a higher layer (LAYERS): {up}"
+
+
+def _code_strings(tree: ast.AST) -> list[ast.Constant]:
+    """The string constants of ``tree`` that are not docstrings or comments-as-strings."""
+    prose = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in prose
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(PACKAGE.rglob("*.py")),
+    ids=lambda p: p.relative_to(PACKAGE).as_posix(),
+)
+def test_the_package_neither_imports_nor_runs_the_checkouts_benchmarks(
+    path: Path,
+) -> None:
+    scripts = {p.stem for p in BENCHMARKS.glob("*.py")} | {"benchmarks"}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ] + [
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    ]
+    assert not scripts & set(imported)
+    named = [s.value for s in _code_strings(tree) if "benchmarks" in s.value]
+    assert not named, f"{path.relative_to(ROOT)} names benchmarks/ in code: {named}"

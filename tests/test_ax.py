@@ -36,7 +36,9 @@ from botorch.acquisition.logei import qLogNoisyExpectedImprovement
 from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
-from bolt_pco64.ax import (
+from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
+from bolt_pco64.instances import ZERO_STAGES, get_instance
+from bolt_pco64.integrations.ax import (
     CONSTRAINT_NAME,
     DEFAULT_CRASH_REPORT,
     OBJECTIVE_NAME,
@@ -45,16 +47,15 @@ from bolt_pco64.ax import (
     count_trials_with_constraint_data,
     get_benchmark_problem,
 )
-from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
-from bolt_pco64.costs import COST_DEFAULTS, TimeModel
-from bolt_pco64.instances import get_instance
 from bolt_pco64.integrations.common import get_problem
-from bolt_pco64.table import INPUT_COLUMNS, ZERO_STAGES, encode_inputs
+from bolt_pco64.tables.table import encode_inputs
+from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
+INPUT_COLUMNS = PCO64.instance.input_columns
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "data" / "pco64_simulated.parquet"
 
@@ -86,7 +87,7 @@ def test_no_core_module_imports_ax() -> None:
 @pytest.mark.slow
 def test_core_package_does_not_import_ax() -> None:
     code = (
-        "import sys, bolt_pco64, bolt_pco64.problem, bolt_pco64.table\n"
+        "import sys, bolt_pco64, bolt_pco64.problem, bolt_pco64.tables.table\n"
         "loaded = sorted(m for m in sys.modules if m == 'ax' or m.startswith('ax.'))\n"
         "print(loaded)\n"
     )
@@ -99,14 +100,6 @@ def test_core_package_does_not_import_ax() -> None:
 def test_module_resolves_the_ax_package_not_itself() -> None:
     problem = get_benchmark_problem(table=_hand_frame())
     assert type(problem).__module__ == "ax.benchmark.benchmark_problem"
-
-
-def test_alias_is_the_integration_module() -> None:
-    import bolt_pco64.ax as alias
-    import bolt_pco64.integrations.ax as module
-
-    assert alias.get_benchmark_problem is module.get_benchmark_problem
-    assert alias.__all__ == module.__all__
 
 
 # -- problem construction ------------------------------------------------------
@@ -246,10 +239,6 @@ def test_what_a_crash_reports_under_each_representation() -> None:
     assert math.isnan(failed[("1_0", OBJECTIVE_NAME)])
     assert failed[("1_0", CONSTRAINT_NAME)] == margin
     assert not failed.drop(("1_0", OBJECTIVE_NAME)).isna().any()
-    # The former spelling reports the same, with a warning.
-    with pytest.warns(DeprecationWarning, match="'abandoned' is deprecated.*'failed'"):
-        abandoned = _observed("abandoned")
-    pd.testing.assert_series_equal(abandoned, failed)
 
 
 def test_the_crash_vocabulary_is_the_one_of_every_adapter() -> None:
@@ -257,9 +246,8 @@ def test_the_crash_vocabulary_is_the_one_of_every_adapter() -> None:
 
     assert CrashReport is common.CrashReport
     assert DEFAULT_CRASH_REPORT == common.DEFAULT_CRASH_REPORT
-    with pytest.warns(DeprecationWarning, match="'abandoned' is deprecated"):
-        problem = get_benchmark_problem(table=_hand_frame(), crash_report="abandoned")  # type: ignore[arg-type]
-    assert problem.noise.report == "failed"
+    with pytest.raises(ValueError, match="got 'abandoned'"):
+        get_benchmark_problem(table=_hand_frame(), crash_report="abandoned")  # type: ignore[arg-type]
 
 
 def test_default_representation_is_documented() -> None:

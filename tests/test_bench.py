@@ -29,9 +29,9 @@ from bolt_pco64.bench import (
 )
 from bolt_pco64.bench.run import record_columns
 from bolt_pco64.cli import main
-from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.instances import INSTANCES, PCO64_INSTANCE
-from bolt_pco64.locations import bundled_table_path
+from bolt_pco64.tables.locations import bundled_table_path
+from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 from tests import _fixtures
 from tests._tables import small_frame
 
@@ -72,7 +72,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     f = PCO64(table=table_path)
     opt = f.optimal_value
     # Feasible rows: start-up plus the loop; crashes: the time model's (tested
-    # in test_costs).
+    # in test_time_model).
     seconds = f.table.column("overall_time").numpy() + COST_DEFAULTS.startup_seconds
     cost = seconds * PCO64_INSTANCE.num_gpus / 3600
     oom_cost = TimeModel(f.table).gpu_hours.numpy()
@@ -585,8 +585,8 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
 def test_cost_on_the_reconstruction_is_labelled_modelled() -> None:
     """Its run times come from the time model, not from a trace (issue 27)."""
     from bolt_pco64.bench.report import TableFacts, cost_label
-    from bolt_pco64.locations import reconstructed_table_path
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.locations import reconstructed_table_path
+    from bolt_pco64.tables.table import load_table
 
     path = reconstructed_table_path("pco64")
     assert path is not None
@@ -736,7 +736,7 @@ def test_meta_names_a_table_inside_the_working_directory_by_a_relative_path(
 ) -> None:
     """A committed result folder must not carry this machine's absolute paths."""
     from bolt_pco64.bench.store import portable_source
-    from bolt_pco64.table import TableSource
+    from bolt_pco64.tables.table import TableSource
 
     inside = tmp_path / "data" / "t.parquet"
     outside = Path("/elsewhere/t.parquet")

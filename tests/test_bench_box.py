@@ -21,7 +21,7 @@ from bolt_pco64.bench import (
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.run import record_columns, run_one
 from bolt_pco64.cli import main
-from bolt_pco64.costs import TimeModel
+from bolt_pco64.tables.time_model import TimeModel
 from tests import _fixtures
 
 TIMING = ["fit_seconds", "acq_seconds"]

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from bolt_pco64.bench import BenchConfig, ComparisonSpec, RunContext, run_comparison
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.cli import main
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.table import Table, load_table
 from tests import _fixtures
 from tests._synth import make_table
 

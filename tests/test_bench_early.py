@@ -15,9 +15,9 @@ from bolt_pco64.bench import BenchConfig, ComparisonSpec, run_comparison
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bo.early_stop import Evidence, PosteriorStop, StepEstimates
 from bolt_pco64.cli import main
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.partial import PartialRuns
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.partial_runs import PartialRuns
+from bolt_pco64.tables.table import Table, load_table
+from bolt_pco64.tables.time_model import TimeModel
 from tests._synth import make_table
 
 TIMING = ["fit_seconds", "acq_seconds"]

@@ -13,7 +13,7 @@ import pytest
 from bolt_pco64.bench import BenchConfig, loop
 from bolt_pco64.bench.loop import table_parts
 from bolt_pco64.bench.run import run_one
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.table import Table, load_table
 from tests._synth import make_table
 
 TIMING = ["fit_seconds", "acq_seconds"]

@@ -77,7 +77,7 @@ def test_bench_standin_refuses_bad_use(
 def test_bench_standin_all_runs_every_variant_and_reports_agreement(
     tmp_path: Path,
 ) -> None:
-    from bolt_pco64.standins import STANDIN_VARIANTS
+    from bolt_pco64.tables.standins import STANDIN_VARIANTS
 
     out = tmp_path / "out"
     args = ["--methods", "random,naive", "--seeds", "2", "--budget", "4"]

@@ -9,6 +9,7 @@ from botorch.acquisition.logei import qLogProbabilityOfFeasibility
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bo import (
+    ProposalContext,
     acquisition_function,
     fit_constrained_models,
     fit_gp,
@@ -46,7 +47,8 @@ def test_no_feasible_observation_falls_back_to_probability_of_feasibility(
     untried = torch.ones(len(problem.table), dtype=torch.bool)
     untried[oom] = False
     choices = problem.candidates()[untried]
-    pick = propose_acquisition("qlognei", models, X, y, choices, q=1, seed=0)
+    ctx = ProposalContext(X, y, problem.bounds, 1, 0, choices)
+    pick = propose_acquisition("qlognei", models, ctx)
     # The pick maximises the probability of feasibility over the choices.
     post = models.constraint.posterior(choices)
     pof = torch.distributions.Normal(0.0, 1.0).cdf(-post.mean / post.variance.sqrt())
@@ -105,7 +107,8 @@ def test_fits_and_proposals_are_deterministic_and_leave_global_rng_alone(
     picks = []
     for _ in range(2):
         models = fit_constrained_models(X, y, margin, problem.bounds, seed=7)
-        picks.append(propose_acquisition("qlognei", models, X, y, choices, 2, seed=7))
+        ctx = ProposalContext(X, y, problem.bounds, 2, 7, choices)
+        picks.append(propose_acquisition("qlognei", models, ctx))
         assert torch.equal(torch.get_rng_state(), before)
     assert torch.equal(picks[0], picks[1])
     a = fit_gp(X, margin, problem.bounds, seed=1).state_dict()
@@ -138,3 +141,22 @@ def test_optimize_false_conditions_without_refitting(problem: PCO64) -> None:
     assert torch.equal(ls[1], ls[0])
     assert not torch.equal(ls[2], ls[0])
     assert kept.constraint.train_inputs[0].shape[0] == X.shape[0]
+
+
+def test_a_proposal_context_names_what_a_proposal_lacks(problem: PCO64) -> None:
+    X, y, margin = observed(problem, torch.arange(0, 10))
+    ctx = ProposalContext(X, y, problem.bounds, q=2, seed=0)
+    with pytest.raises(ValueError, match="Expected `choices` for a discrete proposal"):
+        ctx.need_choices()
+    with pytest.raises(ValueError, match="Expected the observed `margin`"):
+        ctx.need_margin()
+    with pytest.raises(ValueError, match="Expected margin of shape"):
+        ProposalContext(X, y, problem.bounds, margin=margin[:3]).need_margin()
+    choices = problem.candidates()[10:20]
+    with_choices = ProposalContext(X, y, problem.bounds, 11, 0, choices)
+    with pytest.raises(ValueError, match=r"Expected q to be an integer in \[1, 10\]"):
+        with_choices.need_choices()
+    assert ProposalContext(X, y, problem.bounds, X_pending=X[:0]).pending is None
+    assert torch.equal(
+        ProposalContext(X, y, problem.bounds, X_pending=X[:2]).pending, X[:2]
+    )

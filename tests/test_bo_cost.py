@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
 from bolt_pco64 import PCO64
-from bolt_pco64.bo import fit_constrained_models, propose_acquisition
+from bolt_pco64.bo import ProposalContext, fit_constrained_models, propose_acquisition
 from bolt_pco64.bo.cost import (
     cooling_exponent,
     cost_aware_scores,
     crash_cost_estimate,
     expected_cost,
     fit_cost_model,
-    propose_ei_cool,
-    propose_eipu,
+    propose_cost_aware,
 )
 from tests import _fixtures
 from tests._fixtures import observed
@@ -75,24 +76,14 @@ def test_expected_cost_lies_between_a_crash_and_a_run(problem: PCO64) -> None:
 
 def test_eipu_avoids_an_expensive_region_that_qlognei_picks(problem: PCO64) -> None:
     X, y, models, _, choices = _setup(problem)
-    plain = int(propose_acquisition("qlognei", models, X, y, choices, 1, seed=0)[0])
+    ctx = ProposalContext(X, y, problem.bounds, 1, 0, choices)
+    plain = int(propose_acquisition("qlognei", models, ctx)[0])
     _, _, _, cost_model, _ = _setup(problem, expensive=choices[plain])
-    pick = int(
-        propose_eipu(models, cost_model, X, y, choices, 1, seed=0, crash_cost=50.0)[0]
-    )
+    pick = int(propose_cost_aware(models, cost_model, ctx, crash_cost=50.0)[0])
     assert pick != plain
     # Cooled down to exponent 0 (budget spent), it is qLogNEI again.
-    cooled = propose_ei_cool(
-        models,
-        cost_model,
-        X,
-        y,
-        choices,
-        1,
-        seed=0,
-        crash_cost=50.0,
-        spent_fraction=1.0,
-    )
+    exponent = cooling_exponent(spent_fraction=1.0)
+    cooled = propose_cost_aware(models, cost_model, ctx, 50.0, exponent)
     assert int(cooled[0]) == plain
 
 
@@ -100,13 +91,13 @@ def test_pending_points_lower_their_own_score_and_q_picks_are_distinct(
     problem: PCO64,
 ) -> None:
     X, y, models, cost_model, choices = _setup(problem)
-    scores = cost_aware_scores(models, cost_model, X, y, choices, 0, 50.0)
+    ctx = ProposalContext(X, y, problem.bounds, 3, 0, choices)
+    scores = cost_aware_scores(models, cost_model, ctx, 50.0)
     top = int(scores.argmax())
-    again = cost_aware_scores(
-        models, cost_model, X, y, choices, 0, 50.0, X_pending=choices[top : top + 1]
-    )
+    pending = replace(ctx, X_pending=choices[top : top + 1])
+    again = cost_aware_scores(models, cost_model, pending, 50.0)
     assert float(again[top]) < float(scores[top])
-    picks = propose_eipu(models, cost_model, X, y, choices, 3, seed=0, crash_cost=50.0)
+    picks = propose_cost_aware(models, cost_model, ctx, crash_cost=50.0)
     assert picks.shape == (3,)
     assert len(set(picks.tolist())) == 3
     assert int(picks[0]) == top
@@ -117,8 +108,9 @@ def test_without_a_feasible_run_it_falls_back_to_feasibility(problem: PCO64) -> 
     X, y, margin = observed(problem, oom)
     models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     choices = problem.candidates()[:10]
-    pick = propose_eipu(models, None, X, y, choices, 1, seed=0, crash_cost=1.0)
-    expected = propose_acquisition("pof", models, X, y, choices, 1, seed=0)
+    ctx = ProposalContext(X, y, problem.bounds, 1, 0, choices)
+    pick = propose_cost_aware(models, None, ctx, crash_cost=1.0)
+    expected = propose_acquisition("pof", models, ctx)
     assert pick.tolist() == expected.tolist()
 
 

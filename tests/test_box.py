@@ -15,6 +15,7 @@ from bolt_pco64.bo.box import (
 )
 from bolt_pco64.bo.gp import (
     ConstrainedModels,
+    ProposalContext,
     acquisition_function,
     fit_constrained_models,
 )
@@ -70,7 +71,7 @@ def test_points_have_shape_q_x_d_and_lie_in_the_bounds(
     problem: PCO64, fitted: tuple, name: str, q: int
 ) -> None:
     models, X, y = fitted
-    points = PROPOSE[name](models, X, y, problem.bounds, q, seed=3, defaults=FAST)
+    points = PROPOSE[name](models, ProposalContext(X, y, problem.bounds, q, 3), FAST)
     assert points.shape == (q, problem.dim)
     assert points.dtype == X.dtype
     assert bool((points >= problem.bounds[0]).all())
@@ -81,7 +82,7 @@ def test_points_have_shape_q_x_d_and_lie_in_the_bounds(
 
 def test_mixed_points_are_integer_vectors(problem: PCO64, fitted: tuple) -> None:
     models, X, y = fitted
-    points = propose_mixed(models, X, y, problem.bounds, 3, seed=1, defaults=FAST)
+    points = propose_mixed(models, ProposalContext(X, y, problem.bounds, 3, 1), FAST)
     assert torch.equal(points, points.round())
 
 
@@ -91,7 +92,8 @@ def by_seed(problem: PCO64, fitted: tuple) -> dict[str, list[torch.Tensor]]:
     models, X, y = fitted
     return {
         name: [
-            fn(models, X, y, problem.bounds, 1, seed=s, defaults=FAST) for s in range(3)
+            fn(models, ProposalContext(X, y, problem.bounds, 1, s), FAST)
+            for s in range(3)
         ]
         for name, fn in PROPOSE.items()
     }
@@ -110,14 +112,14 @@ def test_same_seed_gives_bit_identical_points(
 ) -> None:
     models, X, y = fitted
     state = torch.get_rng_state()
-    a = PROPOSE[name](models, X, y, problem.bounds, 1, seed=2, defaults=FAST)
+    a = PROPOSE[name](models, ProposalContext(X, y, problem.bounds, 1, 2), FAST)
     # The global generator is left as it was.
     assert torch.equal(torch.get_rng_state(), state)
     assert torch.equal(a, by_seed[name][2])
     if name == "mixed":  # q > 1: the sequential picks with pending points
         torch.manual_seed(12345)  # whatever the global generator holds
-        b = propose_mixed(models, X, y, problem.bounds, 2, seed=7, defaults=FAST)
-        c = propose_mixed(models, X, y, problem.bounds, 2, seed=7, defaults=FAST)
+        b = propose_mixed(models, ProposalContext(X, y, problem.bounds, 2, 7), FAST)
+        c = propose_mixed(models, ProposalContext(X, y, problem.bounds, 2, 7), FAST)
         assert torch.equal(b, c)
 
 
@@ -130,7 +132,7 @@ def test_before_any_feasible_point_it_maximises_probability_of_feasibility(
     assert models.objective is None
     acqf = acquisition_function("qlognei", models, X, y, seed=0)
     assert isinstance(acqf, qLogProbabilityOfFeasibility)
-    point = PROPOSE[name](models, X, y, problem.bounds, 1, seed=0, defaults=FAST)
+    point = PROPOSE[name](models, ProposalContext(X, y, problem.bounds, 1, 0), FAST)
     with torch.no_grad():
         chosen = float(acqf(point.unsqueeze(0)))
         at_oom = acqf(X.unsqueeze(-2))
@@ -145,7 +147,7 @@ def test_mixed_point_is_a_local_optimum_over_one_step_integer_moves(
     # MC samples), evaluated at the point and its one-step lattice neighbours.
     models, X, y = fitted
     acqf = acquisition_function("qlognei", models, X, y, seed=0, mc_samples=16)
-    point = propose_mixed(models, X, y, problem.bounds, 1, seed=0, defaults=FAST)
+    point = propose_mixed(models, ProposalContext(X, y, problem.bounds, 1, 0), FAST)
     with torch.no_grad():
         value = float(acqf(point.unsqueeze(0)))
         d = problem.dim
@@ -162,10 +164,10 @@ def test_bad_input_is_refused_with_a_clear_error(
     models, X, y = fitted
     fn = PROPOSE[name]
     with pytest.raises(ValueError, match="q to be an integer >= 1"):
-        fn(models, X, y, problem.bounds, 0, seed=0, defaults=FAST)
+        fn(models, ProposalContext(X, y, problem.bounds, 0, 0), FAST)
     with pytest.raises(ValueError, match="X_observed of shape"):
-        fn(models, X[:, :3], y, problem.bounds, 1, seed=0, defaults=FAST)
+        fn(models, ProposalContext(X[:, :3], y, problem.bounds, 1, 0), FAST)
     with pytest.raises(ValueError, match="y of shape"):
-        fn(models, X, y[:-1], problem.bounds, 1, seed=0, defaults=FAST)
+        fn(models, ProposalContext(X, y[:-1], problem.bounds, 1, 0), FAST)
     with pytest.raises(ValueError, match="bounds of shape 2 x d"):
-        fn(models, X, y, problem.bounds[0], 1, seed=0, defaults=FAST)
+        fn(models, ProposalContext(X, y, problem.bounds[0], 1, 0), FAST)

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from bolt_pco64.cli import main
-from bolt_pco64.locations import bundled_table_path
+from bolt_pco64.tables.locations import bundled_table_path
 from tests import _fixtures
 from tests._synth import make_table
 from tests._tables import frame_from, small_frame
@@ -258,8 +258,8 @@ def test_quiet_filters_hide_only_the_listed_warnings() -> None:
 def test_fetch_and_generate_pass_the_problem_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bolt_pco64 import fetch as fetch_module
-    from bolt_pco64 import simulate
+    from bolt_pco64.tables import fetch as fetch_module
+    from bolt_pco64.tables import simulate
 
     calls: list[tuple[str, object]] = []
 

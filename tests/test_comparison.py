@@ -24,8 +24,8 @@ from bolt_pco64.bench import (
 )
 from bolt_pco64.bench.variants import run_variants
 from bolt_pco64.cli import main
-from bolt_pco64.standins import STANDIN_VARIANTS
-from bolt_pco64.table import SimulatedTableWarning
+from bolt_pco64.tables.standins import STANDIN_VARIANTS
+from bolt_pco64.tables.table import SimulatedTableWarning
 from tests import _fixtures
 
 TIMING = ["fit_seconds", "acq_seconds"]

@@ -539,18 +539,11 @@ def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("bolt_pco64", "INPUT_COLUMNS"),
-        ("bolt_pco64", "COLUMNS"),
-        ("bolt_pco64", "PCO64OutcomeConstraint"),
-        ("bolt_pco64.fetch", "HF_REPO_ID"),
         ("bolt_pco64.bench", "RECORD_COLUMNS"),
-        ("bolt_pco64.table", "ENV_TABLE"),
         ("bolt_pco64.bench", "DEFAULT_METHODS"),
         ("bolt_pco64.bench.config", "DEFAULT_METHODS"),
         ("bolt_pco64.bench.run", "cost_per_row"),
         ("bolt_pco64.bench.problems", "cost_per_row"),
-        ("bolt_pco64.costs", "run_seconds"),
-        ("bolt_pco64.costs", "run_gpu_hours"),
     ],
 )
 def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:

@@ -150,7 +150,7 @@ def test_plot_cost_writes_a_png(records: pd.DataFrame, tmp_path: Path) -> None:
 
 def test_random_search_costs_count_the_runs_until_the_target() -> None:
     from bolt_pco64.bench.costmetrics import random_search_costs
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
     from tests._tables import frame_from
 
     configs = [(dp, 0, 0, 0, 0, 6, 0, 0) for dp in range(4)]

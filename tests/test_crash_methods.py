@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from bolt_pco64 import PCO64
 from bolt_pco64.bo import (
     CrashAwareState,
     CrashDefaults,
+    ProposalContext,
     dirichlet_targets,
     fit_censored_margin,
     fit_feasibility_classifier,
@@ -34,10 +36,9 @@ Proposer = Callable[..., torch.Tensor]
 
 
 def _proposers(problem: PCO64) -> dict[str, Proposer]:
-    def censored(X, y, bounds, choices, q, seed, state=None):  # type: ignore[no-untyped-def]
-        return propose_censored_logei(
-            X, y, problem.outcome_constraint(X), bounds, choices, q, seed, state
-        )
+    def censored(ctx: ProposalContext, state: CrashAwareState) -> torch.Tensor:
+        margin = problem.outcome_constraint(ctx.X)
+        return propose_censored_logei(replace(ctx, margin=margin), state)
 
     return {
         "classifier": propose_classifier_logei,
@@ -70,7 +71,8 @@ def test_a_loop_proposes_untried_valid_rows_and_is_seeded(
             untried = torch.nonzero(~tried).squeeze(-1)
             X, y, _ = observed(problem, torch.tensor(rows))
             q = 1 if step < 2 else 3
-            idx = propose(X, y, problem.bounds, cand[untried], q, seed + step, state)
+            ctx = ProposalContext(X, y, problem.bounds, q, seed + step, cand[untried])
+            idx = propose(ctx, state)
             assert idx.dtype == torch.long
             assert idx.shape == (q,)
             assert len(set(idx.tolist())) == q
@@ -139,7 +141,9 @@ def test_without_a_feasible_observation_the_pick_maximises_feasibility(
     rest[oom] = False
     choices = problem.candidates()[rest]
     state = CrashAwareState()
-    pick = propose_classifier_logei(X, y, problem.bounds, choices, 1, 0, state)
+    pick = propose_classifier_logei(
+        ProposalContext(X, y, problem.bounds, 1, 0, choices), state
+    )
     assert state.objective is None
     lp = log_prob_feasible(state.crash_model, choices)
     # The method scored the choices in its own call: equal up to rounding.
@@ -153,11 +157,13 @@ def test_threshold_picks_only_candidates_that_reach_it(problem: PCO64) -> None:
     rest[rows] = False
     choices = problem.candidates()[rest]
     fitted = CrashAwareState()
-    propose_pof_threshold(X, y, problem.bounds, choices, 1, 0, fitted)
+    propose_pof_threshold(ProposalContext(X, y, problem.bounds, 1, 0, choices), fitted)
     for thr in (0.5, 0.8, 0.95):
         # steps=1: the models are only conditioned, not refitted.
         state = CrashAwareState(fitted.objective, fitted.crash_model, steps=1)
-        picks = propose_pof_threshold(X, y, problem.bounds, choices, 2, 0, state, thr)
+        picks = propose_pof_threshold(
+            ProposalContext(X, y, problem.bounds, 2, 0, choices), state, thr
+        )
         lp = log_prob_feasible(state.crash_model, choices)
         ok = int((lp >= math.log(thr)).sum())
         if ok >= 2:
@@ -166,7 +172,9 @@ def test_threshold_picks_only_candidates_that_reach_it(problem: PCO64) -> None:
             top = lp.max().item()
             assert lp[picks].max().item() == pytest.approx(top, rel=1e-9, abs=1e-12)
     with pytest.raises(ValueError, match="threshold to be a number in"):
-        propose_pof_threshold(X, y, problem.bounds, choices, 1, 0, threshold=1.0)
+        propose_pof_threshold(
+            ProposalContext(X, y, problem.bounds, 1, 0, choices), threshold=1.0
+        )
 
 
 def test_recommend_is_the_best_posterior_mean_among_feasible_runs(
@@ -202,7 +210,9 @@ def test_refit_schedule_keeps_hyperparameters_between_refits(problem: PCO64) -> 
     for step in range(4):
         n = 12 + step
         propose_classifier_logei(
-            X[:n], y[:n], problem.bounds, choices, 1, 0, state, defaults=d
+            ProposalContext(X[:n], y[:n], problem.bounds, 1, 0, choices),
+            state,
+            defaults=d,
         )
         ls = state.crash_model.covar_module.lengthscale.detach().clone()
         lengthscales.append(ls)
@@ -216,13 +226,13 @@ def test_bad_inputs_are_refused(problem: PCO64) -> None:
     choices = problem.candidates()[10:20]
     b = problem.bounds
     with pytest.raises(ValueError, match=r"Expected q to be an integer in \[1, "):
-        propose_classifier_logei(X, y, b, choices, 11, 0)
+        propose_classifier_logei(ProposalContext(X, y, b, 11, 0, choices))
     with pytest.raises(ValueError, match="Expected choices of shape"):
-        propose_classifier_logei(X, y, b, choices[:, :3], 1, 0)
+        propose_classifier_logei(ProposalContext(X, y, b, 1, 0, choices[:, :3]))
     with pytest.raises(ValueError, match="Expected y of shape"):
-        propose_classifier_logei(X, y[:4], b, choices, 1, 0)
+        propose_classifier_logei(ProposalContext(X, y[:4], b, 1, 0, choices))
     with pytest.raises(ValueError, match="Expected bounds of shape"):
-        propose_classifier_logei(X, y, b[:, :3], choices, 1, 0)
+        propose_classifier_logei(ProposalContext(X, y, b[:, :3], 1, 0, choices))
     with pytest.raises(ValueError, match="bool feasible"):
         fit_feasibility_classifier(X, torch.ones(10), b, 0)
     bad = margin.clone()
@@ -238,7 +248,7 @@ def test_harness_runs_record_untried_valid_rows_and_recommendations(
     method: str,
 ) -> None:
     from bolt_pco64.bench import BenchConfig, run_one
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
 
     table = load_table(make_table(capacity=80.0))
     out = run_one(method, 3, table, BenchConfig(budget=14, n_init=6, q=2))

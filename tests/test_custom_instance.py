@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 from bolt_pco64 import PCO, PROBLEMS, load_table, problem_class
 from bolt_pco64.cli import main
-from bolt_pco64.estimators import THROUGHPUT_UNITS, work_per_step
 from bolt_pco64.instance_file import (
     InstanceFileError,
     instance_from_dict,
@@ -33,8 +32,9 @@ from bolt_pco64.instances import (
     ModelShape,
 )
 from bolt_pco64.reconstruct.grid import full_grid
-from bolt_pco64.simulate.grid import grid_configurations
-from bolt_pco64.standins import STANDIN_VARIANTS
+from bolt_pco64.tables.estimators import THROUGHPUT_UNITS, work_per_step
+from bolt_pco64.tables.simulate.grid import grid_configurations
+from bolt_pco64.tables.standins import STANDIN_VARIANTS
 from tests._tables import frame_from
 
 if sys.version_info >= (3, 11):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bolt_pco64 import table as table_module
+from bolt_pco64.tables import table as table_module
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -9,8 +9,8 @@ import pytest
 
 from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
 from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.table import Table, load_table
+from bolt_pco64.tables.time_model import TimeModel
 from tests._tables import frame_from
 
 _CONFIGS = [(dp, 0, 0, 0, 0, 6, 0, 0) for dp in range(4)]

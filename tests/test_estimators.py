@@ -1,4 +1,4 @@
-"""The runner's throughput estimators (bolt_pco64.estimators) on hand-computed cases."""
+"""The runner's throughput estimators (bolt_pco64.tables.estimators) on hand-computed cases."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from bolt_pco64.estimators import (
+from bolt_pco64.instances import get_instance
+from bolt_pco64.tables.estimators import (
     EstimatorDefaults,
     estimate_throughput,
     step_matrix,
     work_per_step,
 )
-from bolt_pco64.instances import get_instance
 
 #: A warm-up step of 5 s, then timed steps 1, 2, 3, 4 and an outlier of 100 s.
 #: Timed: median 3, quartiles 2 and 4 (linear), IQR 2, so |t - 3| >= 4 drops

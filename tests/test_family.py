@@ -34,12 +34,12 @@ from bolt_pco64 import (
     load_table,
     problem_class,
 )
-from bolt_pco64 import locations as locations_module
-from bolt_pco64 import table as table_module
 from bolt_pco64.instances import get_instance
 from bolt_pco64.snap import nearest_rows_reference
-from bolt_pco64.standins import standin_registry
-from bolt_pco64.table import decode_inputs
+from bolt_pco64.tables import locations as locations_module
+from bolt_pco64.tables import table as table_module
+from bolt_pco64.tables.standins import standin_registry
+from bolt_pco64.tables.table import decode_inputs
 from tests._hypothesis import encode, examples, tables
 from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import CAPACITY, PAD, frame_from, small_frame
@@ -212,7 +212,7 @@ def test_each_instance_reads_its_own_sources(
 def test_shipped_stand_in_is_registered_and_labelled(name: str) -> None:
     """Each shipped stand-in loads as its instance, labelled simulated, and its
     fingerprint is registered (refresh the registry after regenerating it: see
-    bolt_pco64.simulate.registry). pco16/pco32 are skipped until their files exist."""
+    bolt_pco64.tables.simulate.registry). pco16/pco32 are skipped until their files exist."""
     path = CHECKOUT_DATA / f"{name}_simulated.parquet"
     if not path.is_file():
         if name == "pco64":

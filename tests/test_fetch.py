@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from bolt_pco64.cli import main
-from bolt_pco64.fetch import FetchError, fetch_table
 from bolt_pco64.instances import PCO64_INSTANCE
-from bolt_pco64.table import TableError, load_table
+from bolt_pco64.tables.fetch import FetchError, fetch_table
+from bolt_pco64.tables.table import TableError, load_table
 from tests._tables import small_frame
 
 HF_REPO_ID = PCO64_INSTANCE.dataset_id

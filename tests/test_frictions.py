@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from bolt_pco64 import PCO16, SimulatedTableWarning
-from bolt_pco64 import table as table_module
 from bolt_pco64.bench import ComparisonSpec, OutputDirError, run_comparison
 from bolt_pco64.bench.store import check_output_dir
+from bolt_pco64.tables import table as table_module
 from tests._synth import make_table
 from tests._tables import small_frame
 

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from bolt_pco64 import PCO64, TableError, load_table
 from bolt_pco64.snap import nearest_rows_reference
-from bolt_pco64.table import LIST_COLUMNS
+from bolt_pco64.tables.table import LIST_COLUMNS
 from tests._hypothesis import encode, examples, tables
 from tests._tables import small_frame
 

@@ -19,11 +19,8 @@ import pytest
 from bolt_pco64 import PCO16, PCO64
 from bolt_pco64.bench import BenchConfig
 from bolt_pco64.bench.run import run_one
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.integrations import common
 from bolt_pco64.integrations.common import (
     CRASH_REPORTS,
-    DEPRECATED_CRASH_REPORTS,
     AskTellBridge,
     BridgeMethod,
     CrashPolicy,
@@ -37,13 +34,14 @@ from bolt_pco64.integrations.common import (
     random_baseline,
     run_seconds,
 )
-from bolt_pco64.table import INPUT_COLUMNS
+from bolt_pco64.tables.time_model import TimeModel
 from tests._tables import hand_frame, small_frame
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("ax", "optuna")
+INPUT_COLUMNS = PCO64.instance.input_columns
 
 
 def _hand_frame() -> pd.DataFrame:
@@ -275,18 +273,13 @@ def test_the_encoded_scale_refuses_values_outside_the_bounds() -> None:
 # -- one crash vocabulary -------------------------------------------------------------
 
 
-def test_crash_reports_are_one_vocabulary_with_former_spellings_deprecated() -> None:
+def test_crash_reports_are_one_vocabulary() -> None:
     assert CRASH_REPORTS == ("placeholder", "missing", "failed")
     for report in CRASH_REPORTS:
         assert check_crash_report(report) == report
-    for old, new in {
-        "abandoned": "failed",
-        "fail": "failed",
-        "pruned": "missing",
-    }.items():
-        with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated.*{new!r}"):
-            assert check_crash_report(old) == new
-    assert set(DEPRECATED_CRASH_REPORTS.values()) <= set(CRASH_REPORTS)
+    for old in ("abandoned", "fail", "pruned"):
+        with pytest.raises(ValueError, match=f"got {old!r}"):
+            check_crash_report(old)
     with pytest.raises(ValueError, match="Expected `crash_report` to be one of"):
         check_crash_report("nan")
 
@@ -304,16 +297,8 @@ def test_the_crash_policy_says_what_a_crash_reports() -> None:
         assert CrashPolicy.for_problem(problem, report).objective(run) == 0.1
     with pytest.raises(ValueError, match="Expected `crash_value` to be a number"):
         CrashPolicy("placeholder", math.nan)
-    with pytest.warns(DeprecationWarning, match="'pruned' is deprecated"):
-        assert CrashPolicy("pruned", 0.0).report == "missing"  # type: ignore[arg-type]
-
-
-def test_former_names_still_import_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="Evaluation"):
-        assert common.RunOutcome is Evaluation
-    with pytest.warns(DeprecationWarning, match="Parameters"):
-        rows = common.ParameterRows(PCO64(table=_hand_frame()))
-    assert rows(rows.of_row(3)) == 3
+    with pytest.raises(ValueError, match="got 'pruned'"):
+        CrashPolicy("pruned", 0.0)  # type: ignore[arg-type]
 
 
 # -- the ask-and-tell bridge, driven by a hand-written framework ------------------------

@@ -1,4 +1,4 @@
-"""The Optuna adapter (bolt_pco64.optuna): OptunaHub problem, snapping, crashes."""
+"""The Optuna adapter (bolt_pco64.integrations.optuna): OptunaHub problem, snapping, crashes."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from bolt_pco64.bench.registry import ENTRY_POINT_GROUP, check_methods, get_meth
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.instances import get_instance
 from bolt_pco64.integrations.common import run_seconds
-from bolt_pco64.optuna import (
+from bolt_pco64.integrations.optuna import (
     CONSTRAINT_NAME,
     FEASIBLE_ATTR,
     ROW_ATTR,
@@ -78,7 +78,7 @@ B = _params(1, 1, 0, 0, 0, 8, 2, 0)  # ZeRO 3 is index 2
 
 
 def test_core_package_does_not_import_optuna() -> None:
-    skip = ("bolt_pco64.ax", "bolt_pco64.optuna", "bolt_pco64.integrations")
+    skip = ("bolt_pco64.integrations",)
     core = [
         m.name
         for m in pkgutil.walk_packages(bolt_pco64.__path__, "bolt_pco64.")
@@ -473,22 +473,6 @@ def test_ask_and_tell_creates_its_study_quietly(capfd: pytest.CaptureFixture[str
     AskTell(PCOProblem(table=_hand_frame()), optuna.samplers.RandomSampler(seed=0))
     assert "A new study created" not in capfd.readouterr().err
     assert logger.level == before
-
-
-@pytest.mark.parametrize(("old", "new"), [("fail", "failed"), ("pruned", "missing")])
-def test_the_former_crash_keyword_and_spellings_still_work(old: str, new: str) -> None:
-    with pytest.warns(DeprecationWarning, match="is deprecated") as caught:
-        problem = PCOProblem(table=_hand_frame(), crash=old)
-    messages = " ".join(str(w.message) for w in caught)
-    assert "`crash` is deprecated" in messages
-    assert f"{old!r} is deprecated" in messages
-    assert problem.crash_report == new
-    with pytest.warns(DeprecationWarning, match="use PCOProblem.crash_report"):
-        assert problem.crash == new
-    with pytest.warns(DeprecationWarning, match="`crash` is deprecated"):
-        assert OptunaTPE(crash=new).crash_report == new
-    with pytest.warns(DeprecationWarning, match=f"{old!r} is deprecated"):
-        assert OptunaRandom(old).crash_report == new  # type: ignore[arg-type]
 
 
 # -- benchmarks/optuna_crash.py: per-trial records -------------------------------

@@ -75,7 +75,7 @@ def test_seeds_and_noise() -> None:
 #: Integer checks that keep their own form, and why.
 _OWN_FORM = {
     # A non-integer seed is a TypeError there (the generator's contract).
-    "simulate/generate.py",
+    "tables/simulate/generate.py",
 }
 
 

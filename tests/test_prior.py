@@ -19,7 +19,7 @@ from bolt_pco64.bench import RunContext, get_method
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.report import standin_caveats
 from bolt_pco64.bench.run import run_one
-from bolt_pco64.bo.gp import safe_bounds
+from bolt_pco64.bo.gp import ProposalContext, safe_bounds
 from bolt_pco64.bo.prior import (
     BAD_PRIOR_FACTOR,
     PRIOR_DEFAULTS,
@@ -54,6 +54,17 @@ def _bounds(instance=PCO64_INSTANCE) -> torch.Tensor:
 
 def _encoded(*rows: tuple[int, ...]) -> torch.Tensor:
     return torch.tensor(rows, dtype=torch.double)
+
+
+def _ctx(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    margin: torch.Tensor,
+    bounds: torch.Tensor,
+    seed: int = 0,
+) -> ProposalContext:
+    """The observations a fit reads."""
+    return ProposalContext(X, y, bounds, seed=seed, margin=margin)
 
 
 # -- honesty rule: no path from the prior to the generator, traces or data ---
@@ -97,7 +108,7 @@ def _named(node: ast.AST) -> list[str]:
         assert node.level == 0, "relative import"
         return [node.module or ""] + [a.name for a in node.names]
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        # no importlib.import_module("bolt_pco64.simulate...") either
+        # no importlib.import_module("bolt_pco64.tables.simulate...") either
         return [node.value] if node.value.startswith("bolt_pco64.") else []
     return []
 
@@ -170,6 +181,7 @@ def test_the_ast_check_catches_what_it_forbids() -> None:
 _AUDIT = """
 import sys, warnings
 import torch
+from bolt_pco64.bo.gp import ProposalContext
 from bolt_pco64.bo.prior import PRIORS, PriorState, propose_prior_ei
 from bolt_pco64.instances import PCO64_INSTANCE as inst
 
@@ -185,8 +197,8 @@ sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == "open" else None)
 warnings.simplefilter("ignore")
 for quality, defaults in PRIORS.items():
     for kind in ("both", "throughput"):
-        propose_prior_ei(X[:6], y[:6], margin[:6], bounds, inst, X[6:], 1, 0,
-                         kind=kind, state=PriorState(), defaults=defaults)
+        ctx = ProposalContext(X[:6], y[:6], bounds, 1, 0, X[6:], margin=margin[:6])
+        propose_prior_ei(ctx, inst, kind=kind, state=PriorState(), defaults=defaults)
 code = (".py", ".pyc", ".so")
 print([p for p in opened if not p.endswith(code) and not p.startswith("/proc/")])
 """
@@ -422,7 +434,7 @@ def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
     X, y, margin = observed(problem, rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0)
+        models = fit_prior_models(_ctx(X, y, margin, problem.bounds), problem.instance)
     for gp in (models.objective, models.constraint):
         kernel = gp.covar_module
         with torch.no_grad():
@@ -444,7 +456,7 @@ def test_fit_runs_and_keeps_the_parameters_positive(problem: PCO64, n: int) -> N
     X, y, margin = observed(problem, rows)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0)
+        models = fit_prior_models(_ctx(X, y, margin, problem.bounds), problem.instance)
     for gp in (models.objective, models.constraint):
         assert gp is not None
         assert isinstance(gp.mean_module, PhysicalMean)
@@ -461,13 +473,12 @@ def test_fit_runs_and_keeps_the_parameters_positive(problem: PCO64, n: int) -> N
 
 def test_ablation_keeps_a_constant_mean_constraint(problem: PCO64) -> None:
     X, y, margin = observed(problem, torch.arange(0, 40, 4))
-    models = fit_prior_models(
-        X, y, margin, problem.bounds, problem.instance, 0, kind="throughput"
-    )
+    ctx = _ctx(X, y, margin, problem.bounds)
+    models = fit_prior_models(ctx, problem.instance, kind="throughput")
     assert isinstance(models.objective.mean_module, ThroughputPriorMean)
     assert not isinstance(models.constraint.mean_module, PhysicalMean)
     with pytest.raises(ValueError, match="Expected kind"):
-        fit_prior_models(X, y, margin, problem.bounds, problem.instance, 0, kind="x")  # type: ignore[arg-type]
+        fit_prior_models(ctx, problem.instance, kind="x")  # type: ignore[arg-type]
 
 
 def test_cold_start_without_a_feasible_row_proposes_by_feasibility(
@@ -480,9 +491,8 @@ def test_cold_start_without_a_feasible_row_proposes_by_feasibility(
     untried = torch.ones(C.shape[0], dtype=torch.bool)
     untried[rows] = False
     state = PriorState()
-    idx = propose_prior_ei(
-        X, y, margin, problem.bounds, problem.instance, C[untried], 2, 7, state=state
-    )
+    ctx = ProposalContext(X, y, problem.bounds, 2, 7, C[untried], margin=margin)
+    idx = propose_prior_ei(ctx, problem.instance, state=state)
     assert state.models is not None
     assert state.models.objective is None
     assert state.steps == 1
@@ -494,7 +504,10 @@ def test_cold_start_without_a_feasible_row_proposes_by_feasibility(
 def test_proposals_are_deterministic_and_warm_start(problem: PCO64) -> None:
     C = problem.candidates()
     X, y, margin = observed(problem, torch.tensor([0, 9, 20]))
-    args = (X, y, margin, problem.bounds, problem.instance, C[3:], 1, 3)
+    args = (
+        ProposalContext(X, y, problem.bounds, 1, 3, C[3:], margin=margin),
+        problem.instance,
+    )
     states = [PriorState(), PriorState()]
     picks = [int(propose_prior_ei(*args, state=s)) for s in states]
     assert picks[0] == picks[1]
@@ -514,7 +527,7 @@ def test_conditioning_keeps_the_prior_gp_s_parameters_and_sees_the_new_data(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gp = fit_prior_models(
-            X, y, margin, problem.bounds, problem.instance, 0
+            _ctx(X, y, margin, problem.bounds), problem.instance
         ).objective
     X2, y2, _ = observed(problem, feasible[:10])
     new = condition_prior_gp(gp, X2, y2, problem.bounds, problem.instance)
@@ -569,7 +582,7 @@ def test_fit_on_a_pco16_table() -> None:
     f = PCO16(table=small_frame(seed=3, instance="pco16"))
     C = f.candidates()
     X, y, margin = C[:10], f.evaluate_true(C[:10]), f.outcome_constraint(C[:10])
-    models = fit_prior_models(X, y, margin, f.bounds, f.instance, 1)
+    models = fit_prior_models(_ctx(X, y, margin, f.bounds, seed=1), f.instance)
     assert models.objective is not None
     assert models.objective.mean_module.decoder.instance is PCO16_INSTANCE
     assert (models.constraint.mean_module.theta > 0).all()

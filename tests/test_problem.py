@@ -19,8 +19,8 @@ from botorch.utils.testing import (
 )
 
 from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
-from bolt_pco64.locations import bundled_table_path
-from bolt_pco64.table import SimulatedTableWarning
+from bolt_pco64.tables.locations import bundled_table_path
+from bolt_pco64.tables.table import SimulatedTableWarning
 from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import PAD, frame_from, small_frame
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bolt_pco64 import table as table_module
-from bolt_pco64.table import ReconstructedTableWarning, SimulatedTableWarning
+from bolt_pco64.tables import table as table_module
+from bolt_pco64.tables.table import ReconstructedTableWarning, SimulatedTableWarning
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

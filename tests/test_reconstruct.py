@@ -16,8 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from bolt_pco64 import locations as locations_module
-from bolt_pco64 import table as table_module
 from bolt_pco64.cli import main
 from bolt_pco64.instances import INSTANCES, PCO32_INSTANCE, PCO64_INSTANCE
 from bolt_pco64.problem import PCO16, PCO32, PCO64
@@ -30,7 +28,9 @@ from bolt_pco64.reconstruct.impute import (
     score_predictions,
 )
 from bolt_pco64.reconstruct.registry import reconstruction_registry
-from bolt_pco64.table import (
+from bolt_pco64.tables import locations as locations_module
+from bolt_pco64.tables import table as table_module
+from bolt_pco64.tables.table import (
     ReconstructedTableWarning,
     SimulatedTableWarning,
     TableError,
@@ -287,7 +287,11 @@ def test_imputed_rows_keep_the_cards_invariants(tiny) -> None:
 
 
 def test_modelled_columns_read_the_throughput_back(tiny) -> None:
-    from bolt_pco64.estimators import estimate_throughput, step_matrix, work_per_step
+    from bolt_pco64.tables.estimators import (
+        estimate_throughput,
+        step_matrix,
+        work_per_step,
+    )
 
     _, frame = tiny
     table = load_table(frame, instance="pco64")

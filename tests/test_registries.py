@@ -15,10 +15,10 @@ from bolt_pco64.bench.methods import BUILTIN_METHODS, BUILTINS
 from bolt_pco64.bench.registry import METHODS, method_names
 from bolt_pco64.bo.early_stop import EARLY_STOP_POLICIES
 from bolt_pco64.bo.prior.base import PRIORS
-from bolt_pco64.estimators import THROUGHPUT_UNITS
 from bolt_pco64.instances import ABSENT_KNOBS, KNOBS
 from bolt_pco64.reconstruct.registry import reconstruction_registry
-from bolt_pco64.standins import STANDIN_VARIANTS, standin_registry
+from bolt_pco64.tables.estimators import THROUGHPUT_UNITS
+from bolt_pco64.tables.standins import STANDIN_VARIANTS, standin_registry
 from tests import _fixtures
 
 table_path = _fixtures.table_path

@@ -12,11 +12,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from bolt_pco64 import simulate
 from bolt_pco64.instances import PCO64_INSTANCE, get_instance
-from bolt_pco64.simulate.memory import stage_memory
-from bolt_pco64.simulate.spec import ModelConstants, assumptions_for
-from bolt_pco64.table import (
+from bolt_pco64.tables import simulate
+from bolt_pco64.tables.simulate.memory import stage_memory
+from bolt_pco64.tables.simulate.spec import ModelConstants, assumptions_for
+from bolt_pco64.tables.table import (
     LIST_COLUMNS,
     SimulatedTableWarning,
     load_table,
@@ -298,7 +298,7 @@ def test_bad_arguments() -> None:
 
 def test_metadata_names_the_fitted_step_time_constants() -> None:
     """3.0: a pco64 file records the traces-fitted constants of its variant."""
-    from bolt_pco64.simulate.variants import READINGS, VARIANTS
+    from bolt_pco64.tables.simulate.variants import READINGS, VARIANTS
 
     meta = pq.read_schema(SHIPPED).metadata
     v = VARIANTS["pco64"]["mbs1"]

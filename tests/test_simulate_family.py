@@ -10,9 +10,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from bolt_pco64 import simulate
 from bolt_pco64.instances import get_instance
-from bolt_pco64.table import parse_float_list
+from bolt_pco64.tables import simulate
+from bolt_pco64.tables.table import parse_float_list
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 #: Published figures (bolt-bench 0.2.0), written out rather than read back.

@@ -204,7 +204,7 @@ def _built() -> None:
     [
         ("bolt_pco64.problem", "PCO64"),
         ("bolt_pco64.problem", "PCOOutcomeConstraint"),
-        ("bolt_pco64.table", "load_table"),
+        ("bolt_pco64.tables.table", "load_table"),
         ("bolt_pco64.bench.benchmark", "run_benchmark"),
     ],
 )

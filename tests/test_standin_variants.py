@@ -12,17 +12,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate import Config
-from bolt_pco64.simulate.spec import Microbatching
-from bolt_pco64.simulate.variants import VARIANTS
-from bolt_pco64.standins import (
+from bolt_pco64.tables.simulate import Config
+from bolt_pco64.tables.simulate.spec import Microbatching
+from bolt_pco64.tables.simulate.variants import VARIANTS
+from bolt_pco64.tables.standins import (
     STANDIN_VARIANTS,
     check_variant,
     content_fingerprint,
     standin_filename,
     standin_registry,
 )
-from bolt_pco64.table import SimulatedTableWarning, Table, load_table
+from bolt_pco64.tables.table import SimulatedTableWarning, Table, load_table
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 #: Published figures (the card; bolt-bench 0.2.0), written out rather than read

@@ -15,16 +15,16 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from bolt_pco64 import locations as locations_module
-from bolt_pco64 import standins as standins_module
-from bolt_pco64 import table as table_module
 from bolt_pco64.instances import PCO64_INSTANCE
-from bolt_pco64.locations import data_home
-from bolt_pco64.simulate.registry import (
+from bolt_pco64.tables import locations as locations_module
+from bolt_pco64.tables import standins as standins_module
+from bolt_pco64.tables import table as table_module
+from bolt_pco64.tables.locations import data_home
+from bolt_pco64.tables.simulate.registry import (
     refresh_standin_registry,
     standin_fingerprint_entry,
 )
-from bolt_pco64.table import (
+from bolt_pco64.tables.table import (
     SimulatedTableWarning,
     TableError,
     decode_inputs,
@@ -530,7 +530,7 @@ def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fails after the stand-in is regenerated until the registry is refreshed
-    (see the module docstring of bolt_pco64.simulate.registry)."""
+    (see the module docstring of bolt_pco64.tables.simulate.registry)."""
     ((fingerprint, entry),) = standin_fingerprint_entry(SHIPPED_STANDIN).items()
     registered = standins_module.standin_registry()
     assert fingerprint in registered, "refresh_standin_registry(...) was not run"
@@ -549,7 +549,7 @@ def test_shipped_stand_in_is_registered_and_recognised_in_every_form(
 
 
 def _as_lists(frame: pd.DataFrame) -> pd.DataFrame:
-    from bolt_pco64.table import LIST_COLUMNS
+    from bolt_pco64.tables.table import LIST_COLUMNS
 
     return frame.assign(**{c: frame[c].map(list) for c in LIST_COLUMNS})
 

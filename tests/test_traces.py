@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bolt_pco64 import locations
 from bolt_pco64.instances import INSTANCES, PCO16_INSTANCE, PCO64_INSTANCE
+from bolt_pco64.tables import locations
 from bolt_pco64.traces import OOM_SLACK, TraceError, read_trace, visited_rows
 
 # Three pco64 configurations (encoded, X order) that keep every hard rule.

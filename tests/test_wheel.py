@@ -21,7 +21,7 @@ CHECK = """
 import sys, warnings, pathlib, bolt_pco64
 import pandas as pd
 from bolt_pco64 import ReconstructedTableWarning, SimulatedTableWarning, problem_class
-from bolt_pco64.locations import bundled_table_path
+from bolt_pco64.tables.locations import bundled_table_path
 names = sys.argv[1:]
 target = pathlib.Path(r"{target}")
 with warnings.catch_warnings(record=True) as caught:
@@ -79,7 +79,7 @@ def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
         names = zf.namelist()
     for name in shipped:
         assert f"bolt_pco64/data/{name}_simulated.parquet" in names
-    assert "bolt_pco64/standin_fingerprints.json" in names
+    assert "bolt_pco64/tables/standin_fingerprints.json" in names
     # the published traces with their licence notice, and the reconstructions
     assert "bolt_pco64/reconstruction_fingerprints.json" in names
     assert "bolt_pco64/data/traces/LICENSE" in names

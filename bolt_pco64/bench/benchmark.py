@@ -24,7 +24,7 @@ from bolt_pco64.params import check_seeds
 
 if TYPE_CHECKING:
     from bolt_pco64.instances import Instance
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["BenchResult", "check_seeds", "run_benchmark"]
 

@@ -238,7 +238,7 @@ class SingleTable:
         """One part, labelled by the instance's name."""
         from bolt_pco64.bench.plan import PlannedTable
         from bolt_pco64.instances import get_instance
-        from bolt_pco64.table import Table
+        from bolt_pco64.tables.table import Table
 
         problem = self.problem
         if problem is None:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from bolt_pco64.bench.config import BenchConfig
     from bolt_pco64.bench.report import TableFacts
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "COST_REPORT_FILES",

@@ -63,7 +63,7 @@ from bolt_pco64.bo.early_stop import (
 if TYPE_CHECKING:
     from bolt_pco64.bench.clock import Job, SimulatedClock
     from bolt_pco64.bench.contract import ObjectiveModel, Prediction
-    from bolt_pco64.partial import PartialRuns
+    from bolt_pco64.tables.partial_runs import PartialRuns
 
 __all__ = ["EarlyStopper", "StepResult", "model_prior", "prediction_prior"]
 

@@ -50,10 +50,10 @@ from scipy import stats as sps
 
 from bolt_pco64.bench.costmetrics import compare_costs, ert_table, within_budget
 from bolt_pco64.bench.stats import STATS_DEFAULTS
-from bolt_pco64.costs import TimeModel
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "EARLY_METRICS_DEFAULTS",

@@ -61,7 +61,7 @@ from bolt_pco64.bench.stats import (
 )
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["optimum_outcomes", "paired_outcomes"]
 

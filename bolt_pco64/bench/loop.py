@@ -42,11 +42,11 @@ from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.records import RunOutcome, build_records, error_line
 from bolt_pco64.bo.early_stop import get_policy
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.partial import PartialRuns
+from bolt_pco64.tables.partial_runs import PartialRuns
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["RunLoop", "TableParts", "table_parts"]
 

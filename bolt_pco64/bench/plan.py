@@ -31,13 +31,13 @@ from bolt_pco64.bench.problems import make_problem
 from bolt_pco64.bench.registry import get_method
 from bolt_pco64.bench.run import Task
 from bolt_pco64.bench.store import ResultStore, check_output_dir
-from bolt_pco64.costs import TimeModel
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.bench.comparison import ComparisonSpec
     from bolt_pco64.instances import Instance
     from bolt_pco64.problem import PCO, TableLike
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "BenchPlan",
@@ -175,7 +175,7 @@ def make_plan(
             holding runs of another configuration.
     """
     from bolt_pco64.instances import get_instance
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
 
     if not tables:
         raise ValueError("Expected at least one problem, got none.")

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from torch import Tensor
 
 from bolt_pco64._deprecated import deprecated_names
-from bolt_pco64.costs import TimeModel
 from bolt_pco64.instances import Instance
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["instance_of", "make_problem"]
 

@@ -43,7 +43,7 @@ from bolt_pco64.bench.problems import instance_of
 from bolt_pco64.bench.summary import compare_to_reference, summarize
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "TableFacts",
@@ -85,7 +85,7 @@ class TableFacts:
         """The facts of ``table`` (``table`` itself if it is facts already)."""
         if isinstance(table, TableFacts):
             return table
-        from bolt_pco64.costs import TimeModel
+        from bolt_pco64.tables.time_model import TimeModel
 
         path = table.source.path
         return cls(

@@ -45,12 +45,12 @@ from bolt_pco64.bench.contract import Method, RunContext, as_method
 from bolt_pco64.bench.loop import RunLoop
 from bolt_pco64.bench.records import RunOutcome, record_columns
 from bolt_pco64.bench.registry import get_method
-from bolt_pco64.costs import TimeModel
 from bolt_pco64.instances import PCO64_INSTANCE
 from bolt_pco64.params import Interval, check_param
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "Task",

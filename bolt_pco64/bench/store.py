@@ -49,11 +49,11 @@ from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
 from bolt_pco64.bench.summary import checkpoints_for
-from bolt_pco64.costs import TimeModel
+from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
-    from bolt_pco64.table import Table, TableSource
+    from bolt_pco64.tables.table import Table, TableSource
 
 __all__ = [
     "PARQUET_COMPRESSION",

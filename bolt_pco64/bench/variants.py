@@ -50,7 +50,7 @@ from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import get_instance
-from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
+from bolt_pco64.tables.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
 
 __all__ = [
     "StandinVariants",

@@ -2,7 +2,9 @@
 
 - :mod:`bolt_pco64.bo.gp`: the exact GPs (objective on feasible observations,
   constraint GP on the memory margin), the constrained qLogNEI/qLogEI and
-  Thompson-sampling proposals over a discrete candidate set;
+  Thompson-sampling proposals over a discrete candidate set, and
+  :class:`~bolt_pco64.bo.gp.ProposalContext`, what every proposal of a step
+  reads (observations, choices, ``q``, seed, configurations in flight);
 - :mod:`bolt_pco64.bo.feasibility`: crash models of the hidden constraint: a
   GP classifier of ``ran_successfully`` and a censored (Tobit) margin model,
   each giving the probability of feasibility; the crash methods' defaults;
@@ -39,7 +41,9 @@ from bolt_pco64.bo.gp import (
     MC_SAMPLES,
     AcquisitionKind,
     ConstrainedModels,
+    ProposalContext,
     acquisition_function,
+    copy_parameters,
     fit_constrained_models,
     fit_gp,
     propose_acquisition,
@@ -60,7 +64,9 @@ __all__ = [
     "CrashDefaults",
     "CrashModel",
     "FeasibilityClassifier",
+    "ProposalContext",
     "acquisition_function",
+    "copy_parameters",
     "dirichlet_targets",
     "fit_censored_margin",
     "fit_constrained_models",

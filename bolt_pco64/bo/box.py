@@ -60,7 +60,12 @@ from botorch.optim import optimize_acqf, optimize_acqf_mixed_alternating
 from botorch.utils.sampling import manual_seed
 from torch import Tensor
 
-from bolt_pco64.bo.gp import MC_SAMPLES, ConstrainedModels, acquisition_function
+from bolt_pco64.bo.gp import (
+    MC_SAMPLES,
+    ConstrainedModels,
+    ProposalContext,
+    acquisition_function,
+)
 from bolt_pco64.params import POSITIVE_INT, check_param, check_shape
 
 __all__ = [
@@ -99,13 +104,16 @@ class BoxDefaults:
 BOX_DEFAULTS = BoxDefaults()
 
 
-def _check(X_observed: Tensor, y: Tensor, bounds: Tensor, q: int) -> None:
+def _check(ctx: ProposalContext) -> Tensor:
+    """``ctx.bounds`` in X's dtype, once the shapes, the bounds and ``q`` are checked."""
+    bounds = ctx.bounds
     check_shape("bounds", bounds, (2, "d"))
-    check_shape("X_observed", X_observed, ("n", bounds.shape[-1]))
-    check_shape("y", y, (X_observed.shape[0],))
+    check_shape("X_observed", ctx.X, ("n", bounds.shape[-1]))
+    check_shape("y", ctx.y, (ctx.X.shape[0],))
     if not bool((bounds[1] >= bounds[0]).all()):
         raise ValueError(f"Expected lower <= upper bounds, got {bounds.tolist()}.")
-    check_param("q", q, POSITIVE_INT)
+    check_param("q", ctx.q, POSITIVE_INT)
+    return bounds.to(ctx.X)
 
 
 def _clamp(points: Tensor, bounds: Tensor) -> Tensor:
@@ -116,32 +124,28 @@ def _clamp(points: Tensor, bounds: Tensor) -> Tensor:
 def _optimise(
     optimiser: Callable[..., tuple[Tensor, Tensor]],
     models: ConstrainedModels,
-    X_observed: Tensor,
-    y: Tensor,
+    ctx: ProposalContext,
     bounds: Tensor,
-    q: int,
-    seed: int,
     defaults: BoxDefaults,
-    X_pending: Tensor | None,
     **kwargs: Any,
 ) -> Tensor:
     """``optimiser`` (``optimize_acqf`` or ``optimize_acqf_mixed_alternating``)
-    on constrained qLogNEI, seeded and with ``kwargs`` passed on.
+    on constrained qLogNEI over ``bounds`` (checked, in X's dtype), seeded and
+    with ``kwargs`` passed on.
 
     Returns:
-        ``q x d``-dim tensor of points inside ``bounds`` (already checked and
-        in X's dtype).
+        ``q x d``-dim tensor of points inside ``bounds``.
     """
     acqf = acquisition_function(
-        "qlognei", models, X_observed, y, seed, defaults.mc_samples, X_pending
+        "qlognei", models, ctx.X, ctx.y, ctx.seed, defaults.mc_samples, ctx.X_pending
     )
-    with manual_seed(int(seed)), warnings.catch_warnings():
+    with manual_seed(int(ctx.seed)), warnings.catch_warnings():
         # A restart that stops at maxiter is still a usable point.
         warnings.simplefilter("ignore", OptimizationWarning)
         points, _ = optimiser(
             acq_function=acqf,
             bounds=bounds,
-            q=q,
+            q=ctx.q,
             num_restarts=defaults.num_restarts,
             raw_samples=defaults.raw_samples,
             **kwargs,
@@ -151,27 +155,21 @@ def _optimise(
 
 def propose_box(
     models: ConstrainedModels,
-    X_observed: Tensor,
-    y: Tensor,
-    bounds: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     defaults: BoxDefaults = BOX_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the continuous box by ``optimize_acqf``.
 
     Args:
         models: The fitted :class:`~bolt_pco64.bo.gp.ConstrainedModels`
             (:func:`~bolt_pco64.bo.gp.fit_constrained_models`).
-        X_observed: ``n x d``-dim tensor of the evaluated configurations.
-        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
-        bounds: ``2 x d``-dim tensor of the problem's bounds.
-        q: Number of points (jointly optimised, ``optimize_acqf``'s default).
-        seed: Seed of the sampler, the baseline pruning and the raw samples.
+        ctx: The step (:class:`~bolt_pco64.bo.gp.ProposalContext`; its
+            ``choices`` are not read): the evaluated configurations ``X``,
+            their throughput ``y`` (NaN where the run OOMed), the ``bounds``,
+            ``q`` points (jointly optimised, ``optimize_acqf``'s default), the
+            seed of the sampler, the baseline pruning and the raw samples, and
+            ``X_pending`` (see :func:`~bolt_pco64.bo.gp.acquisition_function`).
         defaults: Restarts, raw samples, iterations and MC samples.
-        X_pending: ``p x d``-dim tensor of configurations in flight, or
-            ``None`` (see :func:`~bolt_pco64.bo.gp.acquisition_function`).
 
     Returns:
         ``q x d``-dim tensor of points inside ``bounds`` (X's dtype); snap them
@@ -180,17 +178,12 @@ def propose_box(
     Raises:
         ValueError: On mismatched shapes, inverted bounds or ``q < 1``.
     """
-    _check(X_observed, y, bounds, q)
     return _optimise(
         optimize_acqf,
         models,
-        X_observed,
-        y,
-        bounds.to(X_observed),
-        q,
-        seed,
+        ctx,
+        _check(ctx),
         defaults,
-        X_pending,
         options={"maxiter": defaults.maxiter},
         retry_on_optimization_warning=False,
     )
@@ -219,26 +212,19 @@ def integer_values(bounds: Tensor) -> dict[int, list[float]]:
 
 def propose_mixed(
     models: ConstrainedModels,
-    X_observed: Tensor,
-    y: Tensor,
-    bounds: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     defaults: BoxDefaults = BOX_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
     """Constrained qLogNEI maximised over the integer lattice of the box.
 
     ``optimize_acqf_mixed_alternating`` with ``discrete_dims`` =
-    :func:`integer_values` of ``bounds`` (all eight inputs integer); ``q > 1``
-    points are chosen sequentially (the only mode it supports), each new one
-    with the previous ones pending.
+    :func:`integer_values` of ``ctx.bounds`` (all eight inputs integer);
+    ``q > 1`` points are chosen sequentially (the only mode it supports), each
+    new one with the previous ones pending.
 
     Args:
-        models, X_observed, y, bounds, seed, defaults, X_pending: As in
-            :func:`propose_box`
-            (``bounds`` must be integer-valued).
-        q: Number of points.
+        models, ctx, defaults: As in :func:`propose_box` (``ctx.bounds`` must
+            be integer-valued).
 
     Returns:
         ``q x d``-dim tensor of integer-valued points inside ``bounds`` (X's
@@ -248,18 +234,13 @@ def propose_mixed(
         ValueError: On mismatched shapes, inverted or non-integer bounds or
             ``q < 1``.
     """
-    _check(X_observed, y, bounds, q)
-    bounds = bounds.to(X_observed)
+    bounds = _check(ctx)
     return _optimise(
         optimize_acqf_mixed_alternating,
         models,
-        X_observed,
-        y,
+        ctx,
         bounds,
-        q,
-        seed,
         defaults,
-        X_pending,
         discrete_dims=integer_values(bounds),
         options={"initialization_strategy": defaults.mixed_initialization},
     )

@@ -2,7 +2,7 @@
 
 Evaluations of the pco problems differ in cost: on a table of the card's
 schema the slowest feasible run can take several times as long as the
-fastest, and a crash costs a fraction of a run (:mod:`bolt_pco64.costs`).
+fastest, and a crash costs a fraction of a run (:mod:`bolt_pco64.tables.time_model`).
 When the budget is GPU-hours rather than evaluations, an acquisition
 function can trade improvement against cost:
 
@@ -50,7 +50,7 @@ adds a constant to every score.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from botorch.models import SingleTaskGP
@@ -61,6 +61,7 @@ from torch.special import ndtr
 from bolt_pco64.bo.gp import (
     MC_SAMPLES,
     ConstrainedModels,
+    ProposalContext,
     acquisition_function,
     fit_gp,
     propose_acquisition,
@@ -75,8 +76,7 @@ __all__ = [
     "expected_cost",
     "fit_cost_model",
     "prob_feasible",
-    "propose_ei_cool",
-    "propose_eipu",
+    "propose_cost_aware",
 ]
 
 
@@ -192,35 +192,29 @@ def cooling_exponent(spent_fraction: float, init_fraction: float = 0.0) -> float
 def cost_aware_scores(
     models: ConstrainedModels,
     cost_model: SingleTaskGP,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    seed: int,
+    ctx: ProposalContext,
     crash_cost: float,
     exponent: float = 1.0,
-    X_pending: Tensor | None = None,
     mc_samples: int = MC_SAMPLES,
 ) -> Tensor:
-    """``m``-dim tensor: ``log qLogNEI(x) - exponent * log c(x)`` at ``choices``.
+    """``m``-dim tensor: ``log qLogNEI(x) - exponent * log c(x)`` at ``ctx.choices``.
 
     Args:
         models: The fitted constrained GPs (with an objective model).
         cost_model: :func:`fit_cost_model`'s GP.
-        X_observed: ``n x d``-dim tensor of the evaluated configurations.
-        y: ``n``-dim tensor of observed throughput, NaN on OOM.
-        choices: ``m x d``-dim tensor of configurations to score.
-        seed: Seed of the quasi-MC sampler (and baseline pruning).
+        ctx: The step: observations, choices to score, seed of the quasi-MC
+            sampler (and baseline pruning), configurations in flight.
         crash_cost: What a crash costs (the unit of the run cost).
         exponent: The cost exponent (1 = EIpu, 0 = qLogNEI).
-        X_pending: ``p x d``-dim tensor of configurations in flight, or None.
         mc_samples: Quasi-MC samples of qLogNEI.
     """
     if models.objective is None:
         raise ValueError("Expected an objective model, got None (no feasible run).")
-    acqf = acquisition_function("qlognei", models, X_observed, y, seed, mc_samples)
-    with torch.no_grad(), manual_seed(int(seed)):
-        if X_pending is not None and X_pending.shape[0] > 0:
-            acqf.set_X_pending(X_pending)
+    choices = ctx.need_choices()
+    acqf = acquisition_function("qlognei", models, ctx.X, ctx.y, ctx.seed, mc_samples)
+    with torch.no_grad(), manual_seed(int(ctx.seed)):
+        if ctx.pending is not None:
+            acqf.set_X_pending(ctx.pending)
         parts = [
             acqf(chunk.unsqueeze(-2))
             for chunk in choices.split(COST_AWARE_DEFAULTS.chunk)
@@ -230,41 +224,49 @@ def cost_aware_scores(
     return log_a - float(exponent) * log_c
 
 
-def _propose(
+def propose_cost_aware(
     models: ConstrainedModels,
     cost_model: SingleTaskGP | None,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     crash_cost: float,
-    exponent: float,
-    X_pending: Tensor | None,
-    mc_samples: int,
+    exponent: float = 1.0,
+    mc_samples: int = MC_SAMPLES,
 ) -> Tensor:
-    m = choices.shape[0]
-    if not 1 <= q <= m:
-        raise ValueError(f"Expected 1 <= q <= {m}, got q={q}.")
+    """Choose ``ctx.q`` of ``ctx.choices`` by constrained qLogNEI per unit
+    expected cost to the power ``exponent`` (module docstring).
+
+    EIpu is ``exponent=1``; EI-cool (Lee et al. 2020) is
+    ``exponent=cooling_exponent(spent_fraction, init_fraction)``: 1 right
+    after the initial design, 0 when the budget is spent.
+
+    Args:
+        models: The fitted :class:`~bolt_pco64.bo.gp.ConstrainedModels`.
+        cost_model: :func:`fit_cost_model`'s GP, or ``None`` before the first
+            feasible run (then: probability of feasibility).
+        ctx: The step (:class:`~bolt_pco64.bo.gp.ProposalContext`): the
+            observations, the untried and not pending ``choices``, ``q``, the
+            seed of the quasi-MC sampler, the configurations in flight.
+        crash_cost: What a crash costs, in the run cost's unit
+            (:func:`crash_cost_estimate`).
+        exponent: The cost exponent, in ``[0, 1]``.
+        mc_samples: Quasi-MC samples of qLogNEI.
+
+    Returns:
+        ``q``-dim long tensor of indices into ``ctx.choices``.
+    """
+    choices = ctx.need_choices()
     if models.objective is None or cost_model is None:
+        # As before: the fallback does not see the configurations in flight.
         return propose_acquisition(
-            "pof", models, X_observed, y, choices, q, seed, mc_samples
+            "pof", models, replace(ctx, X_pending=None), mc_samples
         )
-    pending = X_pending if X_pending is not None else choices[:0]
-    taken = torch.zeros(m, dtype=torch.bool, device=choices.device)
+    pending = ctx.pending if ctx.pending is not None else choices[:0]
+    taken = torch.zeros(choices.shape[0], dtype=torch.bool, device=choices.device)
     picks: list[int] = []
-    for _ in range(q):
+    for _ in range(ctx.q):
+        step = replace(ctx, X_pending=pending)
         scores = cost_aware_scores(
-            models,
-            cost_model,
-            X_observed,
-            y,
-            choices,
-            seed,
-            crash_cost,
-            exponent,
-            pending if pending.shape[0] else None,
-            mc_samples,
+            models, cost_model, step, crash_cost, exponent, mc_samples
         )
         scores = torch.where(taken, torch.full_like(scores, -math.inf), scores)
         j = int(torch.argmax(scores))  # the first maximum: the earliest choice
@@ -272,92 +274,3 @@ def _propose(
         taken[j] = True
         pending = torch.cat([pending, choices[j : j + 1]])
     return torch.tensor(picks, dtype=torch.long, device=choices.device)
-
-
-def propose_eipu(
-    models: ConstrainedModels,
-    cost_model: SingleTaskGP | None,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
-    crash_cost: float,
-    X_pending: Tensor | None = None,
-    mc_samples: int = MC_SAMPLES,
-) -> Tensor:
-    """Choose ``q`` of ``choices`` by constrained qLogNEI per unit expected cost.
-
-    Args:
-        models: The fitted :class:`~bolt_pco64.bo.gp.ConstrainedModels`.
-        cost_model: :func:`fit_cost_model`'s GP, or ``None`` before the first
-            feasible run (then: probability of feasibility).
-        X_observed: ``n x d``-dim tensor of the evaluated configurations.
-        y: ``n``-dim tensor of observed throughput, NaN on OOM.
-        choices: ``m x d``-dim tensor of the untried, not pending configurations.
-        q: Number of picks, ``1 <= q <= m``.
-        seed: Seed of the quasi-MC sampler.
-        crash_cost: What a crash costs, in the run cost's unit
-            (:func:`crash_cost_estimate`).
-        X_pending: ``p x d``-dim tensor of configurations in flight, or None.
-        mc_samples: Quasi-MC samples of qLogNEI.
-
-    Returns:
-        ``q``-dim long tensor of indices into ``choices``.
-    """
-    return _propose(
-        models,
-        cost_model,
-        X_observed,
-        y,
-        choices,
-        q,
-        seed,
-        crash_cost,
-        1.0,
-        X_pending,
-        mc_samples,
-    )
-
-
-def propose_ei_cool(
-    models: ConstrainedModels,
-    cost_model: SingleTaskGP | None,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
-    crash_cost: float,
-    spent_fraction: float,
-    init_fraction: float = 0.0,
-    X_pending: Tensor | None = None,
-    mc_samples: int = MC_SAMPLES,
-) -> Tensor:
-    """Choose ``q`` of ``choices`` by cost-cooled qLogNEI (Lee et al. 2020).
-
-    As :func:`propose_eipu` with the cost exponent
-    :func:`cooling_exponent` ``(spent_fraction, init_fraction)``: 1 right
-    after the initial design, 0 when the budget is spent.
-
-    Args:
-        spent_fraction: The share of the budget spent, in ``[0, 1]``.
-        init_fraction: The share the initial design took, in ``[0, 1)``.
-        Others: As in :func:`propose_eipu`.
-
-    Returns:
-        ``q``-dim long tensor of indices into ``choices``.
-    """
-    return _propose(
-        models,
-        cost_model,
-        X_observed,
-        y,
-        choices,
-        q,
-        seed,
-        crash_cost,
-        cooling_exponent(spent_fraction, init_fraction),
-        X_pending,
-        mc_samples,
-    )

@@ -67,8 +67,8 @@ from bolt_pco64.bo.feasibility import (
     fit_feasibility_classifier,
     log_prob_feasible,
 )
-from bolt_pco64.bo.gp import fit_gp
-from bolt_pco64.params import OPEN_UNIT, check_batch_size, check_param, check_shape
+from bolt_pco64.bo.gp import ProposalContext, fit_gp
+from bolt_pco64.params import OPEN_UNIT, check_param
 
 __all__ = [
     "CrashAwareState",
@@ -137,22 +137,15 @@ def _log_ei(objective: SingleTaskGP, best_f: Tensor, choices: Tensor) -> Tensor:
 
 
 def _propose(
-    X: Tensor,
-    y: Tensor,
-    bounds: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     state: CrashAwareState | None,
     fit_crash: Callable[[CrashModel | None, bool], CrashModel],
     combine: Callable[[Tensor | None, Tensor, Tensor], Tensor],
     defaults: CrashDefaults,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
+    X, y, bounds = ctx.X, ctx.y, ctx.bounds
     _check_data(X, y, bounds)
-    m = choices.shape[0]
-    check_shape("choices", choices, ("m", X.shape[-1]))
-    check_batch_size(q, m)
+    choices = ctx.need_choices()
     state = state if state is not None else CrashAwareState()
     refit = state.steps % defaults.refit_every == 0
     feasible = ~torch.isnan(y)
@@ -165,30 +158,40 @@ def _propose(
             X[feasible],
             y[feasible],
             bounds,
-            seed,
+            ctx.seed,
             prev,
             optimize=refit or prev is None,
         )
     state.objective, state.crash_model = objective, crash
     state.steps += 1
     state.fit_seconds = time.perf_counter() - t0
-    log_pof = log_prob_feasible(crash, choices)
-    taken = torch.zeros(m, dtype=torch.bool, device=choices.device)
+    return _pick(ctx, choices, objective, log_prob_feasible(crash, choices), combine)
+
+
+def _pick(
+    ctx: ProposalContext,
+    choices: Tensor,
+    objective: SingleTaskGP | None,
+    log_pof: Tensor,
+    combine: Callable[[Tensor | None, Tensor, Tensor], Tensor],
+) -> Tensor:
+    """``ctx.q`` greedy picks, each believed by the objective GP (kriging believer)."""
+    taken = torch.zeros(choices.shape[0], dtype=torch.bool, device=choices.device)
     picks: list[int] = []
     model = objective
     best_f = None
     if model is not None:
         with torch.no_grad():
-            best_f = model.posterior(X[feasible]).mean.max()
-    if model is not None and X_pending is not None and X_pending.shape[0] > 0:
-        model = _believe(model, X_pending)
-    for i in range(q):
+            best_f = model.posterior(ctx.X[~torch.isnan(ctx.y)]).mean.max()
+    if model is not None and ctx.pending is not None:
+        model = _believe(model, ctx.pending)
+    for i in range(ctx.q):
         log_ei = _log_ei(model, best_f, choices) if model is not None else None
         score = combine(log_ei, log_pof, ~taken).masked_fill(taken, -math.inf)
         j = int(torch.argmax(score))
         taken[j] = True
         picks.append(j)
-        if model is not None and i < q - 1:
+        if model is not None and i < ctx.q - 1:
             model = _believe(model, choices[j : j + 1])
     return torch.tensor(picks, dtype=torch.long, device=choices.device)
 
@@ -205,31 +208,25 @@ def _ei_times_pof(log_ei: Tensor | None, log_pof: Tensor, available: Tensor) -> 
 
 
 def _classifier_fit(
-    X: Tensor, y: Tensor, bounds: Tensor, seed: int, defaults: CrashDefaults
+    ctx: ProposalContext, defaults: CrashDefaults
 ) -> Callable[[CrashModel | None, bool], CrashModel]:
     """The ``fit_crash`` of :func:`_propose` for the GP classifier of
     :func:`~bolt_pco64.bo.feasibility.fit_feasibility_classifier` (feasible:
     ``y`` is not NaN)."""
-    feasible = ~torch.isnan(y)
+    feasible = ~torch.isnan(ctx.y)
 
     def fit(prev: CrashModel | None, hyper: bool) -> CrashModel:
         return fit_feasibility_classifier(
-            X, feasible, bounds, seed, prev, hyper, defaults
+            ctx.X, feasible, ctx.bounds, ctx.seed, prev, hyper, defaults
         )
 
     return fit
 
 
 def propose_classifier_logei(
-    X: Tensor,
-    y: Tensor,
-    bounds: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     state: CrashAwareState | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI x probability of feasibility from a GP classifier (Gelbart et al. 2014).
 
@@ -240,75 +237,59 @@ def propose_classifier_logei(
     first feasible observation the score is ``log P(feasible)`` alone.
 
     Args:
-        X: ``n x d``-dim tensor of the evaluated configurations.
-        y: ``n``-dim tensor of observed throughput, NaN where the run crashed.
-        bounds: ``2 x d``-dim tensor of the problem's bounds.
-        choices: ``m x d``-dim tensor of the untried configurations.
-        q: Number of picks, ``1 <= q <= m``.
-        seed: Seed of the fits.
+        ctx: The step (:class:`~bolt_pco64.bo.gp.ProposalContext`): the
+            evaluated configurations ``X``, their throughput ``y`` (NaN where
+            the run crashed), the ``bounds``, the untried ``choices``, ``q``,
+            the seed of the fits, and ``X_pending``: configurations in flight,
+            where the objective GP believes its own posterior mean (kriging
+            believer) before the picks.
         state: Models kept between the steps of one loop (updated in place).
         defaults: The schedule and iteration limits.
-        X_pending: ``p x d``-dim tensor of configurations in flight, or
-            ``None``: the objective GP believes its own posterior mean there
-            (kriging believer) before the picks.
 
     Returns:
-        ``q``-dim long tensor of distinct indices into ``choices``.
+        ``q``-dim long tensor of distinct indices into ``ctx.choices``.
     """
-    fit = _classifier_fit(X, y, bounds, seed, defaults)
-    return _propose(
-        X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults, X_pending
-    )
+    fit = _classifier_fit(ctx, defaults)
+    return _propose(ctx, state, fit, _ei_times_pof, defaults)
 
 
 def propose_censored_logei(
-    X: Tensor,
-    y: Tensor,
-    margin: Tensor,
-    bounds: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     state: CrashAwareState | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI x probability of feasibility from a censored margin GP.
 
     As :func:`propose_classifier_logei`, with ``P(feasible)`` the predictive
-    ``P(margin <= 0)`` of :func:`~bolt_pco64.bo.feasibility.fit_censored_margin`.
-
-    Args:
-        margin: ``n``-dim tensor of the observed memory margins (read where
-            ``y`` is not NaN).
-        Others: As in :func:`propose_classifier_logei`.
+    ``P(margin <= 0)`` of :func:`~bolt_pco64.bo.feasibility.fit_censored_margin`
+    on ``ctx.margin`` (the observed memory margins, read where ``y`` is not
+    NaN).
 
     Returns:
-        ``q``-dim long tensor of distinct indices into ``choices``.
+        ``q``-dim long tensor of distinct indices into ``ctx.choices``.
     """
-    feasible = ~torch.isnan(y)
+    feasible = ~torch.isnan(ctx.y)
 
     def fit(prev: Any, hyper: bool) -> CrashModel:
         return fit_censored_margin(
-            X, margin, feasible, bounds, seed, prev, hyper, defaults
+            ctx.X,
+            ctx.need_margin(),
+            feasible,
+            ctx.bounds,
+            ctx.seed,
+            prev,
+            hyper,
+            defaults,
         )
 
-    return _propose(
-        X, y, bounds, choices, q, seed, state, fit, _ei_times_pof, defaults, X_pending
-    )
+    return _propose(ctx, state, fit, _ei_times_pof, defaults)
 
 
 def propose_pof_threshold(
-    X: Tensor,
-    y: Tensor,
-    bounds: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     state: CrashAwareState | None = None,
     threshold: float | None = None,
     defaults: CrashDefaults = CRASH_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
     """LogEI among candidates with ``P(feasible) >= threshold`` (Gelbart et al. 2014).
 
@@ -324,12 +305,12 @@ def propose_pof_threshold(
         Others: As in :func:`propose_classifier_logei`.
 
     Returns:
-        ``q``-dim long tensor of distinct indices into ``choices``.
+        ``q``-dim long tensor of distinct indices into ``ctx.choices``.
     """
     thr = defaults.pof_threshold if threshold is None else threshold
     check_param("threshold", thr, OPEN_UNIT)
     log_thr = math.log(thr)
-    fit = _classifier_fit(X, y, bounds, seed, defaults)
+    fit = _classifier_fit(ctx, defaults)
 
     def combine(log_ei: Tensor | None, log_pof: Tensor, available: Tensor) -> Tensor:
         ok = (log_pof >= log_thr) & available
@@ -337,6 +318,4 @@ def propose_pof_threshold(
             return log_pof
         return torch.where(ok, log_ei, torch.full_like(log_ei, -math.inf))
 
-    return _propose(
-        X, y, bounds, choices, q, seed, state, fit, combine, defaults, X_pending
-    )
+    return _propose(ctx, state, fit, combine, defaults)

@@ -1,9 +1,9 @@
 """Early termination: stop a run whose steps so far show it will not beat the best.
 
 After each training step a run has a throughput estimate and its standard
-error (:mod:`bolt_pco64.partial`, the runner's estimators). A *policy* decides
+error (:mod:`bolt_pco64.tables.partial_runs`, the runner's estimators). A *policy* decides
 from them whether to stop the run there; a stopped run costs only the steps it
-ran (:meth:`bolt_pco64.costs.TimeModel.seconds_after_steps`). Two policies,
+ran (:meth:`bolt_pco64.tables.time_model.TimeModel.seconds_after_steps`). Two policies,
 both plain functions of numbers, so they work in any loop (the harness's,
 ``bolt-pco64 bench --early-stop``, or a user's own):
 

@@ -72,7 +72,9 @@ __all__ = [
     "MC_SAMPLES",
     "AcquisitionKind",
     "ConstrainedModels",
+    "ProposalContext",
     "acquisition_function",
+    "copy_parameters",
     "fit_constrained_models",
     "fit_gp",
     "propose_acquisition",
@@ -91,6 +93,68 @@ MC_SAMPLES = 128
 #: which walks irrelevant lengthscales towards infinity on this noise-free
 #: table (``docs/architecture.md`` §8).
 FIT_OPTIONS: dict[str, float] = {"ftol": 1e-6, "maxiter": 100}
+
+
+@dataclass(frozen=True)
+class ProposalContext:
+    """What every proposal of one BO step reads: the data so far, what to choose
+    among, how many, and the step's seed (one object passed along, not eight
+    arguments).
+
+    Attributes:
+        X: ``n x d``-dim tensor of the evaluated configurations.
+        y: ``n``-dim tensor of observed throughput, NaN where the run crashed.
+        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        q: Number of picks (``1 <= q <= m`` for a discrete proposal).
+        seed: Seed of the step: the fits, the quasi-MC sampler, the baseline
+            pruning, the raw samples.
+        choices: ``m x d``-dim tensor of the untried configurations (the
+            discrete proposals), or ``None`` (the box proposals).
+        X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
+            not observed yet), or ``None``.
+        margin: ``n``-dim tensor of the observed memory margins, or ``None``
+            (read by the proposals that model the margin).
+    """
+
+    X: Tensor
+    y: Tensor
+    bounds: Tensor
+    q: int = 1
+    seed: int = 0
+    choices: Tensor | None = None
+    X_pending: Tensor | None = None
+    margin: Tensor | None = None
+
+    @property
+    def pending(self) -> Tensor | None:
+        """:attr:`X_pending` where it holds a configuration, else ``None``."""
+        if self.X_pending is None or self.X_pending.shape[0] == 0:
+            return None
+        return self.X_pending
+
+    def need_choices(self) -> Tensor:
+        """:attr:`choices`, checked: ``m x d`` with ``1 <= q <= m``.
+
+        Raises:
+            ValueError: If there are none, their shape is wrong, or ``q`` is
+                not in ``[1, m]``.
+        """
+        if self.choices is None:
+            raise ValueError("Expected `choices` for a discrete proposal, got None.")
+        check_shape("choices", self.choices, ("m", self.X.shape[-1]))
+        check_batch_size(self.q, self.choices.shape[0])
+        return self.choices
+
+    def need_margin(self) -> Tensor:
+        """:attr:`margin`, checked: one per observation.
+
+        Raises:
+            ValueError: If there is none or its shape is not ``n``.
+        """
+        if self.margin is None:
+            raise ValueError("Expected the observed `margin`, got None.")
+        check_shape("margin", self.margin, (self.X.shape[0],))
+        return self.margin
 
 
 def safe_bounds(bounds: Tensor) -> Tensor:
@@ -122,6 +186,16 @@ def _check_xy(X: Tensor, Y: Tensor, name: str, multi: bool = False) -> None:
         raise ValueError(f"Expected at least one observation for {name}, got none.")
     if not torch.isfinite(Y).all():
         raise ValueError(f"Expected finite {name} values, got {Y.tolist()}.")
+
+
+def copy_parameters(model: torch.nn.Module, warm_start: torch.nn.Module) -> None:
+    """Copy ``warm_start``'s parameters of the same name and shape into ``model``
+    (a warm start: the previous step's hyperparameters start the fit)."""
+    previous = dict(warm_start.named_parameters())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if name in previous and previous[name].shape == param.shape:
+                param.copy_(previous[name])
 
 
 def fit_gp(
@@ -188,11 +262,7 @@ def fit_gp(
             outcome_transform=Standardize(m=Y2.shape[-1]),
         )
         if warm_start is not None:
-            previous = dict(warm_start.named_parameters())
-            with torch.no_grad():
-                for name, param in model.named_parameters():
-                    if name in previous and previous[name].shape == param.shape:
-                        param.copy_(previous[name])
+            copy_parameters(model, warm_start)
         if optimize:
             mll = ExactMarginalLogLikelihood(model.likelihood, model)
             options: dict[str, float | None] = dict(FIT_OPTIONS)
@@ -391,28 +461,22 @@ def select_discrete(
 def propose_acquisition(
     kind: AcquisitionKind,
     models: ConstrainedModels,
-    X_observed: Tensor,
-    y: Tensor,
-    choices: Tensor,
-    q: int,
-    seed: int,
+    ctx: ProposalContext,
     mc_samples: int = MC_SAMPLES,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
-    """Choose ``q`` of ``choices`` by a constrained acquisition function.
+    """Choose ``ctx.q`` of ``ctx.choices`` by a constrained acquisition function.
 
-    See :func:`acquisition_function` for ``kind`` and the arguments.
-
-    Args:
-        choices: ``m x d``-dim tensor of the untried configurations.
+    See :func:`acquisition_function` for ``kind``; ``ctx`` gives the
+    observations, the choices, the seed and the configurations in flight.
 
     Returns:
-        ``q``-dim long tensor of indices into ``choices``.
+        ``q``-dim long tensor of indices into ``ctx.choices``.
     """
+    choices = ctx.need_choices()
     acqf = acquisition_function(
-        kind, models, X_observed, y, seed, mc_samples, X_pending
+        kind, models, ctx.X, ctx.y, ctx.seed, mc_samples, ctx.X_pending
     )
-    return select_discrete(acqf, choices, q, seed=seed)
+    return select_discrete(acqf, choices, ctx.q, seed=ctx.seed)
 
 
 def _joint_sample(model: SingleTaskGP, X: Tensor, z: Tensor) -> Tensor:

@@ -123,7 +123,7 @@ def _load(table_path: Path | None, problem: str | Instance = DEFAULT_INSTANCE) -
     The stand-in's and the reconstruction's Python warnings are not shown: the
     commands say it in words (``table.source`` carries the label).
     """
-    from bolt_pco64.table import (
+    from bolt_pco64.tables.table import (
         ReconstructedTableWarning,
         SimulatedTableWarning,
         TableError,

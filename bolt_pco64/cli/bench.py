@@ -335,7 +335,7 @@ class _Runner:
 
     def __call__(self, tables: Any) -> Any:
         from bolt_pco64.bench.comparison import ComparisonSpecError, run_comparison
-        from bolt_pco64.table import TableError
+        from bolt_pco64.tables.table import TableError
 
         try:
             return run_comparison(
@@ -368,7 +368,7 @@ def _shown_budget(budget: int | None, result: Any) -> int:
 def _check_run_times(table: Any, table_path: Path | None) -> None:
     """A one-line :class:`CLIError` naming the table's origin if the time
     model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
-    from bolt_pco64.costs import TimeModel
+    from bolt_pco64.tables.time_model import TimeModel
 
     try:
         TimeModel(table)
@@ -446,7 +446,7 @@ def _failures(errors: dict[str, str], where: str) -> list[str]:
 def _check_standin(standin: str, problem: str, table_path: Path | None) -> None:
     """``--standin``: one problem, no ``--table``, a variant it ships (or all)."""
     from bolt_pco64.instances import get_instance
-    from bolt_pco64.standins import check_variant
+    from bolt_pco64.tables.standins import check_variant
 
     if problem == "all" or table_path is not None:
         raise click.BadParameter(
@@ -462,8 +462,8 @@ def _check_standin(standin: str, problem: str, table_path: Path | None) -> None:
 
 def _standin(standin: str, problem: str) -> Any:
     """The stand-in variant's table (the simulated-data warning once)."""
-    from bolt_pco64.standins import STANDIN_PREFIX
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.standins import STANDIN_PREFIX
+    from bolt_pco64.tables.table import load_table
 
     return load_table(STANDIN_PREFIX + standin, instance=problem)
 
@@ -471,7 +471,7 @@ def _standin(standin: str, problem: str) -> Any:
 def _bench_variants(run: _Runner, problem: str) -> None:
     """``bench --standin all``: every variant, then the robustness report."""
     from bolt_pco64.bench.variants import StandinVariants
-    from bolt_pco64.table import SimulatedTableWarning
+    from bolt_pco64.tables.table import SimulatedTableWarning
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -492,7 +492,7 @@ def _bench_variants(run: _Runner, problem: str) -> None:
 def _bench_all(run: _Runner) -> None:
     """``bench --problem all``: every instance, then the combined summary."""
     from bolt_pco64.bench.family import Family
-    from bolt_pco64.table import SimulatedTableWarning
+    from bolt_pco64.tables.table import SimulatedTableWarning
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():

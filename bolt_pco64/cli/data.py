@@ -90,7 +90,7 @@ def _published_check(table: Any) -> list[tuple[str, str, str, bool]]:
 def info(problem: str, table_path: Path | None, instance: Instance | None) -> None:
     """Which table is in use, its size, bounds and best configuration, and
     whether it meets the figures published about the measured table."""
-    from bolt_pco64.table import decode_inputs
+    from bolt_pco64.tables.table import decode_inputs
 
     table = _load(table_path, problem if instance is None else instance)
     instance = table.instance
@@ -154,8 +154,8 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     The download is validated before it is installed; a failed or invalid
     download changes nothing.
     """
-    from bolt_pco64.fetch import FetchError, fetch_table
-    from bolt_pco64.table import TableError
+    from bolt_pco64.tables.fetch import FetchError, fetch_table
+    from bolt_pco64.tables.table import TableError
 
     try:
         path = fetch_table(data_home, instance=problem, force=force)
@@ -207,8 +207,8 @@ def generate(
         _generate_from_traces(problem, out, traces)
         return
     from bolt_pco64.instances import get_instance
-    from bolt_pco64.simulate import write_simulated_table
-    from bolt_pco64.standins import check_variant
+    from bolt_pco64.tables.simulate import write_simulated_table
+    from bolt_pco64.tables.standins import check_variant
 
     try:
         check_variant(get_instance(problem), variant)
@@ -223,7 +223,7 @@ def generate(
 
 
 def _trace_files(problem: str, traces: tuple[str, ...]) -> list[Path]:
-    from bolt_pco64 import locations
+    from bolt_pco64.tables import locations
 
     files: list[Path] = []
     for item in traces:

@@ -28,8 +28,7 @@ card's schema:
   reports but stalls Ax 1.3's stock transition after a short Sobol phase
   (:func:`count_trials_with_constraint_data` makes a strategy that accepts
   it); ``"failed"`` reports NaN, so Ax abandons the trial and models neither
-  metric of it (the former spelling ``"abandoned"`` is accepted with a
-  ``DeprecationWarning``). The README's Ax section has the replication matrix
+  metric of it. The README's Ax section has the replication matrix
   behind the default. Ax's oracle (the noiseless ground truth it scores
   traces with) always sees the constraint and the placeholder; since the
   constraint is violated, Ax's traces never count that number.
@@ -40,14 +39,13 @@ card's schema:
   feasible throughput (computed exactly from the table, see
   :func:`~bolt_pco64.integrations.common.runs.random_baseline`).
 - ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
-  the one time model (:class:`~bolt_pco64.costs.TimeModel`, the harness's:
+  the one time model (:class:`~bolt_pco64.tables.time_model.TimeModel`, the harness's:
   start-up plus ``overall_time``; a crash start-up plus the step in which
   memory ran out), so Ax's simulated-time benchmarks see real run lengths.
 
 The framework-neutral pieces (problem factory, parameters and their rows, crash
 vocabulary and placeholder, knob levels, baseline, run lengths) live in :mod:`bolt_pco64.integrations.common`. The core package never
-imports this module; import it as ``bolt_pco64.integrations.ax`` (or its alias
-``bolt_pco64.ax``) after ``pip install 'bolt_pco64[ax]'``.
+imports this module; import it as ``bolt_pco64.integrations.ax`` after ``pip install 'bolt_pco64[ax]'``.
 """
 
 from __future__ import annotations
@@ -80,7 +78,6 @@ from ax.generation_strategy.generation_strategy import GenerationStrategy
 from ax.generation_strategy.transition_criterion import TrialBasedCriterion
 from torch import Tensor
 
-from bolt_pco64.costs import COST_DEFAULTS
 from bolt_pco64.instances import InputSpec, Instance
 from bolt_pco64.integrations.common import (
     BASELINE_DRAWS,
@@ -98,6 +95,7 @@ from bolt_pco64.integrations.common import (
 )
 from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.problem import PCO, TableLike
+from bolt_pco64.tables.time_model import COST_DEFAULTS
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -220,8 +218,7 @@ class CrashObservation(Noise):
     Args:
         noise: The noise added to the values a run does report.
         report: How a crash reports its objective (above;
-            :data:`~bolt_pco64.integrations.common.crash.CrashReport`, the former
-            ``"abandoned"`` accepted with a ``DeprecationWarning``).
+            :data:`~bolt_pco64.integrations.common.crash.CrashReport`).
         placeholder: The objective a crash reports under ``"placeholder"``.
         objective_name: The metric a crash does not report.
         constraint_name: The metric whose positive ground truth marks a crash.
@@ -234,7 +231,7 @@ class CrashObservation(Noise):
     constraint_name: str = CONSTRAINT_NAME
 
     def __post_init__(self) -> None:
-        self.report = check_crash_report(self.report, "`report`", stacklevel=4)
+        self.report = check_crash_report(self.report, "`report`")
         if self.report == "placeholder" and not math.isfinite(self.placeholder):
             raise ValueError(
                 f"Expected a finite `placeholder` for report 'placeholder', got {self.placeholder!r}."
@@ -302,13 +299,13 @@ def count_trials_with_constraint_data(
 class StepRuntime:
     """Run length of a configuration in seconds, for Ax's simulated time.
 
-    :attr:`bolt_pco64.costs.TimeModel.run_seconds` of the snapped row (a run
+    :attr:`bolt_pco64.tables.time_model.TimeModel.run_seconds` of the snapped row (a run
     or a crash), rounded to whole seconds (at least one).
 
     Args:
         problem: The BoTorch problem whose table is served.
         startup_seconds: The time model's start-up
-            (:attr:`~bolt_pco64.costs.CostDefaults.startup_seconds`).
+            (:attr:`~bolt_pco64.tables.time_model.CostDefaults.startup_seconds`).
     """
 
     def __init__(
@@ -326,6 +323,32 @@ class StepRuntime:
 
 
 # -- the problem --------------------------------------------------------------
+
+
+def _constrained_config(
+    observe_noise_sd: bool,
+) -> tuple[list[BenchmarkMetric], OptimizationConfig]:
+    """The two metrics and Ax's config: maximise throughput subject to
+    ``margin <= 0``."""
+    objective_metric = BenchmarkMetric(
+        name=OBJECTIVE_NAME, lower_is_better=False, observe_noise_sd=observe_noise_sd
+    )
+    constraint_metric = BenchmarkMetric(
+        name=CONSTRAINT_NAME, lower_is_better=True, observe_noise_sd=observe_noise_sd
+    )
+    optimization_config = OptimizationConfig(
+        objective=Objective(
+            expression=OBJECTIVE_NAME,
+            metric_name_to_signature={OBJECTIVE_NAME: OBJECTIVE_NAME},
+        ),
+        outcome_constraints=[
+            OutcomeConstraint(
+                expression=f"{CONSTRAINT_NAME} <= 0.0",
+                metric_name_to_signature={CONSTRAINT_NAME: CONSTRAINT_NAME},
+            )
+        ],
+    )
+    return [objective_metric, constraint_metric], optimization_config
 
 
 def get_benchmark_problem(
@@ -365,8 +388,7 @@ def get_benchmark_problem(
             (:class:`StepRuntime`).
         crash_report: How a crashed trial reports its objective
             (:class:`CrashObservation`; ``"placeholder"``, ``"missing"`` or
-            ``"failed"``, the former ``"abandoned"`` accepted with a
-            ``DeprecationWarning``); under ``"placeholder"`` it reports the
+            ``"failed"``); under ``"placeholder"`` it reports the
             table's worst feasible throughput.
 
     Returns:
@@ -390,28 +412,11 @@ def get_benchmark_problem(
             f"Expected `baseline_value` below the optimal value {optimal}, got "
             f"{baseline_value} (a table needs two distinct feasible throughputs)."
         )
-    objective_metric = BenchmarkMetric(
-        name=OBJECTIVE_NAME, lower_is_better=False, observe_noise_sd=observe_noise_sd
-    )
-    constraint_metric = BenchmarkMetric(
-        name=CONSTRAINT_NAME, lower_is_better=True, observe_noise_sd=observe_noise_sd
-    )
-    optimization_config = OptimizationConfig(
-        objective=Objective(
-            expression=OBJECTIVE_NAME,
-            metric_name_to_signature={OBJECTIVE_NAME: OBJECTIVE_NAME},
-        ),
-        outcome_constraints=[
-            OutcomeConstraint(
-                expression=f"{CONSTRAINT_NAME} <= 0.0",
-                metric_name_to_signature={CONSTRAINT_NAME: CONSTRAINT_NAME},
-            )
-        ],
-    )
+    metrics, optimization_config = _constrained_config(observe_noise_sd)
     return BenchmarkProblem(
         name=f"{spec.name}_simulated" if problem.is_simulated else spec.name,
         optimization_config=optimization_config,
-        opt_config_metrics=[objective_metric, constraint_metric],
+        opt_config_metrics=metrics,
         num_trials=num_trials,
         test_function=PCOTestFunction(problem=problem, crash_value=worst),
         noise=CrashObservation(

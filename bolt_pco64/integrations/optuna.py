@@ -55,9 +55,7 @@ objective of ``study.optimize``::
     infeasible pruned trial as it treats an infeasible complete one; the GP
     sampler ignores pruned trials.
 
-  The former keyword ``crash`` and spellings ``"fail"`` (now ``"failed"``)
-  and ``"pruned"`` (now ``"missing"``) are accepted with a
-  ``DeprecationWarning``. Whatever the report, a crash costs what the time
+  Whatever the report, a crash costs what the time
   model charges it (:data:`SECONDS_ATTR`: the start-up plus the steps it
   recorded, if any, plus the step in which memory ran out). The choice was measured (``benchmarks/optuna_crash.py``,
   the README's Optuna section).
@@ -69,7 +67,7 @@ samplers as methods of the benchmark harness (:class:`OptunaMethod`, a
 is a study, :class:`StudyProposer`); the three reach ``bolt-pco64 bench``
 through the ``bolt_pco64.methods`` entry-point group (``pyproject.toml``).
 
-The core package never imports this module; import it as ``bolt_pco64.optuna``
+The core package never imports this module; import it as ``bolt_pco64.integrations.optuna``
 after ``pip install 'bolt_pco64[optuna]'``.
 """
 
@@ -77,7 +75,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from numbers import Real
 from types import MappingProxyType
@@ -91,7 +88,6 @@ from optuna.study import StudyDirection
 from optuna.trial import BaseTrial, TrialState
 from torch import Tensor
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import Instance
 from bolt_pco64.integrations.common import (
     CONSTRAINT_NAME,
@@ -104,8 +100,8 @@ from bolt_pco64.integrations.common import (
     CrashReport,
     Evaluation,
     TableRuns,
+    check_crash_report,
     get_problem,
-    renamed_crash_keyword,
 )
 from bolt_pco64.params import Interval, check_param
 from bolt_pco64.problem import PCO, TableLike
@@ -161,7 +157,6 @@ class PCOProblem(
         crash_value: The placeholder objective of a crash (``"placeholder"``
             only); default the table's worst feasible throughput
             (:class:`~bolt_pco64.integrations.common.crash.CrashPolicy`).
-        crash: Deprecated spelling of ``crash_report``.
 
     Raises:
         ValueError: For an unknown instance or crash report, or a
@@ -175,9 +170,8 @@ class PCOProblem(
         table: TableLike = None,
         crash_report: CrashReport = DEFAULT_CRASH_REPORT,
         crash_value: float | None = None,
-        crash: str | None = None,
     ) -> None:
-        report = renamed_crash_keyword(crash_report, crash)
+        report = check_crash_report(crash_report)
         self.problem: PCO = get_problem(instance, table)
         if crash_value is None:
             crash_value = float(self.problem.worst_feasible_value)
@@ -201,17 +195,6 @@ class PCOProblem(
         """The placeholder objective of a crash (the placeholder of its ``policy``, a
         :class:`~bolt_pco64.integrations.common.crash.CrashPolicy`)."""
         return self.policy.placeholder
-
-    @property
-    def crash(self) -> CrashReport:
-        """Deprecated alias of :attr:`crash_report`."""
-        warnings.warn(
-            "PCOProblem.crash is deprecated and will be removed in a future 0.x "
-            "release; use PCOProblem.crash_report.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.crash_report
 
     @property
     def instance(self) -> Instance:
@@ -451,7 +434,6 @@ class OptunaMethod(BridgeMethod):
         sampler: ``"tpe"``, ``"gp"`` or ``"random"`` (:data:`SAMPLERS`).
         crash_report: How a crash is told to the sampler
             (:data:`~bolt_pco64.integrations.common.crash.CrashReport`).
-        crash: Deprecated spelling of ``crash_report``.
 
     Raises:
         ValueError: For an unknown sampler or crash report.
@@ -463,14 +445,12 @@ class OptunaMethod(BridgeMethod):
         self,
         sampler: SamplerName = "tpe",
         crash_report: CrashReport = DEFAULT_CRASH_REPORT,
-        *,
-        crash: str | None = None,
     ) -> None:
         if sampler not in SAMPLERS:
             raise ValueError(
                 f"Expected `sampler` in {sorted(SAMPLERS)}, got {sampler!r}."
             )
-        super().__init__(renamed_crash_keyword(crash_report, crash))
+        super().__init__(crash_report)
         self.sampler: SamplerName = sampler
 
     def bridge(self, problem: PCO, seed: int) -> AskTellBridge[optuna.Trial]:
@@ -490,14 +470,8 @@ class _OneSampler(OptunaMethod):
 
     sampler_name: ClassVar[SamplerName]
 
-    def __init__(
-        self,
-        crash_report: CrashReport = DEFAULT_CRASH_REPORT,
-        *,
-        crash: str | None = None,
-    ) -> None:
-        report = renamed_crash_keyword(crash_report, crash)
-        super().__init__(self.sampler_name, report)
+    def __init__(self, crash_report: CrashReport = DEFAULT_CRASH_REPORT) -> None:
+        super().__init__(self.sampler_name, crash_report)
 
 
 class OptunaTPE(_OneSampler):
@@ -516,14 +490,3 @@ class OptunaRandom(_OneSampler):
     """``optuna_random``: Optuna's ``RandomSampler`` over the box, snapped."""
 
     sampler_name = "random"
-
-
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "DEFAULT_CRASH": (
-            lambda: DEFAULT_CRASH_REPORT,
-            "bolt_pco64.integrations.common.DEFAULT_CRASH_REPORT",
-        ),
-    },
-)

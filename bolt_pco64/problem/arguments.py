@@ -16,7 +16,7 @@ import pandas as pd
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.params import is_noise_std
 from bolt_pco64.problem.oom import OOM_POLICIES
-from bolt_pco64.table import Table
+from bolt_pco64.tables.table import Table
 
 if TYPE_CHECKING:
     from bolt_pco64.problem.base import PCO

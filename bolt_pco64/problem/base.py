@@ -22,7 +22,7 @@ from bolt_pco64.problem.constraint import PCOOutcomeConstraint
 from bolt_pco64.problem.far_snap import _warn_far_snap
 from bolt_pco64.problem.hooks import _add_measured_noise, _snap_inputs
 from bolt_pco64.problem.oom import OOM_POLICIES, OOMPolicy
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.table import Table, load_table
 
 __all__ = ["PCO"]
 

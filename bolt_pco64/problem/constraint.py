@@ -8,7 +8,7 @@ from torch import Tensor
 from bolt_pco64.problem.buffers import _frozen, _gather, _result_dtype
 from bolt_pco64.problem.points import validate_points
 from bolt_pco64.snap import RowSnapper
-from bolt_pco64.table import Table
+from bolt_pco64.tables.table import Table
 
 __all__ = ["PCOOutcomeConstraint"]
 

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from bolt_pco64 import instances, locations
+from bolt_pco64 import instances
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.reconstruct.grid import reconstruction_grid
@@ -52,13 +52,14 @@ from bolt_pco64.reconstruct.timing import (
     TIMING_SEED,
     modelled_columns,
 )
-from bolt_pco64.simulate.generate import OOM_PAD
-from bolt_pco64.traces import visited_rows
-from bolt_pco64.validation import (
+from bolt_pco64.tables import locations
+from bolt_pco64.tables.simulate.generate import OOM_PAD
+from bolt_pco64.tables.validation import (
     RECONSTRUCTION_COLUMNS,
     ROW_SOURCES,
     reconstruction_label,
 )
+from bolt_pco64.traces import visited_rows
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -248,7 +249,7 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     """
     # Imported here: table sits above this module's other imports.
     from bolt_pco64.reconstruct.registry import reconstruction_registry, registry_path
-    from bolt_pco64.table import load_table
+    from bolt_pco64.tables.table import load_table
 
     entries: dict[str, dict[str, str]] = {}
     for path in paths:

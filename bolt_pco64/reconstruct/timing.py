@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from bolt_pco64.estimators import estimate_throughput, work_per_step
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.calibrate import draw_noise, measured_times
-from bolt_pco64.simulate.spec import ModelConstants
+from bolt_pco64.tables.estimators import estimate_throughput, work_per_step
+from bolt_pco64.tables.simulate.calibrate import draw_noise, measured_times
+from bolt_pco64.tables.simulate.spec import ModelConstants
 
 __all__ = ["MODELLED_COLUMNS", "STEP_DECIMALS", "TIMING_SEED", "modelled_columns"]
 

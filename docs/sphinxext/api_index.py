@@ -84,7 +84,7 @@ def own_page_names() -> dict[str, list[str]]:
 
 def shadowed_modules(package: str = "bolt_pco64") -> tuple[str, ...]:
     """The modules whose name their package gives to another object, as
-    ``bolt_pco64.simulate.calibrate`` is both a module and the function the
+    ``bolt_pco64.tables.simulate.calibrate`` is both a module and the function the
     package imports from it. autosummary documents the object under the
     module's page name; the ``autosummary/function.rst`` template documents
     the module there instead."""

@@ -34,7 +34,7 @@ from bolt_pco64.bench.stats import STATS_DEFAULTS
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["random_search_costs", "time_to_target"]
 
@@ -124,7 +124,7 @@ def random_search_costs(
         ``draws``-dim array of GPU-hours (the median is the budget at which
         random search's median run reaches the target).
     """
-    from bolt_pco64.costs import COST_DEFAULTS, TimeModel
+    from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 
     (t,) = _check_targets([target])
     check_param("draws", draws, POSITIVE_INT)

@@ -88,7 +88,7 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
         self.n_init = n_init
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo import propose_acquisition, propose_thompson
+        from bolt_pco64.bo import ProposalContext, propose_acquisition, propose_thompson
 
         models = _fit_models(self, ctx)
         available = ctx.available
@@ -98,16 +98,10 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
         else:
             # No feasible observation yet: probability of feasibility.
             kind = self.kind if models.objective is not None else "pof"
-            idx = propose_acquisition(
-                kind,
-                models,
-                ctx.X,
-                ctx.y,
-                choices,
-                ctx.q,
-                ctx.step_seed,
-                X_pending=ctx.X_pending,
+            step = ProposalContext(
+                ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, choices, ctx.X_pending
             )
+            idx = propose_acquisition(kind, models, step)
         return available[idx]
 
 
@@ -124,15 +118,11 @@ class BoxMethod(_ConstrainedModelsMethod):
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.box import propose_box, propose_mixed
+        from bolt_pco64.bo.gp import ProposalContext
 
         models = _fit_models(self, ctx)
         propose = propose_box if self.search == "box" else propose_mixed
-        return propose(
-            models,
-            ctx.X,
-            ctx.y,
-            ctx.bounds,
-            ctx.q,
-            ctx.step_seed,
-            X_pending=ctx.X_pending,
+        step = ProposalContext(
+            ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, X_pending=ctx.X_pending
         )
+        return propose(models, step)

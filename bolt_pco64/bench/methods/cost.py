@@ -57,12 +57,13 @@ class CostAwareMethod(_ConstrainedModelsMethod):
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.cost import (
+            cooling_exponent,
             crash_cost_estimate,
             fit_cost_model,
-            propose_ei_cool,
-            propose_eipu,
+            propose_cost_aware,
         )
-        from bolt_pco64.costs import TimeModel
+        from bolt_pco64.bo.gp import ProposalContext
+        from bolt_pco64.tables.time_model import TimeModel
 
         state = _run_state(self, ctx, CostAwareState)
         models = _fit_models(self, ctx)
@@ -85,17 +86,13 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         crash = crash_cost_estimate(cost, ok)
         available = ctx.available
         choices = ctx.candidates[available]
-        args = (models, cost_model, ctx.X, ctx.y, choices, ctx.q, ctx.step_seed, crash)
-        if self.kind == "eipu":
-            idx = propose_eipu(*args, X_pending=ctx.X_pending)
-        else:
+        step = ProposalContext(
+            ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, choices, ctx.X_pending
+        )
+        exponent = 1.0
+        if self.kind != "eipu":
             if state.init_fraction is None:
                 state.init_fraction = ctx.spent_fraction
-            init = state.init_fraction
-            idx = propose_ei_cool(
-                *args,
-                spent_fraction=ctx.spent_fraction,
-                init_fraction=init,
-                X_pending=ctx.X_pending,
-            )
+            exponent = cooling_exponent(ctx.spent_fraction, state.init_fraction)
+        idx = propose_cost_aware(models, cost_model, step, crash, exponent)
         return available[idx]

@@ -57,6 +57,7 @@ class CrashAwareMethod(Method):
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import (
+            ProposalContext,
             propose_censored_logei,
             propose_classifier_logei,
             propose_pof_threshold,
@@ -65,13 +66,21 @@ class CrashAwareMethod(Method):
         state: CrashAwareState = _run_state(self, ctx, _crash_state())
         available = ctx.available
         choices = ctx.candidates[available]
-        args = (ctx.bounds, choices, ctx.q, ctx.step_seed, state)
-        pending = {"X_pending": ctx.X_pending}
+        step = ProposalContext(
+            ctx.X,
+            ctx.y,
+            ctx.bounds,
+            ctx.q,
+            ctx.step_seed,
+            choices,
+            ctx.X_pending,
+            ctx.margin,
+        )
         if self.kind == "gpc_ei":
-            idx = propose_classifier_logei(ctx.X, ctx.y, *args, **pending)
+            idx = propose_classifier_logei(step, state)
         elif self.kind == "tobit_ei":
-            idx = propose_censored_logei(ctx.X, ctx.y, ctx.margin, *args, **pending)
+            idx = propose_censored_logei(step, state)
         else:
-            idx = propose_pof_threshold(ctx.X, ctx.y, *args, **pending)
+            idx = propose_pof_threshold(step, state)
         ctx.fit_seconds += state.fit_seconds
         return available[idx]

@@ -117,23 +117,27 @@ class PriorMethod(Method):
         return STANDIN_CAVEAT
 
     def propose(self, ctx: RunContext) -> Tensor:
+        from bolt_pco64.bo.gp import ProposalContext
         from bolt_pco64.bo.prior import PRIORS, propose_prior_ei
 
         state: PriorState = _run_state(self, ctx, _prior_state())
         available = ctx.available
-        idx = propose_prior_ei(
+        step = ProposalContext(
             ctx.X,
             ctx.y,
-            ctx.margin,
             ctx.bounds,
-            ctx.problem.instance,
-            ctx.candidates[available],
             ctx.q,
             ctx.step_seed,
+            ctx.candidates[available],
+            ctx.X_pending,
+            ctx.margin,
+        )
+        idx = propose_prior_ei(
+            step,
+            ctx.problem.instance,
             kind=self.kind,
             state=state,
             defaults=PRIORS[self.quality],
-            X_pending=ctx.X_pending,
         )
         ctx.fit_seconds += state.fit_seconds
         return available[idx]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from bolt_pco64.bench.contract import Method, RunContext
     from bolt_pco64.bo import ConstrainedModels
-    from bolt_pco64.costs import TimeModel
+    from bolt_pco64.tables.time_model import TimeModel
 
 __all__ = ["CostAwareState", "ModelState", "NaiveState"]
 

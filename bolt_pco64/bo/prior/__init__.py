@@ -10,7 +10,7 @@ bytes per parameter); they are fitted jointly with the GP hyperparameters.
 The form follows public sources (the parallelism prior of the
 ``apivich-h/oppa`` repository, Narayanan et al. 2021, Rajbhandari et al.
 2020, Korthikanti et al. 2022), cited in each module. This package does not
-import the stand-in generator (:mod:`bolt_pco64.simulate`) and its form was not
+import the stand-in generator (:mod:`bolt_pco64.tables.simulate`) and its form was not
 taken from it; see :data:`~bolt_pco64.bo.prior.base.STANDIN_CAVEAT`.
 
 - :mod:`~bolt_pco64.bo.prior.layout`: encoded inputs to parallel sizes, read
@@ -47,7 +47,7 @@ from bolt_pco64.bo.prior.fit import (
     fit_prior_models,
     propose_prior_ei,
 )
-from bolt_pco64.bo.prior.layout import QUANTITIES, Layout, LayoutDecoder
+from bolt_pco64.bo.prior.layout import Layout, LayoutDecoder
 from bolt_pco64.bo.prior.memory import MEMORY_PARAMETERS, MemoryPriorMean
 from bolt_pco64.bo.prior.throughput import (
     THROUGHPUT_PARAMETERS,
@@ -62,7 +62,6 @@ __all__ = [
     "MEMORY_PARAMETERS",
     "PRIORS",
     "PRIOR_DEFAULTS",
-    "QUANTITIES",
     "STANDIN_CAVEAT",
     "THROUGHPUT_PARAMETERS",
     "Layout",

@@ -46,7 +46,9 @@ from bolt_pco64.bo.gp import (
     FIT_OPTIONS,
     MC_SAMPLES,
     ConstrainedModels,
+    ProposalContext,
     acquisition_function,
+    copy_parameters,
     fit_gp,
     safe_bounds,
     select_discrete,
@@ -154,11 +156,7 @@ def fit_prior_gp(
         transform = model.outcome_transform
         mean.standardize(transform.means, transform.stdvs)
         if warm_start is not None:
-            previous = dict(warm_start.named_parameters())
-            with torch.no_grad():
-                for name, param in model.named_parameters():
-                    if name in previous and previous[name].shape == param.shape:
-                        param.copy_(previous[name])
+            copy_parameters(model, warm_start)
             # the prior's parameters by value: its initial values (the
             # raw parameters' reference) may differ from the previous step's
             before = warm_start.mean_module
@@ -205,12 +203,8 @@ def condition_prior_gp(
 
 
 def fit_prior_models(
-    X: Tensor,
-    y: Tensor,
-    margin: Tensor,
-    bounds: Tensor,
+    ctx: ProposalContext,
     instance: Instance,
-    seed: int,
     kind: PriorKind = "both",
     warm_start: ConstrainedModels | None = None,
     defaults: PriorDefaults = PRIOR_DEFAULTS,
@@ -218,12 +212,11 @@ def fit_prior_models(
     """Fit the objective and constraint GPs on the prior means.
 
     Args:
-        X: ``n x d``-dim tensor of the evaluated configurations (encoded).
-        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
-        margin: ``n``-dim tensor of the memory margins (``<= 0`` iff feasible).
-        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        ctx: The step's observations (:class:`~bolt_pco64.bo.gp.ProposalContext`):
+            ``X`` (encoded), ``y`` (NaN where the run OOMed), ``margin``
+            (``<= 0`` iff feasible), ``bounds``, and the ``seed`` of the fits
+            (the constraint GP's is ``seed + 1``).
         instance: The instance (cluster, model, input encoding) the priors read.
-        seed: Seed of the fits (the constraint GP's is ``seed + 1``).
         kind: ``"both"`` or ``"throughput"`` (constant-mean constraint GP).
         warm_start: The previous step's models.
         defaults: The priors' initial values and widths.
@@ -235,6 +228,10 @@ def fit_prior_models(
     Raises:
         ValueError: On an unknown ``kind`` or mismatched shapes.
     """
+    X, y, bounds, seed = ctx.X, ctx.y, ctx.bounds, ctx.seed
+    if ctx.margin is None:
+        raise ValueError("Expected the observed `margin`, got None.")
+    margin = ctx.margin
     if kind not in ("both", "throughput"):
         raise ValueError(f"Expected kind 'both' or 'throughput', got {kind!r}.")
     if X.dim() != 2 or y.shape != X.shape[:1] or margin.shape != y.shape:
@@ -273,21 +270,14 @@ def fit_prior_models(
 
 
 def propose_prior_ei(
-    X: Tensor,
-    y: Tensor,
-    margin: Tensor,
-    bounds: Tensor,
+    ctx: ProposalContext,
     instance: Instance,
-    choices: Tensor,
-    q: int,
-    seed: int,
     kind: PriorKind = "both",
     state: PriorState | None = None,
     mc_samples: int = MC_SAMPLES,
     defaults: PriorDefaults = PRIOR_DEFAULTS,
-    X_pending: Tensor | None = None,
 ) -> Tensor:
-    """Choose ``q`` of ``choices`` by constrained qLogNEI on prior-mean GPs.
+    """Choose ``ctx.q`` of ``ctx.choices`` by constrained qLogNEI on prior-mean GPs.
 
     Usable in a user's own loop: pass the evaluations so far, the untried
     configurations and a :class:`PriorState` kept across the loop's steps
@@ -296,35 +286,29 @@ def propose_prior_ei(
     ``qLogProbabilityOfFeasibility`` of the constraint GP.
 
     Args:
-        X: ``n x d``-dim tensor of the evaluated configurations (encoded).
-        y: ``n``-dim tensor of observed throughput, NaN where the run OOMed.
-        margin: ``n``-dim tensor of the observed memory margins.
-        bounds: ``2 x d``-dim tensor of the problem's bounds.
+        ctx: The step (:class:`~bolt_pco64.bo.gp.ProposalContext`): ``X``
+            (encoded), ``y`` (NaN where the run OOMed), ``margin``, ``bounds``,
+            the untried ``choices``, ``q``, the ``seed`` of the fits, the
+            quasi-MC sampler and the baseline pruning, and ``X_pending``
+            (configurations in flight; the batch is valued jointly with them).
         instance: The instance the priors read (``problem.instance``).
-        choices: ``m x d``-dim tensor of the untried configurations.
-        q: Number of picks, ``1 <= q <= m``.
-        seed: Seed of the fits, the quasi-MC sampler and the baseline pruning.
         kind: ``"both"`` (``prior_ei``) or ``"throughput"`` (``prior_ei_tp``).
         state: Models kept between the steps (updated in place).
         mc_samples: Quasi-MC samples of the acquisition function.
         defaults: The priors' initial values and widths.
-        X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
-            not observed yet), or ``None``: the batch is valued jointly with them.
 
     Returns:
-        ``q``-dim long tensor of distinct indices into ``choices`` (ties go to
-        the earliest choice).
+        ``q``-dim long tensor of distinct indices into ``ctx.choices`` (ties go
+        to the earliest choice).
     """
     t0 = time.perf_counter()
     previous = state.models if state is not None else None
-    models = fit_prior_models(
-        X, y, margin, bounds, instance, seed, kind, previous, defaults
-    )
+    models = fit_prior_models(ctx, instance, kind, previous, defaults)
     if state is not None:
         state.models = models
         state.steps += 1
         state.fit_seconds = time.perf_counter() - t0
     acqf = acquisition_function(
-        "qlognei", models, X, y, seed, mc_samples, X_pending=X_pending
+        "qlognei", models, ctx.X, ctx.y, ctx.seed, mc_samples, X_pending=ctx.X_pending
     )
-    return select_discrete(acqf, choices, q, seed=seed)
+    return select_discrete(acqf, ctx.need_choices(), ctx.q, seed=ctx.seed)

@@ -20,7 +20,6 @@ pipeline axes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -28,11 +27,8 @@ from torch import Tensor
 
 from bolt_pco64.instances import KNOBS, Instance
 
-__all__ = ["QUANTITIES", "Layout", "LayoutDecoder"]
+__all__ = ["Layout", "LayoutDecoder"]
 
-#: Which size each known column holds, in the knobs' one spelling
-#: (:data:`bolt_pco64.instances.KNOBS`), which names :class:`Layout`'s fields.
-QUANTITIES: Mapping[str, str] = KNOBS
 #: The value of a quantity that neither an input nor a context column holds:
 #: a parallel size of 1, no ZeRO, PyTorch DDP's default 25 MB gradient bucket.
 _ABSENT: dict[str, float] = {
@@ -107,10 +103,10 @@ class LayoutDecoder(torch.nn.Module):
                 f"Expected bounds of shape (2, {d}) for {instance.name}, "
                 f"got {tuple(bounds.shape)}."
             )
-        unknown = [c for c in instance.input_columns if c not in QUANTITIES]
+        unknown = [c for c in instance.input_columns if c not in KNOBS]
         if unknown:
             raise ValueError(
-                f"Expected input columns from {sorted(QUANTITIES)}, got {unknown}."
+                f"Expected input columns from {sorted(KNOBS)}, got {unknown}."
             )
         self.instance = instance
         self.register_buffer("lower", bounds[0].detach().clone())
@@ -124,7 +120,7 @@ class LayoutDecoder(torch.nn.Module):
             self.register_buffer(f"levels_{name}", values)
         context = dict(instance.context)
         self._constants: dict[str, float] = {}
-        for column, quantity in QUANTITIES.items():
+        for column, quantity in KNOBS.items():
             if column in instance.input_columns:
                 continue
             if column in context:
@@ -149,11 +145,11 @@ class LayoutDecoder(torch.nn.Module):
         for j, spec in enumerate(self.instance.inputs):
             x = X_encoded[..., j]
             if spec.encoding == "ordinal":
-                values[QUANTITIES[spec.name]] = _interpolate(
+                values[KNOBS[spec.name]] = _interpolate(
                     getattr(self, f"levels_{spec.name}"), x
                 )
             else:
-                values[QUANTITIES[spec.name]] = torch.exp2(x)
+                values[KNOBS[spec.name]] = torch.exp2(x)
         ref = X_encoded[..., 0]
         for quantity, value in self._constants.items():
             values[quantity] = torch.full_like(ref, value)

@@ -11,7 +11,7 @@ needs from a pco problem, without importing any framework:
 - :func:`~bolt_pco64.integrations.common.problem.knob_levels`: the raw levels of each
   knob that the loaded table holds;
 - :func:`~bolt_pco64.integrations.common.runs.run_seconds`: the time model's entry
-  point, a run's wall-clock seconds per row (:class:`bolt_pco64.costs.TimeModel`:
+  point, a run's wall-clock seconds per row (:class:`bolt_pco64.tables.time_model.TimeModel`:
   start-up plus the training loop; a crash start-up, its recorded steps if any and the
   step in which memory ran out);
 - :class:`~bolt_pco64.integrations.common.runs.Evaluation` and
@@ -33,23 +33,19 @@ needs from a pco problem, without importing any framework:
 
 from __future__ import annotations
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.integrations.common.bridge import AskTellBridge, BridgeMethod, Proposer
 from bolt_pco64.integrations.common.crash import (
     CRASH_REPORTS,
     DEFAULT_CRASH_REPORT,
-    DEPRECATED_CRASH_REPORTS,
     CrashPolicy,
     CrashReport,
     check_crash_report,
-    renamed_crash_keyword,
 )
 from bolt_pco64.integrations.common.problem import (
     CONSTRAINT_NAME,
     OBJECTIVE_NAME,
     Parameters,
     ParameterScale,
-    _ParameterRows,
     get_problem,
     knob_levels,
 )
@@ -67,7 +63,6 @@ __all__ = [
     "CONSTRAINT_NAME",
     "CRASH_REPORTS",
     "DEFAULT_CRASH_REPORT",
-    "DEPRECATED_CRASH_REPORTS",
     "OBJECTIVE_NAME",
     "AskTellBridge",
     "BridgeMethod",
@@ -83,20 +78,5 @@ __all__ = [
     "get_problem",
     "knob_levels",
     "random_baseline",
-    "renamed_crash_keyword",
     "run_seconds",
 ]
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "RunOutcome": (
-            lambda: Evaluation,
-            "bolt_pco64.integrations.common.Evaluation (bolt_pco64.bench's "
-            "RunOutcome is a harness run)",
-        ),
-        "ParameterRows": (
-            lambda: _ParameterRows,
-            "bolt_pco64.integrations.common.Parameters(problem).row",
-        ),
-    },
-)

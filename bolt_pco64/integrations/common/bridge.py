@@ -163,7 +163,7 @@ class BridgeMethod(Method, ABC):
     state_key = "bridge"
 
     def __init__(self, crash_report: CrashReport = DEFAULT_CRASH_REPORT) -> None:
-        self.crash_report: CrashReport = check_crash_report(crash_report, stacklevel=4)
+        self.crash_report: CrashReport = check_crash_report(crash_report)
 
     @abstractmethod
     def bridge(self, problem: PCO, seed: int) -> AskTellBridge:

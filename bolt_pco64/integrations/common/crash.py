@@ -1,7 +1,6 @@
 """The one vocabulary of how a crashed run reports to a framework.
 
-:data:`CrashReport` (``"placeholder"``, ``"missing"``, ``"failed"``; the
-former Ax and Optuna spellings mapped with a ``DeprecationWarning``) and
+:data:`CrashReport` (``"placeholder"``, ``"missing"``, ``"failed"``) and
 :class:`CrashPolicy` (the placeholder a crash reports).
 """
 
@@ -9,10 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Literal, get_args
 
 from bolt_pco64.integrations.common.runs import Evaluation
@@ -22,11 +18,9 @@ from bolt_pco64.problem import PCO
 __all__ = [
     "CRASH_REPORTS",
     "DEFAULT_CRASH_REPORT",
-    "DEPRECATED_CRASH_REPORTS",
     "CrashPolicy",
     "CrashReport",
     "check_crash_report",
-    "renamed_crash_keyword",
 ]
 
 #: How a crashed (out-of-memory) run reports to a framework; every adapter
@@ -44,48 +38,17 @@ CRASH_REPORTS: tuple[CrashReport, ...] = get_args(CrashReport)
 #: The report used unless told otherwise (measured in the README's Ax and
 #: Optuna sections).
 DEFAULT_CRASH_REPORT: CrashReport = "placeholder"
-#: Former spellings, accepted with a ``DeprecationWarning``: Ax's
-#: ``"abandoned"``, Optuna's ``"fail"`` and ``"pruned"``.
-DEPRECATED_CRASH_REPORTS: Mapping[str, CrashReport] = MappingProxyType(
-    {"abandoned": "failed", "fail": "failed", "pruned": "missing"}
-)
 
 
-def check_crash_report(
-    value: object, name: str = "`crash_report`", stacklevel: int = 3
-) -> CrashReport:
-    """``value`` as a :data:`CrashReport` (a former spelling mapped, with a warning).
+def check_crash_report(value: object, name: str = "`crash_report`") -> CrashReport:
+    """``value`` as a :data:`CrashReport`.
 
     Raises:
-        ValueError: If ``value`` is no crash report, current or former.
+        ValueError: If ``value`` is no crash report.
     """
     if value in CRASH_REPORTS:
         return value  # type: ignore[return-value]
-    if isinstance(value, str) and value in DEPRECATED_CRASH_REPORTS:
-        new = DEPRECATED_CRASH_REPORTS[value]
-        warnings.warn(
-            f"{name}={value!r} is deprecated and will be removed in a future 0.x "
-            f"release; use {new!r}.",
-            DeprecationWarning,
-            stacklevel=stacklevel,
-        )
-        return new
     raise ValueError(f"Expected {name} to be one of {CRASH_REPORTS}, got {value!r}.")
-
-
-def renamed_crash_keyword(
-    crash_report: object, crash: object | None, stacklevel: int = 4
-) -> CrashReport:
-    """The crash report given as ``crash_report`` or, deprecated, as ``crash``."""
-    if crash is None:
-        return check_crash_report(crash_report, stacklevel=stacklevel)
-    warnings.warn(
-        "`crash` is deprecated and will be removed in a future 0.x release; use "
-        "`crash_report`.",
-        DeprecationWarning,
-        stacklevel=stacklevel - 1,
-    )
-    return check_crash_report(crash, stacklevel=stacklevel)
 
 
 @dataclass(frozen=True)
@@ -93,8 +56,7 @@ class CrashPolicy:
     """What a crash reports as its objective: the one placeholder policy.
 
     Attributes:
-        report: How a crash reports (:data:`CrashReport`; a former spelling is
-            mapped, with a warning).
+        report: How a crash reports (:data:`CrashReport`).
         placeholder: The objective of a crash under ``"placeholder"``; every
             adapter's default is the table's worst feasible throughput
             (:meth:`for_problem`).
@@ -108,9 +70,7 @@ class CrashPolicy:
     placeholder: float = math.nan
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "report", check_crash_report(self.report, stacklevel=4)
-        )
+        object.__setattr__(self, "report", check_crash_report(self.report))
         if self.report == "placeholder":
             check_param("`crash_value`", self.placeholder, Interval(numbers.Real))
         object.__setattr__(self, "placeholder", float(self.placeholder))

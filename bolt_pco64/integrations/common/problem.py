@@ -193,10 +193,3 @@ class Parameters:
         if self.scale == "encoded":
             return dict(zip(self.names, encoded, strict=True))
         return {s.name: s.decode(v) for s, v in zip(self.specs, encoded, strict=True)}
-
-
-class _ParameterRows(Parameters):
-    """Deprecated: :class:`Parameters` on the raw scale, called as :meth:`row`."""
-
-    def __call__(self, params: Mapping[str, object]) -> int:
-        return self.row(params)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
-from bolt_pco64.costs import COST_DEFAULTS, TimeModel
 from bolt_pco64.integrations.common.problem import Parameters, ParameterScale
 from bolt_pco64.params import POSITIVE_INT, check_param
 from bolt_pco64.problem import PCO
+from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 
 __all__ = [
     "BASELINE_DRAWS",
@@ -38,10 +38,10 @@ def run_seconds(
     """``N``-dim tensor: wall-clock seconds of evaluating each table row.
 
     The time model's entry point for adapters, the harness's own
-    (:attr:`bolt_pco64.costs.TimeModel.run_seconds`): a run takes the
+    (:attr:`bolt_pco64.tables.time_model.TimeModel.run_seconds`): a run takes the
     start-up plus its ``overall_time``; a crash the start-up plus the steps it
     recorded, if any, plus the step in which memory ran out (estimated from
-    its feasible neighbours, :class:`~bolt_pco64.costs.TimeModel`).
+    its feasible neighbours, :class:`~bolt_pco64.tables.time_model.TimeModel`).
 
     Raises:
         ValueError: If ``startup_seconds`` is not a finite number >= 0.

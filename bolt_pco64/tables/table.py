@@ -4,8 +4,8 @@ A table has the 17 columns of its instance's card (:mod:`bolt_pco64.instances` s
 which are inputs, in ``X`` order, and which are context). Rows are put in *canonical
 order* (ascending lexicographic order of the encoded inputs), so that a file's own row
 order never changes any result. Every invariant of the card is checked on load (by
-:mod:`bolt_pco64.validation`); a table that breaks one is refused with a single
-:class:`~bolt_pco64.validation.TableError` that names the file, the column and the first
+:mod:`bolt_pco64.tables.validation`); a table that breaks one is refused with a single
+:class:`~bolt_pco64.tables.validation.TableError` that names the file, the column and the first
 offending row.
 
 Where an instance's table comes from, first match wins (see :func:`load_table`;
@@ -15,9 +15,9 @@ Where an instance's table comes from, first match wins (see :func:`load_table`;
 2. the instance's environment variable ``BOLT_PCO64_TABLE``
    (:attr:`~bolt_pco64.instances.Instance.env_table`; a path);
 3. the measured table: ``data/pco64.parquet`` in a source checkout, or
-   ``pco64.parquet`` in :func:`~bolt_pco64.locations.data_home` (where
+   ``pco64.parquet`` in :func:`~bolt_pco64.tables.locations.data_home` (where
    ``bolt-pco64 fetch`` puts it; ``BOLT_PCO64_HOME`` is the data home of every
-   instance; :mod:`bolt_pco64.locations` says where each file is looked for);
+   instance; :mod:`bolt_pco64.tables.locations` says where each file is looked for);
 4. the instance's shipped **reconstruction** from the published traces of the
    measured table, ``pco64_reconstructed.parquet`` (design §7), with a
    :class:`ReconstructedTableWarning` once per process and instance;
@@ -28,13 +28,13 @@ A table file is only ever read, never written to.
 
 **The stand-in keeps its label in any form**: a table is simulated if it is the
 shipped stand-in, if its parquet metadata says ``source=simulated``, or if its
-content fingerprint is registered (:mod:`bolt_pco64.standins`), so a
+content fingerprint is registered (:mod:`bolt_pco64.tables.standins`), so a
 DataFrame, a CSV export, a re-saved parquet or a renamed copy of the stand-in
 are all labelled simulated (:attr:`Table.is_simulated`, ``str(table.source)``,
 the warning).
 
 **So does a reconstruction**: a table is reconstructed if it has the per-row
-``source`` column (:data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`, kept
+``source`` column (:data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`, kept
 in :attr:`Table.frame` and validated), if its parquet metadata says
 ``source=reconstructed``, or if its fingerprint is registered
 (:mod:`bolt_pco64.reconstruct.registry`); ``str(table.source)`` then carries
@@ -58,16 +58,16 @@ import pyarrow.parquet as pq
 import torch
 from torch import Tensor
 
-from bolt_pco64 import instances, locations
-from bolt_pco64._deprecated import deprecated_names
-from bolt_pco64.instances import DEFAULT_INSTANCE, PCO64_INSTANCE, Instance
+from bolt_pco64 import instances
+from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.reconstruct.registry import reconstruction_registry
-from bolt_pco64.standins import (
+from bolt_pco64.tables import locations
+from bolt_pco64.tables.standins import (
     STANDIN_PREFIX,
     content_fingerprint,
     standin_registry,
 )
-from bolt_pco64.validation import (
+from bolt_pco64.tables.validation import (
     LIST_COLUMNS,
     ROW_SOURCES,
     TableError,
@@ -79,7 +79,7 @@ from bolt_pco64.validation import (
 )
 
 # MAX_LOG2 stays importable from here (bolt_pco64.snap names it).
-from bolt_pco64.validation import MAX_LOG2 as MAX_LOG2
+from bolt_pco64.tables.validation import MAX_LOG2 as MAX_LOG2
 
 #: Options for ``pd.read_csv`` so that a float written by ``to_csv`` reads back
 #: bit for bit: pandas < 3's default parser can be 1 ulp off, so it is asked for
@@ -92,8 +92,6 @@ _CSV_READ_OPTIONS: dict[str, str] = (
 
 __all__ = [
     "LIST_COLUMNS",
-    "OUTPUT_COLUMNS",
-    "ZERO_STAGES",
     "InstanceLike",
     "ReconstructedTableWarning",
     "SimulatedTableWarning",
@@ -108,36 +106,6 @@ __all__ = [
     "reset_simulated_warnings",
 ]
 
-#: The output columns of every card, in the cards' order.
-OUTPUT_COLUMNS: tuple[str, ...] = instances.OUTPUT_COLUMNS
-#: Raw ZeRO stages; the search space uses their position (ordinal 0/1/2).
-ZERO_STAGES: tuple[int, ...] = instances.ZERO_STAGES
-
-# pco64's names of 0.x, deprecated: an instance's own come from its
-# :class:`~bolt_pco64.instances.Instance` (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "INPUT_COLUMNS": (
-            lambda: PCO64_INSTANCE.input_columns,
-            "the instance's input_columns (e.g. PCO64.instance.input_columns)",
-        ),
-        "CONTEXT_COLUMN": (
-            lambda: PCO64_INSTANCE.context_columns[0],
-            "the instance's context_columns",
-        ),
-        "COLUMNS": (lambda: PCO64_INSTANCE.columns, "the instance's columns"),
-        "ENV_TABLE": (lambda: PCO64_INSTANCE.env_table, "the instance's env_table"),
-        "MEASURED_FILENAME": (
-            lambda: PCO64_INSTANCE.measured_filename,
-            "the instance's measured_filename",
-        ),
-        "STANDIN_FILENAME": (
-            lambda: PCO64_INSTANCE.standin_filename,
-            "the instance's standin_filename",
-        ),
-    },
-)
 
 #: What ``instance=`` arguments accept: a name (``"pco16"``) or an Instance.
 InstanceLike = str | Instance
@@ -171,7 +139,7 @@ class TableSource:
         simulated: Whether the table is the simulated stand-in, whichever way
             it was found: the shipped file, parquet metadata
             ``source=simulated``, or a registered
-            :func:`~bolt_pco64.standins.content_fingerprint`.
+            :func:`~bolt_pco64.tables.standins.content_fingerprint`.
         reconstruction: The reconstruction's label (``"reconstructed from
             published traces of the measured table; N exact, M observed, K
             imputed"``) whichever way it was recognised, else ``""``.
@@ -370,13 +338,13 @@ class Table:
             canonical order (index ``0..N-1``); inputs as int64,
             ``ran_successfully`` as bool, the list columns as tuples of floats;
             then, for a reconstruction, its per-row
-            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS` (validated;
+            :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS` (validated;
             other extra columns are dropped).
         X: Encoded inputs, an ``N x d``-dim float64 tensor (CPU), ``d`` inputs.
         source: Where the table came from (:class:`TableSource`), with
             ``simulated`` set if the content is a registered stand-in's.
         metadata: The parquet file's key-value metadata (empty for CSV/DataFrame).
-        fingerprint: :func:`~bolt_pco64.standins.content_fingerprint` of the table.
+        fingerprint: :func:`~bolt_pco64.tables.standins.content_fingerprint` of the table.
 
     Raises:
         TableError: If the table breaks the instance's schema or invariants.
@@ -508,7 +476,7 @@ def load_table(
         source: A path to a parquet file or to the raw CSV export (the
             instance's ``raw_csv_filename``, e.g. ``data_64depth-64gpus.csv``),
             ``"standin:<variant>"`` for a shipped stand-in variant
-            (:data:`bolt_pco64.standins.STANDIN_VARIANTS`, e.g.
+            (:data:`bolt_pco64.tables.standins.STANDIN_VARIANTS`, e.g.
             ``"standin:mbs1"``),
             a DataFrame with the card's columns,
             an already loaded :class:`Table` of ``instance`` (returned as is), or

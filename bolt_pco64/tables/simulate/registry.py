@@ -2,9 +2,9 @@
 
 Whenever a shipped stand-in is regenerated and its memory model or candidates
 changed, add its entry to the package registry that
-:mod:`bolt_pco64.standins` recognises it by: run ::
+:mod:`bolt_pco64.tables.standins` recognises it by: run ::
 
-    python -c "from bolt_pco64.simulate.registry import refresh_standin_registry as r; r('data/pco16_simulated.parquet')"
+    python -c "from bolt_pco64.tables.simulate.registry import refresh_standin_registry as r; r('data/pco16_simulated.parquet')"
 
 (one or more paths), which adds each file's entry
 (:func:`standin_fingerprint_entry`) to the registry; old entries stay, so
@@ -18,9 +18,10 @@ import json
 import os
 from pathlib import Path
 
-from bolt_pco64 import instances, standins
+from bolt_pco64 import instances
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
-from bolt_pco64.table import Table, TableSource, read_table_file
+from bolt_pco64.tables import standins
+from bolt_pco64.tables.table import Table, TableSource, read_table_file
 
 __all__ = ["refresh_standin_registry", "standin_fingerprint_entry"]
 
@@ -75,8 +76,8 @@ def refresh_standin_registry(*paths: str | os.PathLike[str]) -> Path:
     document = {
         "description": (
             "Content fingerprints of the shipped SIMULATED stand-in tables "
-            "(bolt_pco64.standins.content_fingerprint). Refresh with "
-            "bolt_pco64.simulate.registry.refresh_standin_registry(path); "
+            "(bolt_pco64.tables.standins.content_fingerprint). Refresh with "
+            "bolt_pco64.tables.simulate.registry.refresh_standin_registry(path); "
             "see that module."
         ),
         "fingerprints": dict(sorted(registry.items())),

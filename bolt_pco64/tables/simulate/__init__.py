@@ -2,32 +2,33 @@
 
 The measured pco tables cannot be reached from the machines this package is built on, so
 the package ships a **stand-in** per instance (``data/<instance>_simulated.parquet``),
-written by :func:`~bolt_pco64.simulate.generate.write_simulated_table` from the analytic
+written by :func:`~bolt_pco64.tables.simulate.generate.write_simulated_table` from the analytic
 model of this package. It is for developing, testing and demonstrating against. It is
 **not measured data**; its parquet metadata says ``source=simulated``.
 
 Modules, in the order data flows:
 
-* :mod:`~bolt_pco64.simulate.spec` -- configurations and the assumptions
+* :mod:`~bolt_pco64.tables.simulate.spec` -- configurations and the assumptions
   about each instance that its card does not publish (architecture,
   recomputation, micro-batch, hardware);
-* :mod:`~bolt_pco64.simulate.grid` -- the candidate set (pco64: the full
+* :mod:`~bolt_pco64.tables.simulate.grid` -- the candidate set (pco64: the full
   four-rule grid of 780 configurations);
-* :mod:`~bolt_pco64.simulate.memory` -- reported and hidden memory per GPU;
-* :mod:`~bolt_pco64.simulate.steptime` -- step time by term and throughput;
-* :mod:`~bolt_pco64.simulate.variants` -- the readings each shipped variant
-  models (:data:`~bolt_pco64.simulate.variants.VARIANTS`);
-* :mod:`~bolt_pco64.simulate.calibrate` -- the four fitted constants and the
+* :mod:`~bolt_pco64.tables.simulate.memory` -- reported and hidden memory per GPU;
+* :mod:`~bolt_pco64.tables.simulate.steptime` -- step time by term and throughput;
+* :mod:`~bolt_pco64.tables.simulate.variants` -- the readings each shipped variant
+  models (:data:`~bolt_pco64.tables.simulate.variants.VARIANTS`);
+* :mod:`~bolt_pco64.tables.simulate.calibrate` -- the four fitted constants and the
   recorded step times;
-* :mod:`~bolt_pco64.simulate.generate` -- the table and its metadata;
-* :mod:`~bolt_pco64.simulate.registry` -- registering a regenerated file's
-  content fingerprint;
-* :mod:`~bolt_pco64.simulate.fit` -- fitting the model's constants to measured
-  rows (the published traces; stand-in 3.0's step-time constants).
+* :mod:`~bolt_pco64.tables.simulate.generate` -- the table and its metadata;
+* :mod:`~bolt_pco64.tables.simulate.registry` -- registering a regenerated file's
+  content fingerprint.
+
+The fit of the model's constants to measured rows (the published traces;
+stand-in 3.0's step-time constants) is study code: ``benchmarks/_constants_fit.py``.
 
 The recorded columns are the runner's (``docs/architecture.md`` §6): per-step times
 with a warm-up step first, ``throughput_mean``/``throughput_std`` by
-:mod:`bolt_pco64.estimators`, ``overall_time`` without start-up.
+:mod:`bolt_pco64.tables.estimators`, ``overall_time`` without start-up.
 
 The stack modelled (the default variant)
 ----------------------------------------
@@ -60,13 +61,13 @@ best and a 79.3 GB largest feasible peak with an overhead under 25 GB; the
 only near fit keeps an unsharded fp32 gradient buffer under ZeRO-2, which
 DeepSpeed's bf16 ZeRO-2 does not. The default variant (``mbs1``) meets the
 figures with the large overhead, and the README says so with the scan's
-figures. Other readings meet them too (:mod:`~bolt_pco64.simulate.variants`):
+figures. Other readings meet them too (:mod:`~bolt_pco64.tables.simulate.variants`):
 ``perrank`` -- the runner's per-rank batches in few micro-batches, a ZeRO-1
 optimizer for stage 0 -- with 2.7 GB of overhead, and a crash boundary
 elsewhere (docs/standins.md).
 
 The throughput unit of each table is inferred
-(:data:`~bolt_pco64.simulate.spec.ThroughputUnit`): samples per second per
+(:data:`~bolt_pco64.instances.ThroughputUnit`): samples per second per
 GPU for pco64 and pco32, optimizer steps per second for pco16.
 
 References: Rajbhandari et al. 2020, "ZeRO" (SC20); Shoeybi et al. 2019,
@@ -82,7 +83,7 @@ configuration documentation (``overlap_comm`` footprint) and source
 
 from __future__ import annotations
 
-from bolt_pco64.simulate.calibrate import (
+from bolt_pco64.tables.simulate.calibrate import (
     FRAGMENTATION_GRID,
     N_RECORDED_STEPS,
     Calibration,
@@ -91,16 +92,19 @@ from bolt_pco64.simulate.calibrate import (
     build_model,
     calibrate,
 )
-from bolt_pco64.simulate.generate import (
+from bolt_pco64.tables.simulate.generate import (
     GENERATOR_VERSION,
     OOM_PAD,
     make_simulated_table,
     simulated_metadata,
     write_simulated_table,
 )
-from bolt_pco64.simulate.grid import candidate_configurations, grid_configurations
-from bolt_pco64.simulate.memory import stage_memory
-from bolt_pco64.simulate.spec import (
+from bolt_pco64.tables.simulate.grid import (
+    candidate_configurations,
+    grid_configurations,
+)
+from bolt_pco64.tables.simulate.memory import stage_memory
+from bolt_pco64.tables.simulate.spec import (
     ASSUMPTIONS,
     Assumptions,
     Config,
@@ -108,8 +112,12 @@ from bolt_pco64.simulate.spec import (
     ModelConstants,
     assumptions_for,
 )
-from bolt_pco64.simulate.steptime import StepBreakdown, step_breakdown, throughput
-from bolt_pco64.simulate.variants import VARIANTS, Variant, variant_for
+from bolt_pco64.tables.simulate.steptime import (
+    StepBreakdown,
+    step_breakdown,
+    throughput,
+)
+from bolt_pco64.tables.simulate.variants import VARIANTS, Variant, variant_for
 
 __all__ = [
     "ASSUMPTIONS",

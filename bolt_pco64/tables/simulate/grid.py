@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.spec import Config
+from bolt_pco64.tables.simulate.spec import Config
 
 __all__ = [
     "MISSING_RUNS_SEED",

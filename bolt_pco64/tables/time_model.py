@@ -58,7 +58,7 @@ cluster one run occupies) / 3600 (:func:`gpu_hours`).
 **Usable run times.** Every feasible row needs ``overall_time > 0`` (the card
 allows any finite value) and, where it records steps, step times that are
 finite and ``> 0``. A table that breaks this is refused with one
-:class:`~bolt_pco64.validation.TableError` naming the column and the first
+:class:`~bolt_pco64.tables.validation.TableError` naming the column and the first
 offending row, before anything is computed.
 """
 
@@ -72,13 +72,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.params import POSITIVE_INT, check_param
-from bolt_pco64.validation import table_error
+from bolt_pco64.tables.validation import table_error
 
 if TYPE_CHECKING:
     from bolt_pco64.instances import Instance
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "COST_DEFAULTS",
@@ -148,7 +147,7 @@ class TimeModel:
     """Seconds and GPU-hours of evaluating each row of a table (see the module doc).
 
     Args:
-        table: A validated :class:`~bolt_pco64.table.Table` of any instance.
+        table: A validated :class:`~bolt_pco64.tables.table.Table` of any instance.
         startup_seconds: Seconds before the training loop, charged to every
             run and crash (default :attr:`CostDefaults.startup_seconds`).
         crash_neighbours: Feasible rows whose first step estimates a crash's
@@ -343,25 +342,3 @@ def _neighbour_first_step(
     nearest = np.argsort(d, axis=1, kind="stable")[:, : min(k, feasible.size)]
     out[:] = np.median(first[feasible][nearest], axis=1)
     return out
-
-
-def _run_seconds(
-    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
-) -> Tensor:
-    return TimeModel(table, startup_seconds).run_seconds
-
-
-def _run_gpu_hours(
-    table: Table, startup_seconds: float = COST_DEFAULTS.startup_seconds
-) -> Tensor:
-    return TimeModel(table, startup_seconds).gpu_hours
-
-
-# One-line wrappers of TimeModel that nothing used (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "run_seconds": (lambda: _run_seconds, "TimeModel(table).run_seconds"),
-        "run_gpu_hours": (lambda: _run_gpu_hours, "TimeModel(table).gpu_hours"),
-    },
-)

@@ -1,35 +1,35 @@
 """Write the stand-in table and its metadata from the calibrated model.
 
-One generation calibrates once (:func:`bolt_pco64.simulate.calibrate.build_model`) and
+One generation calibrates once (:func:`bolt_pco64.tables.simulate.calibrate.build_model`) and
 writes every row from that model; the table and its metadata come from the same
 calibration.
 
 The columns are what the public runner of this problem records
 (``docs/architecture.md`` §6; ``apivich-h/oppa``, ``src/oppa/runners/out_data.py``):
 
-* ``all_time_steps``: the :data:`~bolt_pco64.simulate.calibrate.N_RECORDED_STEPS`
+* ``all_time_steps``: the :data:`~bolt_pco64.tables.simulate.calibrate.N_RECORDED_STEPS`
   recorded step times in seconds, the warm-up step first
-  (:func:`~bolt_pco64.simulate.calibrate.measured_times`: 0.4 % per-step variation plus
+  (:func:`~bolt_pco64.tables.simulate.calibrate.measured_times`: 0.4 % per-step variation plus
   3 % of the exposed-communication share plus 0.3 % where gradient reduction crosses
   hosts; 5 % of the timed steps slowed by up to 4 %, as garbage collection and network
   jitter do in synchronous training);
 * ``throughput_mean`` and ``throughput_std``: the runner's estimators
-  (:func:`bolt_pco64.estimators.estimate_throughput`) of those steps -- the
+  (:func:`bolt_pco64.tables.estimators.estimate_throughput`) of those steps -- the
   warm-up dropped, outliers beyond 2 IQR of the median dropped, the
   reciprocal of the robust mean step time and its delta-method *standard
   error* -- times the instance's throughput-unit factor
-  (:func:`~bolt_pco64.simulate.steptime.work_per_step`). The estimate is
+  (:func:`~bolt_pco64.tables.simulate.steptime.work_per_step`). The estimate is
   made from the unrounded times; the 6-decimal list reproduces it to about
   1e-7 relative;
 * ``overall_time``: as the runner's, from the start of the training loop to
   the end of the last step: the recorded steps plus the runner's bookkeeping
-  between them (:attr:`~bolt_pco64.simulate.spec.ModelConstants.step_gap_s`).
+  between them (:attr:`~bolt_pco64.tables.simulate.spec.ModelConstants.step_gap_s`).
   Start-up before the loop (launch, model construction, communicator set-up)
   is **not** in it: a time model that charges it adds it separately.
 
 All noise comes from ``numpy.random.default_rng(seed)`` (the first draw in
 which the published best configuration is the best row: calibration step 4,
-see :mod:`bolt_pco64.simulate.calibrate`); feasibility and peaks do not
+see :mod:`bolt_pco64.tables.simulate.calibrate`); feasibility and peaks do not
 depend on the seed.
 
 OOM rows follow docs/architecture.md §1: ``throughput_mean``, ``throughput_std``
@@ -52,8 +52,8 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_parquet
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance, get_instance
-from bolt_pco64.simulate.calibrate import StandinModel, build_model
-from bolt_pco64.simulate.spec import ModelConstants
+from bolt_pco64.tables.simulate.calibrate import StandinModel, build_model
+from bolt_pco64.tables.simulate.spec import ModelConstants
 
 #: The constants every variant starts from; metadata lists only its changes.
 DEFAULT_CONSTANTS = ModelConstants()
@@ -133,6 +133,7 @@ def _metadata(model: StandinModel, seed: int) -> dict[str, str]:
     variant = model.variant
     meta = {
         "source": "simulated",
+        # The generator's name as the shipped files record it (its module moved).
         "generator": "bolt_pco64.simulate",
         "generator_version": GENERATOR_VERSION,
         "instance": inst.name,
@@ -185,8 +186,8 @@ def make_simulated_table(
         instance: An instance name (``"pco16"``, ``"pco32"``, ``"pco64"``) or
             an :class:`~bolt_pco64.instances.Instance`.
         variant: One of the instance's stand-in variants
-            (:data:`bolt_pco64.standins.STANDIN_VARIANTS`, described in
-            :mod:`bolt_pco64.simulate.variants`); ``None``: the default.
+            (:data:`bolt_pco64.tables.standins.STANDIN_VARIANTS`, described in
+            :mod:`bolt_pco64.tables.simulate.variants`); ``None``: the default.
 
     Returns:
         A DataFrame with the instance's columns in order, one row per

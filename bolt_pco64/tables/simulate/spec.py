@@ -38,7 +38,6 @@ __all__ = [
     "ModelConstants",
     "Recompute",
     "SequenceParallelGroup",
-    "ThroughputUnit",
     "Zero0",
     "assumptions_for",
 ]
@@ -51,13 +50,6 @@ GIB = float(2**30)
 #: backward kernel anyway) or ``"full"`` (only each layer's input is kept;
 #: the whole layer's forward runs again in backward).
 Recompute = Literal["selective", "full"]
-
-#: What a table's ``throughput_mean`` counts
-#: (:data:`bolt_pco64.instances.ThroughputUnit`; each instance's inferred unit is its
-#: :attr:`~bolt_pco64.instances.Instance.throughput_unit`, the one place it
-#: lives). The inference is the one that puts each instance's published best
-#: at a plausible model FLOPs utilisation on its GPUs (see :data:`ASSUMPTIONS`).
-ThroughputUnit = instances.ThroughputUnit
 
 
 @dataclass(frozen=True, order=True)
@@ -254,7 +246,9 @@ class Assumptions:
         recompute: The activation-recomputation mode (see :data:`Recompute`).
         hardware: The cluster.
         throughput_unit: What ``throughput_mean`` counts (an inference, see
-            :data:`ThroughputUnit`).
+            :data:`~bolt_pco64.instances.ThroughputUnit`: the one that puts
+            each instance's published best at a plausible model FLOPs
+            utilisation on its GPUs, see :data:`ASSUMPTIONS`).
         usable_fraction: Usable share of a GPU's memory where the instance
             publishes no peak (so the calibration cannot fit it); ``None``
             where it is fitted (pco64).
@@ -279,7 +273,7 @@ class Assumptions:
     zero0: Zero0
     recompute: Recompute
     hardware: Hardware
-    throughput_unit: ThroughputUnit
+    throughput_unit: instances.ThroughputUnit
     usable_fraction: float | None = None
     sequence_parallel_group: SequenceParallelGroup = "sp"
     distribute_saved_activations: bool = False
@@ -311,7 +305,7 @@ _PCO64_ASSUMPTIONS = Assumptions(
 )
 
 #: Per-instance assumptions (see the module docstring of
-#: :mod:`bolt_pco64.simulate` for the reasoning). The cards give the shape
+#: :mod:`bolt_pco64.tables.simulate` for the reasoning). The cards give the shape
 #: only. pco64 and pco32: a GeLU MLP (two ``h x f`` matrices; FFN 25600 is
 #: exactly ``5 h``), multi-head attention and a 32000-token vocabulary, which
 #: gives pco64 23.8 B parameters. The SwiGLU reading of the same shape

@@ -27,7 +27,7 @@ stage ``i`` (:func:`stage_memory`, bytes; GB are 2**30 bytes):
 
 * **Activations** per layer and micro-batch of ``t = s b / cp`` tokens on one
   GPU (:func:`layer_activation_bytes`). With full recomputation (the mode the
-  stand-ins assume, :mod:`bolt_pco64.simulate.spec`) each layer keeps only its
+  stand-ins assume, :mod:`bolt_pco64.tables.simulate.spec`) each layer keeps only its
   input, ``2 t h`` bytes split over the sequence-parallel ranks (Megatron
   keeps the sequence-parallel shard; :meth:`.Assumptions.sp_divisor`), or over
   ``tp`` without sequence parallelism where the reading distributes saved
@@ -68,7 +68,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.spec import GIB, Assumptions, Config, ModelConstants
+from bolt_pco64.tables.simulate.spec import GIB, Assumptions, Config, ModelConstants
 
 __all__ = [
     "StageMemory",

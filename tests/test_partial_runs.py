@@ -1,4 +1,4 @@
-"""Partial runs (bolt_pco64.partial): the estimate, its error and the cost after k steps."""
+"""Partial runs (bolt_pco64.tables.partial_runs): the estimate, its error and the cost after k steps."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.partial import PartialRuns
-from bolt_pco64.table import Table, load_table
+from bolt_pco64.tables.partial_runs import PartialRuns
+from bolt_pco64.tables.table import Table, load_table
+from bolt_pco64.tables.time_model import TimeModel
 from tests._tables import frame_from
 
 _CONFIGS = [(dp, 0, 0, 0, 0, 6, 0, 0) for dp in range(4)]
@@ -133,7 +133,11 @@ def test_the_standin_needs_no_calibration() -> None:
     instance's samples per GPU per step, so the calibration changes nothing."""
     import warnings
 
-    from bolt_pco64.estimators import estimate_throughput, step_matrix, work_per_step
+    from bolt_pco64.tables.estimators import (
+        estimate_throughput,
+        step_matrix,
+        work_per_step,
+    )
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

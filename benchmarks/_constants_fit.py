@@ -1,6 +1,9 @@
 """Fit the stand-in's physical constants to measured rows (stand-in 3.0).
 
-The calibration (:mod:`bolt_pco64.simulate.calibrate`) meets a card's few
+Study code of ``standin_fit.py`` (imported as a sibling module; the package never
+imports it).
+
+The calibration (:mod:`bolt_pco64.tables.simulate.calibrate`) meets a card's few
 published figures. Where rows of the measured table are known -- the
 published optimisation traces give, for every configuration they visited,
 its exact feasibility, its exact peak memory if it ran and its (observed)
@@ -15,7 +18,7 @@ Two fits, each a robust least-squares problem
 
 * **memory** (:func:`fit_memory`): the model's reported peak of a GPU of stage ``i`` is
   linear in the constants that scale its terms -- the backward working set
-  (:attr:`~bolt_pco64.simulate.spec.ModelConstants.working_set_layers`), the bytes per
+  (:attr:`~bolt_pco64.tables.simulate.spec.ModelConstants.working_set_layers`), the bytes per
   logit (``logits_bytes``), ZeRO-2's ``overlap_comm`` footprint
   (``overlap_comm_factor``, and with it the all-gather bucket
   ``allgather_bucket_elements``), and a uniform overhead:
@@ -32,10 +35,10 @@ Two fits, each a robust least-squares problem
 
 The discrete readings (micro-batching, ZeRO-0 layout, sequence-parallel
 group, distributed saved activations) are not fitted by gradient: a reading is
-a :class:`~bolt_pco64.simulate.variants.Variant`, and :func:`fit_variant` fits
+a :class:`~bolt_pco64.tables.simulate.variants.Variant`, and :func:`fit_variant` fits
 one; ``benchmarks/standin_fit.py`` compares readings on held-out rows.
 
-What ships (stand-in 3.0, :data:`bolt_pco64.simulate.variants.TRACE_STEPTIME`)
+What ships (stand-in 3.0, :data:`bolt_pco64.tables.simulate.variants.TRACE_STEPTIME`)
 is the step-time fit of each pco64 variant with ``memory=False``: the
 variant's memory reading stays calibrated to the card (560 runs, the best at
 74.2 GB, the largest at 79.3 GB), and the step-time fit keeps every row that
@@ -60,9 +63,9 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from bolt_pco64.instances import ABSENT_KNOBS, KNOBS, PCO64_INSTANCE, Instance
-from bolt_pco64.simulate.calibrate import card_feasible
-from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_memory
-from bolt_pco64.simulate.spec import (
+from bolt_pco64.tables.simulate.calibrate import card_feasible
+from bolt_pco64.tables.simulate.memory import peak_spread, rank_stage, stage_memory
+from bolt_pco64.tables.simulate.spec import (
     ASSUMPTIONS,
     GIB,
     Assumptions,
@@ -71,8 +74,8 @@ from bolt_pco64.simulate.spec import (
     Microbatching,
     ModelConstants,
 )
-from bolt_pco64.simulate.steptime import step_breakdown, throughput
-from bolt_pco64.simulate.variants import Variant
+from bolt_pco64.tables.simulate.steptime import step_breakdown, throughput
+from bolt_pco64.tables.simulate.variants import Variant
 
 __all__ = [
     "MEMORY_CONSTANTS",
@@ -125,8 +128,8 @@ MEMORY_CONSTANTS: tuple[str, ...] = (
     "retained_logits_bytes",
 )
 #: The step-time constants the fit sets, as ``(name, lower, upper)``; names of
-#: :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or ``hardware.``
-#: and a :class:`~bolt_pco64.simulate.spec.Hardware` field.
+#: :class:`~bolt_pco64.tables.simulate.spec.ModelConstants` fields, or ``hardware.``
+#: and a :class:`~bolt_pco64.tables.simulate.spec.Hardware` field.
 STEPTIME_CONSTANTS: tuple[tuple[str, float, float], ...] = (
     ("gemm_half_dim", 0.0, 2048.0),
     ("rho_tp", 0.0, 1.0),
@@ -416,7 +419,7 @@ def fit_variant(
             stay the variant's, overhead and capacity are NaN, and the
             step-time fit keeps every configuration the variant's card
             calibration lets run below the card's best:
-            :func:`~bolt_pco64.simulate.calibrate.card_feasible`).
+            :func:`~bolt_pco64.tables.simulate.calibrate.card_feasible`).
         steptime: Fit the step-time constants and efficiency.
 
     Returns:

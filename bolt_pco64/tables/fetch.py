@@ -4,8 +4,8 @@
 (:attr:`~bolt_pco64.instances.Instance.dataset_id`, e.g.
 ``Glow-AI/pco64_tabular_data``) at its revision (``v0.1.0``) into a temporary
 folder, validates it with the same checks as
-:func:`~bolt_pco64.table.load_table`, and only then installs it as
-``<name>.parquet`` (``pco64.parquet``) in :func:`~bolt_pco64.locations.data_home`
+:func:`~bolt_pco64.tables.table.load_table`, and only then installs it as
+``<name>.parquet`` (``pco64.parquet``) in :func:`~bolt_pco64.tables.locations.data_home`
 (temporary file, then rename), with a ``<name>.json`` record of where it came
 from. A failed or invalid download changes nothing. It needs network access to
 the Hub; nothing else in the package does.
@@ -25,31 +25,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64._io import atomic_path, atomic_write_text
 from bolt_pco64.instances import (
     DEFAULT_INSTANCE,
-    PCO64_INSTANCE,
     Instance,
     get_instance,
 )
-from bolt_pco64.locations import data_home
-from bolt_pco64.table import Table, TableSource, read_table_file
+from bolt_pco64.tables.locations import data_home
+from bolt_pco64.tables.table import Table, TableSource, read_table_file
 
 __all__ = ["HF_FILE_PATTERNS", "FetchError", "fetch_table"]
 
-# pco64's dataset and revision of 0.x, deprecated: each instance's own are its
-# ``dataset_id`` and ``dataset_revision`` (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "HF_REPO_ID": (lambda: PCO64_INSTANCE.dataset_id, "the instance's dataset_id"),
-        "HF_REVISION": (
-            lambda: PCO64_INSTANCE.dataset_revision,
-            "the instance's dataset_revision",
-        ),
-    },
-)
 #: Files of the dataset repository that may hold the table (parquet preferred).
 HF_FILE_PATTERNS = ("*.parquet", "*.csv")
 
@@ -111,7 +97,7 @@ def fetch_table(
     """Download, validate and install an instance's measured table.
 
     Args:
-        data_home_dir: Where to install (default: :func:`~bolt_pco64.locations.data_home`,
+        data_home_dir: Where to install (default: :func:`~bolt_pco64.tables.locations.data_home`,
             i.e. ``BOLT_PCO64_HOME`` or the platform's user data folder).
         instance: ``"pco16"``, ``"pco32"`` or ``"pco64"`` (or an
             :class:`~bolt_pco64.instances.Instance`): whose dataset to fetch.

@@ -4,29 +4,29 @@ A run records one time per training step (``all_time_steps``, the warm-up
 first). Stopped after ``k`` of them, it has shown
 
 - a **throughput estimate and its standard error**, the runner's estimators
-  (:mod:`bolt_pco64.estimators`: warm-up dropped, outlier steps dropped,
+  (:mod:`bolt_pco64.tables.estimators`: warm-up dropped, outlier steps dropped,
   ``scale / m`` and the delta-method ``scale * s / sqrt(n) / m**2``) over the
   first ``k`` recorded steps;
 
 and it has **cost** start-up plus the training loop up to the end of step
-``k`` (:meth:`bolt_pco64.costs.TimeModel.seconds_after_steps`, the one time
+``k`` (:meth:`bolt_pco64.tables.time_model.TimeModel.seconds_after_steps`, the one time
 model).
 
 **The unit, row by row.** ``scale`` (what one step counts for in the table's
 throughput unit) is not published for the pco tables
-(:data:`~bolt_pco64.estimators.THROUGHPUT_UNITS` is an inference). So that any
+(:data:`~bolt_pco64.tables.estimators.THROUGHPUT_UNITS` is an inference). So that any
 table of the card's schema works, a measured one included, each row's
 ``scale`` is *calibrated*: it is the one for which the estimate over all the
 row's recorded steps equals the row's ``throughput_mean``. Where the table's
 estimates are the runner's (the stand-in from generator 2.1 on), that is the
-instance's :func:`~bolt_pco64.estimators.work_per_step` for every row; on
+instance's :func:`~bolt_pco64.tables.estimators.work_per_step` for every row; on
 another table it makes a complete run report exactly the table's values.
 After all ``n`` recorded steps a partial run *is* the complete run: its
 estimate and standard error are the row's ``throughput_mean`` and
 ``throughput_std``.
 
 **No estimate.** Fewer steps than the estimators need (the warm-up plus
-:attr:`~bolt_pco64.estimators.EstimatorDefaults.min_timed_steps`) give NaN; so
+:attr:`~bolt_pco64.tables.estimators.EstimatorDefaults.min_timed_steps`) give NaN; so
 do all ``k < n`` of a feasible row without recorded steps, or whose steps give
 no estimate, and every ``k`` of a crash (an out-of-memory run reports no
 throughput; its cost is the time model's crash cost for any ``k >= 1``).
@@ -47,16 +47,16 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
-from bolt_pco64.costs import TimeModel, gpu_hours
-from bolt_pco64.estimators import (
+from bolt_pco64.tables.estimators import (
     ESTIMATOR_DEFAULTS,
     EstimatorDefaults,
     estimate_throughput,
     step_matrix,
 )
+from bolt_pco64.tables.time_model import TimeModel, gpu_hours
 
 if TYPE_CHECKING:
-    from bolt_pco64.table import Table
+    from bolt_pco64.tables.table import Table
 
 __all__ = ["PartialEstimate", "PartialRuns"]
 
@@ -90,9 +90,9 @@ class PartialRuns:
     """Every row's estimate and cost after each number of steps (see the module doc).
 
     Args:
-        table: A validated :class:`~bolt_pco64.table.Table` of any instance.
+        table: A validated :class:`~bolt_pco64.tables.table.Table` of any instance.
         time_model: The time model charging the steps (default: the table's
-            :class:`~bolt_pco64.costs.TimeModel` with its defaults).
+            :class:`~bolt_pco64.tables.time_model.TimeModel` with its defaults).
         defaults: The estimator settings.
 
     Attributes:

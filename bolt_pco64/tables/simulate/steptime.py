@@ -67,15 +67,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from bolt_pco64 import estimators
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.memory import (
+from bolt_pco64.tables import estimators
+from bolt_pco64.tables.simulate.memory import (
     communicators,
     layer_activation_bytes,
     layer_params,
     stage_params,
 )
-from bolt_pco64.simulate.spec import Assumptions, Config, Hardware, ModelConstants
+from bolt_pco64.tables.simulate.spec import (
+    Assumptions,
+    Config,
+    Hardware,
+    ModelConstants,
+)
 
 __all__ = ["StepBreakdown", "step_breakdown", "throughput", "work_per_step"]
 
@@ -104,7 +109,7 @@ def work_per_step(instance: Instance, a: Assumptions) -> float:
     """What one step counts for in the throughput unit ``a.throughput_unit``.
 
     ``global_batch / num_gpus`` samples per GPU for ``"samples/s/gpu"``, one
-    step for ``"steps/s"`` (:func:`bolt_pco64.estimators.work_per_step`); a
+    step for ``"steps/s"`` (:func:`bolt_pco64.tables.estimators.work_per_step`); a
     step of ``step_s`` seconds measures ``work_per_step / step_s`` and a
     measured rate ``r`` took ``work_per_step / r`` seconds.
     """
@@ -157,6 +162,90 @@ def _bucketed(
     )
 
 
+@dataclass(frozen=True)
+class _Step:
+    """What every term of one configuration's step reads (derived once)."""
+
+    instance: Instance
+    a: Assumptions
+    k: ModelConstants
+    cfg: Config
+    micro: int  # micro-batches per step
+    b: int  # samples per micro-batch
+    t: float  # tokens per micro-batch and context-parallel rank
+    peak: float  # achieved FLOP/s
+    narrow: float  # the narrow-GEMM penalty
+    comms: dict[str, bool]  # which groups cross hosts
+    full: bool  # full recomputation
+
+    @property
+    def hw(self) -> Hardware:
+        return self.a.hardware
+
+
+def _layer_terms(s: _Step) -> tuple[float, float, float]:
+    """One layer's compute, tensor-parallel and context-parallel time (s)."""
+    a, k, cfg, hw, m = s.a, s.k, s.cfg, s.hw, s.instance.model
+    h, f, seq = m.hidden_size, m.ffn_hidden_size, m.seq_length
+    q = m.num_attention_heads * a.head_dim
+    kv = a.num_kv_heads * a.head_dim
+    t, peak, narrow, full = s.t, s.peak, s.narrow, s.full
+    mats = h * (q + 2 * kv) + q * h + (3 if a.gated_mlp else 2) * h * f
+    gemm = (4 if full else 3) * 2 * t * mats / cfg.tp / peak * narrow
+    attn_fwd = 2 * seq * t * q / cfg.tp / peak * narrow
+    attn = (5 if full else 4) * attn_fwd * (1 + k.ring_attention_cost * (cfg.cp - 1))
+    # Memory-bound kernels touch the layer's full activations (recomputed or
+    # not); sequence parallelism divides the replicated part.
+    selective = replace(a, recompute="selective")
+    act = layer_activation_bytes(s.instance, selective, cfg, s.b)
+    elem = (5 if full else 4) / 4 * k.elementwise_passes * act / (hw.hbm_gbs * 1e9)
+    compute_layer = gemm + attn + elem
+
+    tp_layer = k.rho_tp * 8 * _ring(cfg.tp, t * h * 2, s.comms.get("tp", False), hw)
+    cp_layer = 0.0
+    if cfg.cp > 1:
+        bw, alpha = _link(s.comms["cp"], hw)
+        kv_bytes = 2 * t * 2 * kv / min(cfg.tp, a.num_kv_heads)
+        exchange = 3 * (cfg.cp - 1) * (alpha + kv_bytes / bw)
+        cp_layer = max(0.0, exchange - k.rho_cp * attn) + 3 * (cfg.cp - 1) * alpha
+    return compute_layer, tp_layer, cp_layer
+
+
+def _gradient_reduction(
+    s: _Step, slowest: float, compute_layer: float, layers: float
+) -> tuple[float, float]:
+    """The exposed gradient reduction over ``dp * cp`` ranks (in bf16, like
+    the gradients) and the optimizer update, in seconds."""
+    a, k, cfg, hw, instance = s.a, s.k, s.cfg, s.hw, s.instance
+    n = cfg.reduce_ranks
+    sharded = cfg.zero_stage > 0 or cfg.pp > 1 or a.zero0 != "deepspeed"
+    p = max(stage_params(instance, a, cfg, st) for st in range(cfg.pp))
+    grads = 2 * p
+    bucket = cfg.bucket_mb * 2**20
+    inter = s.comms.get("dp", False)
+    if cfg.zero_stage == 0:
+        # Once per step, after the last backward: nothing to hide behind.
+        dp = _bucketed(n, grads, bucket, inter, 0.0, 2, hw, k)
+        if sharded:
+            # The sharded optimizer's all-gather of the updated weights.
+            dp += _ring(n, 2 * p, inter, hw)
+    else:
+        # The backward (with full recomputation also the recomputed forward:
+        # 3 of 4 passes, else 2 of 3) produces the gradients it hides.
+        window = (0.75 if s.full else 2.0 / 3.0) * slowest
+        dp = s.micro * _bucketed(n, grads, bucket, inter, window, 1, hw, k)
+        dp += _ring(n, 2 * p, inter, hw)  # all-gather of the updated bf16 weights
+        if cfg.zero_stage == 3:
+            gather = _ring(n, 2 * layer_params(instance, a, cfg.tp), inter, hw)
+            fwd = compute_layer / (5 if s.full else 4)
+            exposed = max(0.0, gather - fwd) + max(0.0, gather - 2 * fwd)
+            exposed += 2 * k.rho_z3 * gather
+            dp += s.micro * layers * exposed
+    shard = p / n if sharded else p
+    optimizer = k.adam_bytes_per_param * shard / (hw.hbm_gbs * 1e9)
+    return dp, optimizer
+
+
 def step_breakdown(
     instance: Instance,
     a: Assumptions,
@@ -167,41 +256,29 @@ def step_breakdown(
     """The time of one training step of ``cfg``, by term (module docstring)."""
     hw = a.hardware
     m = instance.model
-    h, f, s = m.hidden_size, m.ffn_hidden_size, m.seq_length
-    q = m.num_attention_heads * a.head_dim
-    kv = a.num_kv_heads * a.head_dim
     micro, b = a.micro_batches(cfg, instance)
-    t = s * b / cfg.cp
-    peak = hw.peak_tflops * 1e12 * efficiency
-    comms = dict(communicators(cfg, instance.gpus_per_host))
-    full = a.recompute == "full"
-
-    narrow = 1.0 + k.gemm_half_dim * cfg.tp / h + k.gemm_half_dim / t
-    mats = h * (q + 2 * kv) + q * h + (3 if a.gated_mlp else 2) * h * f
-    gemm = (4 if full else 3) * 2 * t * mats / cfg.tp / peak * narrow
-    attn_fwd = 2 * s * t * q / cfg.tp / peak * narrow
-    attn = (5 if full else 4) * attn_fwd * (1 + k.ring_attention_cost * (cfg.cp - 1))
-    # Memory-bound kernels touch the layer's full activations (recomputed or
-    # not); sequence parallelism divides the replicated part.
-    selective = replace(a, recompute="selective")
-    act = layer_activation_bytes(instance, selective, cfg, b)
-    elem = (5 if full else 4) / 4 * k.elementwise_passes * act / (hw.hbm_gbs * 1e9)
-    compute_layer = gemm + attn + elem
-
-    tp_layer = k.rho_tp * 8 * _ring(cfg.tp, t * h * 2, comms.get("tp", False), hw)
-    cp_layer = 0.0
-    if cfg.cp > 1:
-        bw, alpha = _link(comms["cp"], hw)
-        kv_bytes = 2 * t * 2 * kv / min(cfg.tp, a.num_kv_heads)
-        exchange = 3 * (cfg.cp - 1) * (alpha + kv_bytes / bw)
-        cp_layer = max(0.0, exchange - k.rho_cp * attn) + 3 * (cfg.cp - 1) * alpha
+    t = m.seq_length * b / cfg.cp
+    s = _Step(
+        instance=instance,
+        a=a,
+        k=k,
+        cfg=cfg,
+        micro=micro,
+        b=b,
+        t=t,
+        peak=hw.peak_tflops * 1e12 * efficiency,
+        narrow=1.0 + k.gemm_half_dim * cfg.tp / m.hidden_size + k.gemm_half_dim / t,
+        comms=dict(communicators(cfg, instance.gpus_per_host)),
+        full=a.recompute == "full",
+    )
+    compute_layer, tp_layer, cp_layer = _layer_terms(s)
 
     layers = m.num_layers / cfg.pp
-    logits = 3 * 2 * t * h * a.vocab_size / cfg.tp / peak * narrow
+    logits = 3 * 2 * t * m.hidden_size * a.vocab_size / cfg.tp / s.peak * s.narrow
     p2p = 0.0
     if cfg.pp > 1:
-        bw, alpha = _link(comms["pp"], hw)
-        p2p = 2 * cfg.chunks * (alpha + t * h * 2 / cfg.tp / bw)
+        bw, alpha = _link(s.comms["pp"], hw)
+        p2p = 2 * cfg.chunks * (alpha + t * m.hidden_size * 2 / cfg.tp / bw)
     per_micro = [
         layers * (compute_layer + tp_layer + cp_layer)
         + p2p
@@ -210,34 +287,7 @@ def step_breakdown(
     ]
     slowest = max(per_micro)
     bubble = slowest * (cfg.pp - 1) / cfg.chunks
-
-    # Gradient reduction over dp * cp ranks, in bf16 like the gradients.
-    n = cfg.reduce_ranks
-    sharded = cfg.zero_stage > 0 or cfg.pp > 1 or a.zero0 != "deepspeed"
-    p = max(stage_params(instance, a, cfg, st) for st in range(cfg.pp))
-    grads = 2 * p
-    bucket = cfg.bucket_mb * 2**20
-    inter = comms.get("dp", False)
-    if cfg.zero_stage == 0:
-        # Once per step, after the last backward: nothing to hide behind.
-        dp = _bucketed(n, grads, bucket, inter, 0.0, 2, hw, k)
-        if sharded:
-            # The sharded optimizer's all-gather of the updated weights.
-            dp += _ring(n, 2 * p, inter, hw)
-    else:
-        # The backward (with full recomputation also the recomputed forward:
-        # 3 of 4 passes, else 2 of 3) produces the gradients it hides.
-        window = (0.75 if full else 2.0 / 3.0) * slowest
-        dp = micro * _bucketed(n, grads, bucket, inter, window, 1, hw, k)
-        dp += _ring(n, 2 * p, inter, hw)  # all-gather of the updated bf16 weights
-        if cfg.zero_stage == 3:
-            gather = _ring(n, 2 * layer_params(instance, a, cfg.tp), inter, hw)
-            fwd = compute_layer / (5 if full else 4)
-            exposed = max(0.0, gather - fwd) + max(0.0, gather - 2 * fwd)
-            exposed += 2 * k.rho_z3 * gather
-            dp += micro * layers * exposed
-    shard = p / n if sharded else p
-    optimizer = k.adam_bytes_per_param * shard / (hw.hbm_gbs * 1e9)
+    dp, optimizer = _gradient_reduction(s, slowest, compute_layer, layers)
 
     step = micro * slowest + bubble + dp + optimizer
     tp_total = micro * layers * tp_layer

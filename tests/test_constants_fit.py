@@ -1,4 +1,4 @@
-"""The fit of the stand-in's constants to measured rows (bolt_pco64.simulate.fit).
+"""The fit of the stand-in's constants to measured rows (benchmarks/_constants_fit.py).
 
 Tiny slices only: the fit on the traces' 643 rows is benchmarks/standin_fit.py.
 """
@@ -12,13 +12,14 @@ import pandas as pd
 import pytest
 
 from bolt_pco64.instances import get_instance
-from bolt_pco64.simulate import fit
-from bolt_pco64.simulate.grid import candidate_configurations
-from bolt_pco64.simulate.memory import peak_spread, rank_stage, stage_arrays
-from bolt_pco64.simulate.spec import Config
-from bolt_pco64.simulate.variants import READINGS, Variant
+from bolt_pco64.tables.simulate.grid import candidate_configurations
+from bolt_pco64.tables.simulate.memory import peak_spread, rank_stage, stage_arrays
+from bolt_pco64.tables.simulate.spec import Config
+from bolt_pco64.tables.simulate.variants import READINGS, Variant
+from tests._scripts import load_script
 
 INST = get_instance("pco64")
+fit = load_script("_constants_fit")
 
 
 def _rows(configs: list[Config]) -> pd.DataFrame:

@@ -5,9 +5,9 @@ and value, its peak, the largest feasible peak). Several standard readings of ho
 training job uses memory meet all of them and still put the crash boundary in different
 places (``../shared/analysis`` of the project; issue 23). Each :class:`Variant` is one
 such reading, written as the stand-in model's own
-:class:`~bolt_pco64.simulate.spec.Assumptions` and
-:class:`~bolt_pco64.simulate.spec.ModelConstants`, calibrated to the same figures by the
-same procedure (:func:`~bolt_pco64.simulate.calibrate.build_model`). The shipped
+:class:`~bolt_pco64.tables.simulate.spec.Assumptions` and
+:class:`~bolt_pco64.tables.simulate.spec.ModelConstants`, calibrated to the same figures by the
+same procedure (:func:`~bolt_pco64.tables.simulate.calibrate.build_model`). The shipped
 variants' names are each instance's
 :attr:`~bolt_pco64.instances.Instance.standin_variants` (the first is the default); this
 module says what each one reads, keyed by instance name (the generator's hypotheses
@@ -25,13 +25,13 @@ from bolt_pco64.instances import (
     PCO64_INSTANCE,
     Instance,
 )
-from bolt_pco64.simulate.spec import (
+from bolt_pco64.tables.simulate.spec import (
     ASSUMPTIONS,
     Assumptions,
     Microbatching,
     ModelConstants,
 )
-from bolt_pco64.standins import check_variant
+from bolt_pco64.tables.standins import check_variant
 
 _PCO16, _PCO32, _PCO64 = PCO16_INSTANCE.name, PCO32_INSTANCE.name, PCO64_INSTANCE.name
 
@@ -158,11 +158,11 @@ READINGS: dict[str, dict[str, Variant]] = {
 
 
 #: Stand-in 3.0, the step-time constants of each pco64 reading fitted to the published
-#: traces' throughputs (:func:`bolt_pco64.simulate.fit.fit_variant` with
+#: traces' throughputs (``fit_variant`` of ``benchmarks/_constants_fit.py`` with
 #: ``memory=False`` on all 472 visited rows that ran, from the 2.1 constants;
 #: ``python benchmarks/standin_fit.py --constants`` prints them; rounded to 4 digits).
-#: Names of :class:`~bolt_pco64.simulate.spec.ModelConstants` fields, or ``hardware.``
-#: and a :class:`~bolt_pco64.simulate.spec.Hardware` field. The compute efficiency is
+#: Names of :class:`~bolt_pco64.tables.simulate.spec.ModelConstants` fields, or ``hardware.``
+#: and a :class:`~bolt_pco64.tables.simulate.spec.Hardware` field. The compute efficiency is
 #: not here: the calibration solves it so that the card's best measures the published
 #: value. Several sit at a bound of the fit (an exposed TP share near 1, a NIC faster
 #: than one 200 Gb/s port): the model's terms, not the hardware, set them

@@ -3,9 +3,9 @@
 **The stand-in keeps its label in any form.** A table is simulated if it is the
 shipped stand-in, if its parquet metadata says ``source=simulated``, or if its
 :func:`content_fingerprint` is registered in the package data file
-``bolt_pco64/standin_fingerprints.json`` (:func:`standin_registry`) -- so a
+``bolt_pco64/tables/standin_fingerprints.json`` (:func:`standin_registry`) -- so a
 DataFrame read from the stand-in, a CSV export, a re-saved parquet or a renamed
-copy are all labelled simulated (:attr:`bolt_pco64.table.Table.is_simulated`,
+copy are all labelled simulated (:attr:`bolt_pco64.tables.table.Table.is_simulated`,
 ``str(table.source)``, the warning). The fingerprint covers what the
 generator's noise seed does not change: the encoded inputs in canonical order,
 ``ran_successfully`` and ``peak_mem`` rounded to :data:`FINGERPRINT_DECIMALS`
@@ -17,13 +17,13 @@ reading of the job that the card cannot rule out (the instance's
 :data:`STANDIN_VARIANTS`; the first is the default, in
 ``<instance>_simulated.parquet``; the others in
 ``<instance>_simulated_<variant>.parquet``, :func:`standin_filename`).
-:mod:`bolt_pco64.simulate.variants` says what each reads; here are only their
+:mod:`bolt_pco64.tables.simulate.variants` says what each reads; here are only their
 names, so that a table source ``"standin:<variant>"`` resolves without the
 generator.
 
-This module sits below :mod:`bolt_pco64.table`: it works on a table's content
+This module sits below :mod:`bolt_pco64.tables.table`: it works on a table's content
 (:class:`TableContent`), never on the ``Table`` class. Registering a new
-stand-in, which needs a loaded table, is :mod:`bolt_pco64.simulate.registry`'s
+stand-in, which needs a loaded table, is :mod:`bolt_pco64.tables.simulate.registry`'s
 job.
 """
 
@@ -104,7 +104,7 @@ def standin_filename(instance: Instance, variant: str | None = None) -> str:
 
 class TableContent(Protocol):
     """What :func:`content_fingerprint` reads of a table (a validated
-    :class:`~bolt_pco64.table.Table` has it all).
+    :class:`~bolt_pco64.tables.table.Table` has it all).
 
     Attributes:
         instance: The table's instance.

@@ -17,7 +17,7 @@
    0.1 GB is kept;
 3. ``compute_efficiency``, by bisection, so that the best configuration's
    *measured* throughput -- the runner's estimate from its noisy recorded
-   step times under the noise draw (:mod:`bolt_pco64.estimators`) -- is the
+   step times under the noise draw (:mod:`bolt_pco64.tables.estimators`) -- is the
    published best value;
 4. the noise draw, conditioned on the published ranking: the published
    figures say the best row *is* the published best configuration, but the
@@ -38,19 +38,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bolt_pco64.estimators import StepEstimate, estimate_throughput
 from bolt_pco64.instances import Instance
-from bolt_pco64.simulate.grid import candidate_configurations
-from bolt_pco64.simulate.memory import (
+from bolt_pco64.tables.estimators import StepEstimate, estimate_throughput
+from bolt_pco64.tables.simulate.grid import candidate_configurations
+from bolt_pco64.tables.simulate.memory import (
     communicators,
     fixed_hidden_gb,
     peak_spread,
     rank_stage,
     stage_arrays,
 )
-from bolt_pco64.simulate.spec import Assumptions, Config, ModelConstants
-from bolt_pco64.simulate.steptime import step_breakdown, work_per_step
-from bolt_pco64.simulate.variants import Variant, variant_for
+from bolt_pco64.tables.simulate.spec import Assumptions, Config, ModelConstants
+from bolt_pco64.tables.simulate.steptime import step_breakdown, work_per_step
+from bolt_pco64.tables.simulate.variants import Variant, variant_for
 
 __all__ = [
     "FRAGMENTATION_GRID",
@@ -393,7 +393,7 @@ def build_model(
     """Calibrate (once) and compute everything the table is written from.
 
     ``variant`` is a variant's name (``None``: the instance's default) or a
-    :class:`~bolt_pco64.simulate.variants.Variant` (e.g. one not shipped).
+    :class:`~bolt_pco64.tables.simulate.variants.Variant` (e.g. one not shipped).
     """
     v = variant if isinstance(variant, Variant) else variant_for(instance, variant)
     a, k = v.assumptions, v.constants

@@ -1,4 +1,4 @@
-"""The time model (bolt_pco64.costs): runs, crashes, partial runs, GPU-hours."""
+"""The time model (bolt_pco64.tables.time_model): runs, crashes, partial runs, GPU-hours."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from bolt_pco64 import costs
-from bolt_pco64.costs import TimeModel, gpu_hours
 from bolt_pco64.instances import get_instance
-from bolt_pco64.table import Table, TableError, load_table
+from bolt_pco64.tables.table import Table, TableError, load_table
+from bolt_pco64.tables.time_model import TimeModel, gpu_hours
 from tests._tables import frame_from
 
 #: dp = 0..5 (encoded distance = |dp difference|), dp = 3 crashes.
@@ -106,10 +105,6 @@ def test_gpu_hours_are_seconds_times_gpus_per_hour(table: Table) -> None:
     assert model.num_gpus == gpus
     torch.testing.assert_close(model.gpu_hours, model.run_seconds * gpus / 3600)
     assert gpu_hours(3600.0, 2) == 2.0
-    with pytest.warns(DeprecationWarning, match="TimeModel"):
-        torch.testing.assert_close(costs.run_gpu_hours(table), model.gpu_hours)
-    with pytest.warns(DeprecationWarning, match="TimeModel"):
-        torch.testing.assert_close(costs.run_seconds(table), model.run_seconds)
     with pytest.raises(ValueError, match="num_gpus"):
         gpu_hours(1.0, 0)
 

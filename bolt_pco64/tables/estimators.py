@@ -57,7 +57,6 @@ __all__ = [
     "THROUGHPUT_UNITS",
     "EstimatorDefaults",
     "StepEstimate",
-    "ThroughputUnit",
     "estimate_throughput",
     "step_matrix",
     "work_per_step",
@@ -66,7 +65,7 @@ __all__ = [
 #: The inferred throughput unit of each instance's table, by name (derived:
 #: each instance's :attr:`~bolt_pco64.instances.Instance.throughput_unit`,
 #: the one place it lives; the reasoning:
-#: :data:`bolt_pco64.simulate.spec.ASSUMPTIONS`). Read as samples/s/GPU,
+#: :data:`bolt_pco64.tables.simulate.spec.ASSUMPTIONS`). Read as samples/s/GPU,
 #: pco64's and pco32's published bests are 36 % and 31 % model FLOPs
 #: utilisation (as steps/s, impossible multiples of the peak); pco16's only
 #: plausibly as steps/s.

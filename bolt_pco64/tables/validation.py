@@ -8,7 +8,7 @@ first offending row (:func:`table_error` writes that message).
 :func:`validate_reconstruction_columns` checks the optional per-row columns of
 a table reconstructed from published traces (:data:`RECONSTRUCTION_COLUMNS`).
 
-:mod:`bolt_pco64.table` loads a table through this module and is the public
+:mod:`bolt_pco64.tables.table` loads a table through this module and is the public
 home of :class:`TableError` and :func:`parse_float_list`; this module depends
 only on :mod:`bolt_pco64.instances`.
 """
@@ -94,7 +94,7 @@ _NUMBER_WRAPPERS = (
     "float(",
 )
 #: The brackets a list cell may come in: a list, or a tuple (what pandas writes
-#: for the tuples of a loaded :attr:`~bolt_pco64.table.Table.frame`).
+#: for the tuples of a loaded :attr:`~bolt_pco64.tables.table.Table.frame`).
 _BRACKETS = {"[": "]", "(": ")"}
 #: What a list cell may look like, for error messages.
 _LIST_FORMS = "'[1.0, 2.0]', '(1.0, 2.0)' or '[1. 2.]'"
@@ -237,16 +237,13 @@ def _boolean(frame: pd.DataFrame, column: str, where: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
-    """Check every invariant of docs/architecture.md §1 and return a clean frame.
+def _first_bad(bad: np.ndarray) -> int | None:
+    """The first row where ``bad`` holds, ``None`` if none does."""
+    return _first(bad) if bad.any() else None
 
-    The returned frame has exactly the instance's 17 columns in
-    :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are
-    dropped), integer inputs and context, boolean ``ran_successfully``, float
-    outputs and the list columns parsed into tuples of floats; rows are still
-    in file order.
-    """
-    columns = inst.columns
+
+def _check_header(raw: pd.DataFrame, where: str, columns: tuple[str, ...]) -> None:
+    """Every column of the card once, and at least one row."""
     missing = [c for c in columns if c not in raw.columns]
     if missing:
         raise table_error(
@@ -260,92 +257,85 @@ def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFram
         raise table_error(where, doubled[0], None, "the column appears more than once")
     if len(raw) == 0:
         raise table_error(where, None, None, "the table has no rows")
-    raw = raw.reset_index(drop=True)
-    ints: dict[str, np.ndarray] = {}
-    floats: dict[str, np.ndarray] = {}
-    lists: dict[str, list[tuple[float, ...]]] = {}
 
+
+def _integer_columns(
+    raw: pd.DataFrame, where: str, inst: Instance
+) -> dict[str, np.ndarray]:
+    """The inputs and the context as int64: integers, on their levels (or log2
+    values in ``[0, MAX_LOG2]``)."""
     levels = {spec.name: spec.levels for spec in inst.inputs if spec.levels}
+    ints = {}
     for column in (*inst.input_columns, *inst.context_columns):
-        values = _numeric(raw, column, where)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            i = _first(bad)
+        v = _numeric(raw, column, where)
+        if (i := _first_bad(~np.isfinite(v))) is not None:
             raise table_error(
-                where, column, i, f"expected a finite integer, got {values[i]}"
+                where, column, i, f"expected a finite integer, got {v[i]}"
             )
-        bad = values != np.round(values)
-        if bad.any():
-            i = _first(bad)
-            raise table_error(where, column, i, f"expected an integer, got {values[i]}")
+        if (i := _first_bad(v != np.round(v))) is not None:
+            raise table_error(where, column, i, f"expected an integer, got {v[i]}")
         if column in levels:
-            bad = ~np.isin(values, levels[column])
-            if bad.any():
-                i = _first(bad)
-                raise table_error(
-                    where,
-                    column,
-                    i,
-                    f"expected one of {list(levels[column])}, got {values[i]:g}",
-                )
-        else:
-            bad = (values < 0) | (values > MAX_LOG2)
-            if bad.any():
-                i = _first(bad)
-                raise table_error(
-                    where,
-                    column,
-                    i,
-                    f"expected a log2 value in [0, {MAX_LOG2}], got {values[i]:g}",
-                )
-        ints[column] = values.astype(np.int64)
+            allowed = list(levels[column])
+            if (i := _first_bad(~np.isin(v, allowed))) is not None:
+                what = f"expected one of {allowed}, got {v[i]:g}"
+                raise table_error(where, column, i, what)
+        elif (i := _first_bad((v < 0) | (v > MAX_LOG2))) is not None:
+            what = f"expected a log2 value in [0, {MAX_LOG2}], got {v[i]:g}"
+            raise table_error(where, column, i, what)
+        ints[column] = v.astype(np.int64)
+    return ints
 
+
+def _check_context(ints: dict[str, np.ndarray], where: str, inst: Instance) -> None:
+    """A context column is one constant (it is not searched)."""
     for column in inst.context_columns:
         context = ints[column]
-        bad = context != context[0]
-        if bad.any():
-            i = _first(bad)
-            others = sorted(
-                other.name
-                for other in instances.INSTANCES.values()
-                if column in other.input_columns
-            )
-            hint = f" (it is an input of {', '.join(others)})" if others else ""
-            raise table_error(
-                where,
-                column,
-                i,
-                f"expected a constant (context of {inst.name}, not an input), got "
-                f"{context[i]} after {context[0]}{hint}",
-            )
-
-    feasible = _boolean(raw, "ran_successfully", where)
-    for column in _FLOAT_COLUMNS:
-        floats[column] = _numeric(raw, column, where)
-
-    inputs = pd.DataFrame({c: ints[c] for c in inst.input_columns})
-    dup = inputs.duplicated(keep="first").to_numpy()
-    if dup.any():
-        i = _first(dup)
-        first = _first((inputs == inputs.iloc[i]).all(axis=1).to_numpy())
+        if (i := _first_bad(context != context[0])) is None:
+            continue
+        others = sorted(
+            other.name
+            for other in instances.INSTANCES.values()
+            if column in other.input_columns
+        )
+        hint = f" (it is an input of {', '.join(others)})" if others else ""
         raise table_error(
             where,
-            "(inputs)",
+            column,
             i,
-            f"duplicate configuration {inputs.iloc[i].tolist()} (same as row {first})",
+            f"expected a constant (context of {inst.name}, not an input), got "
+            f"{context[i]} after {context[0]}{hint}",
         )
 
+
+def _check_unique_inputs(
+    ints: dict[str, np.ndarray], where: str, inst: Instance
+) -> None:
+    """No configuration twice."""
+    inputs = pd.DataFrame({c: ints[c] for c in inst.input_columns})
+
+    if (i := _first_bad(inputs.duplicated(keep="first").to_numpy())) is not None:
+        first = _first((inputs == inputs.iloc[i]).all(axis=1).to_numpy())
+        what = (
+            f"duplicate configuration {inputs.iloc[i].tolist()} (same as row {first})"
+        )
+        raise table_error(where, "(inputs)", i, what)
+
+
+def _check_outputs(
+    feasible: np.ndarray, floats: dict[str, np.ndarray], where: str
+) -> None:
+    """The outputs of a feasible row are finite, those of an OOM row absent
+    (one shared positive pad of ``peak_mem_normalised``)."""
+
     def check(column: str, ok: np.ndarray, expected: str) -> None:
-        if not ok.all():
-            i = _first(~ok)
+        if (i := _first_bad(~ok)) is not None:
             state = "feasible" if feasible[i] else "infeasible (OOM)"
-            value = floats[column][i]
             raise table_error(
                 where,
                 column,
                 i,
                 f"expected {expected} for a {state} row (ran_successfully="
-                f"{bool(feasible[i])}), got {value}",
+                f"{bool(feasible[i])}), got {floats[column][i]}",
             )
 
     tm, ts, ot, pm, pn = (
@@ -358,28 +348,20 @@ def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFram
             "peak_mem_normalised",
         )
     )
-    inf = ~feasible
+    ok = feasible
     check(
-        "throughput_mean",
-        np.where(feasible, np.isfinite(tm), np.isnan(tm)),
-        "finite / NaN",
+        "throughput_mean", np.where(ok, np.isfinite(tm), np.isnan(tm)), "finite / NaN"
     )
     check(
         "throughput_std",
-        np.where(feasible, np.isfinite(ts) & (ts >= 0), np.isnan(ts)),
+        np.where(ok, np.isfinite(ts) & (ts >= 0), np.isnan(ts)),
         "finite >= 0 / NaN",
     )
-    check(
-        "overall_time",
-        np.where(feasible, np.isfinite(ot), np.isnan(ot)),
-        "finite / NaN",
-    )
-    check(
-        "peak_mem", np.where(feasible, np.isfinite(pm), np.isposinf(pm)), "finite / inf"
-    )
+    check("overall_time", np.where(ok, np.isfinite(ot), np.isnan(ot)), "finite / NaN")
+    check("peak_mem", np.where(ok, np.isfinite(pm), np.isposinf(pm)), "finite / inf")
     check(
         "peak_mem_normalised",
-        np.where(feasible, np.isfinite(pn) & (pn < 0), np.isfinite(pn) & (pn > 0)),
+        np.where(ok, np.isfinite(pn) & (pn < 0), np.isfinite(pn) & (pn > 0)),
         "a finite value < 0 / a finite positive pad",
     )
     if not feasible.any():
@@ -389,14 +371,18 @@ def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFram
             None,
             "expected at least one feasible row, got none",
         )
-    if inf.any():
-        pad = pn[inf][0]
+    if (~feasible).any():
+        pad = pn[~feasible][0]
         check(
             "peak_mem_normalised",
-            np.where(inf, pn == pad, True),
+            np.where(~feasible, pn == pad, True),
             f"the same pad {pad} as the first OOM row",
         )
 
+
+def _list_columns(raw: pd.DataFrame, where: str) -> dict[str, list[tuple[float, ...]]]:
+    """The list columns parsed into tuples of floats (:func:`parse_float_list`)."""
+    lists = {}
     for column in LIST_COLUMNS:
         parsed = []
         for i, cell in enumerate(raw[column].tolist()):
@@ -405,14 +391,33 @@ def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFram
             except ValueError as err:
                 raise table_error(where, column, i, str(err)) from None
         lists[column] = parsed
+    return lists
 
+
+def validate_frame(raw: pd.DataFrame, where: str, inst: Instance) -> pd.DataFrame:
+    """Check every invariant of docs/architecture.md §1 and return a clean frame.
+
+    The returned frame has exactly the instance's 17 columns in
+    :attr:`~bolt_pco64.instances.Instance.columns` order (extra columns are
+    dropped), integer inputs and context, boolean ``ran_successfully``, float
+    outputs and the list columns parsed into tuples of floats; rows are still
+    in file order.
+    """
+    _check_header(raw, where, inst.columns)
+    raw = raw.reset_index(drop=True)
+    ints = _integer_columns(raw, where, inst)
+    _check_context(ints, where, inst)
+    feasible = _boolean(raw, "ran_successfully", where)
+    floats = {column: _numeric(raw, column, where) for column in _FLOAT_COLUMNS}
+    _check_unique_inputs(ints, where, inst)
+    _check_outputs(feasible, floats, where)
     cells: dict[str, object] = {
         **ints,
         "ran_successfully": feasible,
         **floats,
-        **lists,
+        **_list_columns(raw, where),
     }
-    frame = pd.DataFrame({c: cells[c] for c in columns})
+    frame = pd.DataFrame({c: cells[c] for c in inst.columns})
     for column in LIST_COLUMNS:
         frame[column] = frame[column].astype(object)
     return frame
@@ -445,63 +450,32 @@ def validate_reconstruction_columns(
         )
     raw = raw.reset_index(drop=True)
     source = raw["source"].astype(object).to_numpy()
-    bad = ~np.isin(source, ROW_SOURCES)
-    if bad.any():
-        i = _first(bad)
-        raise table_error(
-            where,
-            "source",
-            i,
-            f"expected one of {list(ROW_SOURCES)}, got {source[i]!r}",
-        )
+    if (i := _first_bad(~np.isin(source, ROW_SOURCES))) is not None:
+        what = f"expected one of {list(ROW_SOURCES)}, got {source[i]!r}"
+        raise table_error(where, "source", i, what)
     source = source.astype(str)
     se = _numeric(raw, "throughput_se", where)
     ok = np.where(feasible, np.isfinite(se) & (se >= 0), np.isnan(se))
     ok &= ~(feasible & (source == "exact")) | (se == 0)
-    if not ok.all():
-        i = _first(~ok)
-        raise table_error(
-            where,
-            "throughput_se",
-            i,
+    if (i := _first_bad(~ok)) is not None:
+        what = (
             "expected 0 for an exact row that ran, a finite value >= 0 for "
-            f"another row that ran, NaN for one that did not; got {se[i]}",
+            f"another row that ran, NaN for one that did not; got {se[i]}"
         )
+        raise table_error(where, "throughput_se", i, what)
     prob = _numeric(raw, "feasible_probability", where)
-    bad = ~((prob >= 0) & (prob <= 1))
-    if bad.any():
-        i = _first(bad)
-        raise table_error(
-            where,
-            "feasible_probability",
-            i,
-            f"expected a value in [0, 1], got {prob[i]}",
-        )
+    if (i := _first_bad(~((prob >= 0) & (prob <= 1)))) is not None:
+        what = f"expected a value in [0, 1], got {prob[i]}"
+        raise table_error(where, "feasible_probability", i, what)
     k = _numeric(raw, "n_observations", where)
-    bad = (
-        ~np.isfinite(k)
-        | (k < 0)
-        | (k != np.round(k))
-        | ((source == "imputed") & (k != 0))
-    )
-    if bad.any():
-        i = _first(bad)
-        raise table_error(
-            where,
-            "n_observations",
-            i,
-            f"expected an integer >= 0 (0 where imputed), got {k[i]}",
-        )
+    bad = ~np.isfinite(k) | (k < 0) | (k != np.round(k))
+    if (i := _first_bad(bad | ((source == "imputed") & (k != 0)))) is not None:
+        what = f"expected an integer >= 0 (0 where imputed), got {k[i]}"
+        raise table_error(where, "n_observations", i, what)
     inferred = _boolean(raw, "inferred", where)
-    bad = inferred & (source != "imputed")
-    if bad.any():
-        i = _first(bad)
-        raise table_error(
-            where,
-            "inferred",
-            i,
-            f"expected False for a row a trace observed ({source[i]})",
-        )
+    if (i := _first_bad(inferred & (source != "imputed"))) is not None:
+        what = f"expected False for a row a trace observed ({source[i]})"
+        raise table_error(where, "inferred", i, what)
     return pd.DataFrame(
         {
             "source": source,

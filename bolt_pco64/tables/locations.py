@@ -6,7 +6,7 @@ it; its reconstruction from the published traces
 (:func:`reconstructed_table_path`), the traces themselves
 (:func:`trace_paths`) and its simulated stand-in
 (:func:`bundled_table_path`) ship with the package.
-:func:`bolt_pco64.table.load_table` decides which one is read. Nothing here
+:func:`bolt_pco64.tables.table.load_table` decides which one is read. Nothing here
 reads or writes a table.
 """
 
@@ -56,7 +56,7 @@ def checkout_data_dir() -> Path | None:
     Searched first for a measured table and last for a stand-in; tests replace
     this function to isolate themselves from a developer's ``data/``.
     """
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if (root / "pyproject.toml").is_file() and (root / "data").is_dir():
         return root / "data"
     return None
@@ -68,14 +68,14 @@ def bundled_table_path(
     """Path of ``instance``'s shipped simulated stand-in table (wheel or checkout).
 
     ``variant`` names one of its shipped variants
-    (:data:`bolt_pco64.standins.STANDIN_VARIANTS`); ``None`` is the default.
+    (:data:`bolt_pco64.tables.standins.STANDIN_VARIANTS`); ``None`` is the default.
 
     Raises:
         FileNotFoundError: If the installation lacks it.
         ValueError: If the instance ships no such variant.
     """
     # Imported here: standins needs NumPy, and this module stays light.
-    from bolt_pco64.standins import standin_filename
+    from bolt_pco64.tables.standins import standin_filename
 
     name = standin_filename(instances.get_instance(instance), variant)
     packaged = resources.files("bolt_pco64") / "data" / name
