@@ -47,13 +47,14 @@ from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.reconstruct.grid import reconstruction_grid
 from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
+from bolt_pco64.reconstruct.replay import Replay, replay
 from bolt_pco64.reconstruct.timing import (
     MODELLED_COLUMNS,
     TIMING_SEED,
     modelled_columns,
 )
 from bolt_pco64.simulate.generate import OOM_PAD
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.traces import read_trace, visited_rows
 from bolt_pco64.validation import (
     RECONSTRUCTION_COLUMNS,
     ROW_SOURCES,
@@ -70,7 +71,7 @@ __all__ = [
 ]
 
 #: Version of the reconstruction (bumped whenever a shipped table changes).
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "2.0.0"
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,70 @@ class Reconstruction:
     metadata: dict[str, str]
 
 
+def _best_row(inst: Instance, X: np.ndarray) -> np.ndarray:
+    """Row indices of the published best configuration in ``X`` (0 or 1)."""
+    if inst.published is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero((np.asarray(inst.published.best_config) == X).all(axis=1))
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _replay(inst: Instance, files: Sequence[Path]) -> Replay:
+    """The harness replayed on ``files`` (nothing where no count is published)."""
+    if inst.published is None:
+        return Replay()
+    return replay([read_trace(p, inst) for p in files], inst.published.rows)
+
+
+def replayed_rows(rows: pd.DataFrame, instance: Instance, rep: Replay) -> pd.DataFrame:
+    """``rows`` (:func:`~bolt_pco64.traces.visited_rows`) with the replayed values.
+
+    A visited row that ran and whose noise replayed
+    (:mod:`bolt_pco64.reconstruct.replay`) gets its de-noised throughput,
+    exact: ``source = "exact"``, standard error 0. A copy; other rows as they are.
+    """
+    out = rows.copy()
+    keys = [tuple(int(v) for v in x) for x in encoded(out, instance).tolist()]
+    value = np.array([rep.values.get(k, np.nan) for k in keys])
+    ran = out["ran_successfully"].to_numpy(dtype=bool)
+    hit = ran & np.isfinite(value)
+    out.loc[hit, "throughput_mean"] = value[hit]
+    out.loc[hit, "throughput_se"] = 0.0
+    out.loc[hit, "source"] = "exact"
+    return out
+
+
+def feasible_choice(
+    probability: np.ndarray, known: np.ndarray, ran: np.ndarray, target: int | None
+) -> np.ndarray:
+    """Which rows run, with the published feasible count ``target``.
+
+    Rows with ``known`` feasibility keep ``ran``; of the others, the
+    ``target - ran[known].sum()`` most probable (``probability``, ties in row
+    order) run. ``target`` ``None``: those with probability > 0.5 run.
+
+    Raises:
+        ValueError: If ``target`` cannot be met (fewer known runs than
+            ``target`` minus the unknown rows, or more known runs than it).
+    """
+    out = np.where(known, ran, probability > 0.5)
+    if target is None:
+        return out
+    free = np.flatnonzero(~known)
+    need = target - int(ran[known].sum())
+    if not 0 <= need <= len(free):
+        raise ValueError(
+            f"Expected a published feasible count reachable from the traces, got "
+            f"{target} with {int(ran[known].sum())} known runs and {len(free)} "
+            "unknown rows."
+        )
+    order = free[np.argsort(-probability[free], kind="stable")]
+    out[free] = False
+    out[order[:need]] = True
+    return out
 
 
 def make_reconstruction(
@@ -111,7 +174,9 @@ def make_reconstruction(
     inst = instances.get_instance(instance)
     files = [Path(p) for p in (locations.trace_paths(inst) if paths is None else paths)]
     rows = visited_rows(inst, files)
-    grid = reconstruction_grid(inst, encoded(rows, inst))
+    rep = _replay(inst, files)
+    rows = replayed_rows(rows, inst, rep)
+    grid = reconstruction_grid(inst, encoded(rows, inst), rep.indices)
     n = len(grid.X)
     key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
     at = np.array([key.get(tuple(x), -1) for x in grid.X.tolist()])
@@ -136,8 +201,13 @@ def make_reconstruction(
     predicted_peak = np.full(n, np.inf)
     if (~seen).any():
         pred = Imputer(inst).fit(rows).predict(grid.X[~seen])
-        fit = pred.feasible
         idx = np.flatnonzero(~seen)
+        p_all = np.ones(n)
+        p_all[idx] = pred.feasible_probability
+        if len(best_at := _best_row(inst, grid.X)) == 1 and not seen[best_at[0]]:
+            p_all[best_at[0]] = np.inf  # the published best ran
+        target = None if inst.published is None else inst.published.feasible
+        fit = feasible_choice(p_all, seen, ran, target)[idx]
         ran[idx] = fit
         prob[idx] = np.round(
             pred.feasible_probability, DECIMALS["feasible_probability"]
@@ -156,9 +226,7 @@ def make_reconstruction(
 
     # The published best (the instance's figures; the traces' optimal_value
     # agrees) pins its row's throughput where no trace gives it exactly.
-    best = np.flatnonzero(
-        (np.asarray(inst.published.best_config) == grid.X).all(axis=1)
-    )
+    best = _best_row(inst, grid.X)
     if len(best) == 1 and source[best[0]] != "exact":
         i = int(best[0])
         if seen[i] and not ran[i]:
@@ -192,7 +260,10 @@ def make_reconstruction(
         n_observations=k,
         inferred=grid.inferred,
     )
-    frame = pd.DataFrame({c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS)})
+    data["grid_rule"] = grid.how
+    frame = pd.DataFrame(
+        {c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS, "grid_rule")}
+    )
     counts = {
         s: int((frame["source"] == s).sum()) for s in ("exact", "observed", "imputed")
     }
@@ -209,6 +280,12 @@ def make_reconstruction(
         "counts.imputed": str(counts["imputed"]),
         "counts.inferred": str(int(grid.inferred.sum())),
         "grid": grid.describe(),
+        "replay": (
+            f"noise replayed: {', '.join(rep.replayed) or 'none'}; row indices "
+            f"replayed: {', '.join(rep.indexed) or 'none'}; not replayed: "
+            f"{'; '.join(rep.refused) or 'none'}"
+        ),
+        "counts.feasible": str(int(ran.sum())),
         "modelled_columns": ",".join(MODELLED_COLUMNS),
         "fit_seed": str(FIT_SEED),
         "timing_seed": str(TIMING_SEED),
