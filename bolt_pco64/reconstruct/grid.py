@@ -37,6 +37,7 @@ says, per row, which rule put it there.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -155,8 +156,8 @@ def _by_indices(
     gaps: list[tuple[int, np.ndarray]] = []
     excluded = np.zeros(len(keys), dtype=bool)
     for (p0, p1), (r0, r1) in zip(
-        zip(positions, positions[1:], strict=False),
-        zip(rows, rows[1:], strict=False),
+        itertools.pairwise(positions),
+        itertools.pairwise(rows),
         strict=True,
     ):
         need = r1 - r0 - 1
@@ -177,8 +178,11 @@ def _by_indices(
     absent = sorted({layouts[i] for i in np.flatnonzero(excluded)} - certain)
     rng = np.random.default_rng([GRID_SEED, len(keys)])
     rate = {
-        lay: float(np.mean([keep[i] for i in np.flatnonzero(keep | excluded)
-                            if layouts[i] == lay]))
+        lay: float(
+            np.mean(
+                [keep[i] for i in np.flatnonzero(keep | excluded) if layouts[i] == lay]
+            )
+        )
         for lay in {layouts[i] for i in np.flatnonzero(keep | excluded)}
     }
     drawn = 0
@@ -191,7 +195,9 @@ def _by_indices(
             )
         keep[forced], how[forced] = True, "visited"
         rest = np.array([i for i in cands if not is_visited[i]], dtype=np.int64)
-        narrowed = np.array([i for i in rest if layouts[i] not in absent], dtype=np.int64)
+        narrowed = np.array(
+            [i for i in rest if layouts[i] not in absent], dtype=np.int64
+        )
         left = need - len(forced)
         if len(narrowed) == left:
             keep[narrowed], how[narrowed] = True, "layout"

@@ -37,6 +37,7 @@ harness, a hand-made file) is left as it is: its observed means are used.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -154,14 +155,12 @@ def _indexed(
             if found.setdefault(i, tuple(x)) != tuple(x):
                 return f"row {i} drawn as {list(found[i])} and {x}"
     order = sorted(found)
-    if any(found[a] >= found[b] for a, b in zip(order, order[1:], strict=False)):
+    if any(found[a] >= found[b] for a, b in itertools.pairwise(order)):
         return "the drawn rows are not in canonical order"
     return found
 
 
-def replay(
-    files: Sequence[TraceFile], rows: int, initial: int = 10
-) -> Replay:
+def replay(files: Sequence[TraceFile], rows: int, initial: int = 10) -> Replay:
     """Replay the harness on ``files`` made on a table of ``rows`` rows.
 
     Args:
@@ -181,7 +180,8 @@ def replay(
             out.refused.append(f"{f.path.name}: {got}")
             continue
         clash = [
-            k for k, v in got.items()
+            k
+            for k, v in got.items()
             if k in out.values and abs(out.values[k] - v) > TOLERANCE
         ]
         if clash:
@@ -201,7 +201,7 @@ def replay(
             out.refused.append(f"{f.path.name} (rows): disagrees with another file")
             continue
         order = sorted(merged)
-        if any(merged[a] >= merged[b] for a, b in zip(order, order[1:], strict=False)):
+        if any(merged[a] >= merged[b] for a, b in itertools.pairwise(order)):
             out.refused.append(f"{f.path.name} (rows): order clashes with another file")
             continue
         out.indices = merged
