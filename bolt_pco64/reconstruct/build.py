@@ -45,6 +45,7 @@ import pyarrow.parquet as pq
 from bolt_pco64 import instances, locations
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
+from bolt_pco64.reconstruct.evidence import NeighbourEvidence, neighbour_evidence
 from bolt_pco64.reconstruct.grid import reconstruction_grid
 from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
 from bolt_pco64.reconstruct.replay import Replay, replay
@@ -65,8 +66,12 @@ __all__ = [
     "GENERATOR_VERSION",
     "RECONSTRUCTION_COLUMNS",
     "Reconstruction",
+    "feasible_choice",
     "make_reconstruction",
+    "rebuild_shipped",
     "register_reconstructions",
+    "replay_traces",
+    "replayed_rows",
     "write_reconstructed_table",
 ]
 
@@ -100,7 +105,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _replay(inst: Instance, files: Sequence[Path]) -> Replay:
+def replay_traces(inst: Instance, files: Sequence[Path]) -> Replay:
     """The harness replayed on ``files`` (nothing where no count is published)."""
     if inst.published is None:
         return Replay()
@@ -123,6 +128,31 @@ def replayed_rows(rows: pd.DataFrame, instance: Instance, rep: Replay) -> pd.Dat
     out.loc[hit, "throughput_se"] = 0.0
     out.loc[hit, "source"] = "exact"
     return out
+
+
+def _evidence(
+    X: np.ndarray, rows: pd.DataFrame, inst: Instance, rep: Replay
+) -> NeighbourEvidence:
+    """:func:`~bolt_pco64.reconstruct.evidence.neighbour_evidence` on the rows
+    ``X`` from the visited ``rows`` and the replayed values."""
+    at = {tuple(x): i for i, x in enumerate(np.asarray(X).tolist())}
+    ran: dict[int, bool] = {}
+    value: dict[int, float] = {}
+    means: dict[int, float] = {}
+    for x, ok in zip(
+        encoded(rows, inst).astype(np.int64).tolist(),
+        rows["ran_successfully"].to_numpy(dtype=bool),
+        strict=True,
+    ):
+        i = at[tuple(x)]
+        ran[i] = bool(ok)
+        v = rep.values.get(tuple(x))
+        if v is None:
+            continue
+        (value if ok else means)[i] = v
+    if len(value) < sum(ran.values()):  # a row that ran without its value
+        means = {}
+    return neighbour_evidence(X, ran, value, means)
 
 
 def feasible_choice(
@@ -174,9 +204,17 @@ def make_reconstruction(
     inst = instances.get_instance(instance)
     files = [Path(p) for p in (locations.trace_paths(inst) if paths is None else paths)]
     rows = visited_rows(inst, files)
-    rep = _replay(inst, files)
+    rep = replay_traces(inst, files)
     rows = replayed_rows(rows, inst, rep)
-    grid = reconstruction_grid(inst, encoded(rows, inst), rep.indices)
+    visited_X = encoded(rows, inst)
+    grid = reconstruction_grid(inst, visited_X, rep.indices)
+    if grid.open is not None and len(grid.open):
+        # Candidates the neighbour means show ran are rows.
+        wide = np.unique(np.concatenate([grid.X, grid.open]), axis=0)
+        ev = _evidence(wide, rows, inst, rep)
+        must = [tuple(x) for x in wide[ev.settled & ev.ran].tolist()]
+        grid = reconstruction_grid(inst, visited_X, rep.indices, must)
+    evidence = _evidence(grid.X, rows, inst, rep)
     n = len(grid.X)
     key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
     at = np.array([key.get(tuple(x), -1) for x in grid.X.tolist()])
@@ -207,7 +245,9 @@ def make_reconstruction(
         if len(best_at := _best_row(inst, grid.X)) == 1 and not seen[best_at[0]]:
             p_all[best_at[0]] = np.inf  # the published best ran
         target = None if inst.published is None else inst.published.feasible
-        fit = feasible_choice(p_all, seen, ran, target)[idx]
+        known = seen | evidence.settled
+        ran[evidence.settled] = evidence.ran[evidence.settled]
+        fit = feasible_choice(p_all, known, ran, target)[idx]
         ran[idx] = fit
         prob[idx] = np.round(
             pred.feasible_probability, DECIMALS["feasible_probability"]
@@ -218,6 +258,13 @@ def make_reconstruction(
         se[idx] = np.where(
             fit, np.round(pred.throughput_se, DECIMALS["throughput_se"]), np.nan
         )
+        # Settled by the neighbour means: known to run (or not), and where it
+        # ran, its throughput solved exactly.
+        solved = evidence.settled[idx]
+        prob[idx[solved]] = evidence.ran[idx[solved]].astype(np.float64)
+        exact = solved & evidence.ran[idx]
+        tm[idx[exact]] = evidence.throughput[idx[exact]]
+        se[idx[exact]] = 0.0
         # A run that fits stays under the GPU's memory (a margin < 0).
         cap = inst.gpu_memory_gb - 10.0 ** -DECIMALS["peak_mem"]
         peak = np.minimum(np.round(pred.peak_mem, DECIMALS["peak_mem"]), cap)
@@ -286,6 +333,12 @@ def make_reconstruction(
             f"{'; '.join(rep.refused) or 'none'}"
         ),
         "counts.feasible": str(int(ran.sum())),
+        "evidence": (
+            f"out-of-memory neighbour means settle {int(evidence.settled.sum())} "
+            f"unvisited rows ({int((evidence.settled & evidence.ran).sum())} ran, "
+            "throughput solved); conflicts: "
+            f"{evidence.conflicts}"
+        ),
         "modelled_columns": ",".join(MODELLED_COLUMNS),
         "fit_seed": str(FIT_SEED),
         "timing_seed": str(TIMING_SEED),
@@ -344,3 +397,38 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     atomic_write_text(target, text)
     reconstruction_registry.cache_clear()  # the next look-up reads the new file
     return target
+
+
+def rebuild_shipped(folder: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Rebuild every shipped reconstruction from the shipped traces, and the
+    registry: the one command behind ``bolt-pco64 generate --problem all
+    --from-traces shipped`` (bit for bit the shipped files on one machine).
+
+    Args:
+        folder: Where the tables are written; ``None``: the package's data
+            files (:func:`bolt_pco64.locations.reconstructed_table_path`), else
+            a checkout's ``data/``.
+            The registry is rewritten only when they go there.
+
+    Returns:
+        The tables written, then the registry if rewritten.
+    """
+    written: list[Path] = []
+    for inst in instances.INSTANCES.values():
+        if not inst.trace_files:
+            continue
+        if folder is not None:
+            target = Path(folder) / inst.reconstructed_filename
+        elif (shipped := locations.reconstructed_table_path(inst)) is not None:
+            target = shipped
+        elif (checkout := locations.checkout_data_dir()) is not None:
+            target = checkout / inst.reconstructed_filename
+        else:
+            raise FileNotFoundError(
+                "Expected a data folder to rebuild the shipped reconstructions "
+                "in (a checkout's data/ or the package's), got none."
+            )
+        written.append(write_reconstructed_table(target, inst))
+    if folder is None:
+        written.append(register_reconstructions(written))
+    return written

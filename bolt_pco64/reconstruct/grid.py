@@ -38,7 +38,7 @@ says, per row, which rule put it there.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,8 @@ GRID_REASONS: Mapping[str, str] = {
     "pinned": "the only grid configuration(s) between two replayed row indices",
     "layout": "the only candidates between two replayed row indices once the "
     "layouts the indices show absent are dropped",
+    "evidence": "a candidate between two replayed row indices that an "
+    "out-of-memory neighbour mean shows ran",
     "drawn": "ranked (its layout's share of settled rows; ties drawn with "
     "GRID_SEED) among more candidates than rows in its gap",
 }
@@ -80,6 +82,7 @@ class ReconstructionGrid:
         dropped_layouts: The ``(pp, chunks)`` layouts (raw sizes) rule 2 dropped.
         dropped_at_random: Candidates rule 3 left out.
         indexed: Rows whose index a replayed random-search trace names.
+        open: ``M x d`` candidates of the gaps rule 3 decided (kept or not).
     """
 
     X: np.ndarray
@@ -89,6 +92,7 @@ class ReconstructionGrid:
     dropped_layouts: tuple[tuple[int, int], ...]
     dropped_at_random: int
     indexed: int = 0
+    open: np.ndarray | None = None
 
     def describe(self) -> str:
         """One line: the rule's outcome."""
@@ -138,7 +142,8 @@ def _by_indices(
     indices: Mapping[int, tuple[int, ...]],
     target: int,
     layouts: list[tuple[int, int]],
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], int]:
+    must: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], int, list[int]]:
     """Rules 1-3 with row indices: ``keep``, ``how``, dropped layouts, drawn."""
     at = {k: i for i, k in enumerate(keys)}
     how = np.full(len(keys), "", dtype=object)
@@ -186,15 +191,20 @@ def _by_indices(
         for lay in {layouts[i] for i in np.flatnonzero(keep | excluded)}
     }
     drawn = 0
+    open_: list[int] = []
     for need, cands in gaps:
-        forced = cands[is_visited[cands]]
+        forced = cands[is_visited[cands] | must[cands]]
         if len(forced) > need:
             raise ValueError(
                 f"Expected at most {need} visited configurations in a gap of the "
                 f"replayed rows, got {len(forced)}."
             )
-        keep[forced], how[forced] = True, "visited"
-        rest = np.array([i for i in cands if not is_visited[i]], dtype=np.int64)
+        keep[forced] = True
+        how[forced] = np.where(is_visited[forced], "visited", "evidence")
+        rest = np.array(
+            [i for i in cands if not (is_visited[i] or must[i])], dtype=np.int64
+        )
+        open_ += rest.tolist()
         narrowed = np.array(
             [i for i in rest if layouts[i] not in absent], dtype=np.int64
         )
@@ -210,13 +220,14 @@ def _by_indices(
         picked = pool[order[:left]]
         keep[picked], how[picked] = True, "drawn"
         drawn += len(pool) - left
-    return keep, how, list(absent), drawn
+    return keep, how, list(absent), drawn, open_
 
 
 def reconstruction_grid(
     instance: Instance,
     visited: np.ndarray,
     indices: Mapping[int, tuple[int, ...]] | None = None,
+    must: Sequence[tuple[int, ...]] = (),
 ) -> ReconstructionGrid:
     """The reconstruction's rows: the grid, following the visited configurations.
 
@@ -226,6 +237,8 @@ def reconstruction_grid(
         indices: Row index -> encoded configuration, from replayed
             random-search traces (:attr:`bolt_pco64.reconstruct.replay.Replay.indices`);
             ``None`` or empty: none replayed.
+        must: Configurations other evidence shows are rows (they ran:
+            :mod:`bolt_pco64.reconstruct.evidence`); rule 3 keeps them first.
 
     Raises:
         ValueError: If a visited configuration is off the grid, the visited
@@ -254,15 +267,22 @@ def reconstruction_grid(
     if len(keys) == target:
         keep = np.ones(len(keys), dtype=bool)
         how = np.where(is_visited, "visited", "grid").astype(object)
-        dropped, excess = [], 0
+        dropped, excess, open_ = [], 0, []
     elif indices:
-        keep, how, dropped, excess = _by_indices(
-            grid, keys, is_visited, indices, target, layouts
+        must_rows = {tuple(int(v) for v in x) for x in must}
+        keep, how, dropped, excess, open_ = _by_indices(
+            grid,
+            keys,
+            is_visited,
+            indices,
+            target,
+            layouts,
+            np.array([k in must_rows for k in keys], dtype=bool),
         )
         how[is_visited & keep] = "visited"
     else:
         keep = np.ones(len(keys), dtype=bool)
-        dropped = []
+        dropped, open_ = [], []
         for layout in sorted(set(layouts)):
             members = np.array([lay == layout for lay in layouts])
             if is_visited[members].any():
@@ -289,4 +309,5 @@ def reconstruction_grid(
         dropped_layouts=tuple(dropped),
         dropped_at_random=excess,
         indexed=len(indices or {}),
+        open=grid[np.asarray(sorted(open_), dtype=np.int64)].reshape(-1, grid.shape[1]),
     )

@@ -49,8 +49,10 @@ from bolt_pco64.traces import OOM_SLACK, TraceFile
 __all__ = [
     "TOLERANCE",
     "Replay",
+    "crash_share",
     "harness_indices",
     "harness_noise",
+    "harness_trial",
     "replay",
 ]
 
@@ -207,3 +209,39 @@ def replay(files: Sequence[TraceFile], rows: int, initial: int = 10) -> Replay:
         out.indices = merged
         out.indexed.append(f.path.name)
     return out
+
+
+def harness_trial(
+    feasible: np.ndarray, seed: int, initial: int, iterations: int
+) -> np.ndarray:
+    """The rows one random-search trial of the harness evaluates, in order.
+
+    As :func:`harness_indices`, on a table whose rows (canonical order) run
+    where ``feasible`` (``N`` bools), with the harness's extension of a
+    design holding fewer than two runs: rows popped from the end of the
+    shuffled reserve until two have run (they count as design).
+    """
+    ok = np.asarray(feasible, dtype=bool)
+    rows = len(ok)
+    rng = np.random.default_rng(seed)
+    idx = [int(i) for i in rng.choice(rows, size=initial, replace=False)]
+    chosen = set(idx)
+    rest = [i for i in range(rows) if i not in chosen]
+    rng.shuffle(rest)
+    while int(ok[idx].sum()) < 2 and rest:
+        idx.append(int(rest.pop()))
+    idx += [int(rng.choice(rows, size=1, replace=False)[0]) for _ in range(iterations)]
+    return np.asarray(idx, dtype=np.int64)
+
+
+def crash_share(
+    feasible: np.ndarray, seeds: Sequence[int], initial: int, iterations: int
+) -> float:
+    """Share of the harness's random-search evaluations that do not run.
+
+    Replays one trial per seed (:func:`harness_trial`) on a table whose rows,
+    in canonical order, run where ``feasible`` (``N`` bools).
+    """
+    ok = np.asarray(feasible, dtype=bool)
+    drawn = [ok[harness_trial(ok, int(s), initial, iterations)] for s in seeds]
+    return float(np.mean(~np.concatenate(drawn)))
