@@ -308,8 +308,11 @@ def test_imputed_rows_keep_the_cards_invariants(tiny) -> None:
     ).all()
     assert (imp.loc[ran, "throughput_se"] > 0).all()
     assert (imp.loc[ran, "peak_mem"] < 96).all()
+    # The published count of feasible rows; the imputed runs are the most
+    # probable ones.
+    assert int(frame["ran_successfully"].sum()) == PCO64_INSTANCE.published.feasible
     p = imp["feasible_probability"].to_numpy()
-    assert ((p > 0.5) == ran).all() or ((p >= 0.5) == ran).all()
+    assert p[ran].min() >= p[~ran].max()
 
 
 def test_modelled_columns_read_the_throughput_back(tiny) -> None:
@@ -467,7 +470,17 @@ def test_default_problem_serves_the_reconstruction(name: str) -> None:
         frame["ran_successfully"].to_numpy() == rows["ran_successfully"].to_numpy()
     ).all()
     assert (frame["peak_mem"].to_numpy() == rows["peak_mem"].to_numpy()).all()
-    assert (frame["source"].to_numpy() == rows["source"].to_numpy()).all()
+    # The harness's noise replays on every shipped trace: every visited row
+    # is exact, its throughput within float rounding of the observed mean's
+    # neighbourhood (the mean of k observations with noise sd 0.001).
+    assert (frame["source"] == "exact").all()
+    ran = rows["ran_successfully"].to_numpy(dtype=bool)
+    gap = np.abs(
+        frame["throughput_mean"].to_numpy()[ran]
+        - rows["throughput_observed"].to_numpy()[ran]
+    )
+    k = rows["k"].to_numpy()[ran]
+    assert (gap <= 5 * 0.001 / np.sqrt(k)).all()
 
 
 def test_default_pco64_best_is_the_cards() -> None:
