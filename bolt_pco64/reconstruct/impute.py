@@ -334,6 +334,9 @@ class CrossValidation:
         feasibility_mean_probability: Mean predicted probability that a
             held-out row runs (calibration in the large: compare the share
             that ran).
+        feasibility_accuracy_at_count: Accuracy of the count-constrained
+            choice: in each fold the held-out rows that ran are as many as
+            the most probable ones (NaN without probabilities).
         predictions: Per visited row, in the rows' order, the
             :data:`PREDICTION_COLUMNS`: ``fold``, ``feasible``, ``throughput``,
             ``throughput_se`` and ``peak_mem`` (held out); the scores are
@@ -351,6 +354,7 @@ class CrossValidation:
     feasibility_coverage_95: float = np.nan
     feasibility_brier: float = np.nan
     feasibility_mean_probability: float = np.nan
+    feasibility_accuracy_at_count: float = np.nan
 
 
 #: What :func:`cross_validate` fits: visited rows in, a predictor out.
@@ -409,6 +413,15 @@ def score_predictions(
     sure = np.maximum(prob, 1 - prob) >= LEVEL
     in_set = np.where(sure, (prob >= 0.5) == ran, True)
     has_p = bool(np.isfinite(prob).all())
+    # The count-constrained choice (as the build makes it): in each fold, the
+    # k most probable held-out rows run, k the number that did.
+    at_count = np.zeros(len(ran), dtype=bool)
+    fold = predictions["fold"].to_numpy()
+    for f in np.unique(fold):
+        rows_f = np.flatnonzero(fold == f)
+        k = int(ran[rows_f].sum())
+        top = rows_f[np.argsort(-prob[rows_f], kind="stable")[:k]]
+        at_count[top] = True
     with warnings.catch_warnings():
         # A model without peak memory: NaN, without numpy's all-NaN warning.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -426,6 +439,9 @@ def score_predictions(
         ),
         feasibility_coverage_95=float(in_set.mean()) if has_p else np.nan,
         feasibility_brier=float(np.mean((prob - ran) ** 2)) if has_p else np.nan,
+        feasibility_accuracy_at_count=(
+            float((at_count == ran).mean()) if has_p else np.nan
+        ),
         feasibility_mean_probability=float(prob.mean()) if has_p else np.nan,
     )
 
