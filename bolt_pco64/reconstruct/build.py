@@ -6,17 +6,24 @@ per-row :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`:
 
 - visited rows: ``ran_successfully`` and ``peak_mem`` exact
   (``gpu_memory_gb * (1 - slack)``), ``throughput_mean`` exact
-  (``source = "exact"``, standard error 0) or the mean of ``k`` noisy
-  observations (``"observed"``, ``noise_std / sqrt(k)``); a visited run that
-  did not fit is ``"exact"``;
+  (``source = "exact"``, standard error 0) where the harness's noise replays
+  (:mod:`bolt_pco64.reconstruct.replay`, :func:`replayed_rows`) or a trace
+  gives the noise-free value, else the mean of ``k`` noisy observations
+  (``"observed"``, ``noise_std / sqrt(k)``); a visited run that did not fit
+  is ``"exact"``;
 - the instance's published best configuration: its throughput is the
   published best value (standard error 0) where no trace gives it exactly
   (pco16's best was never visited: its row stays ``"imputed"`` for its
   peak memory, with the published throughput);
 - unvisited rows: imputed (``"imputed"``) by
-  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows only, with
-  the model's standard error and feasibility probability, rounded to
-  :data:`~bolt_pco64.reconstruct.impute.DECIMALS`;
+  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows
+  only, with its calibrated standard error and feasibility probability,
+  rounded to :data:`~bolt_pco64.reconstruct.impute.DECIMALS`; the rows the
+  out-of-memory neighbour means settle
+  (:mod:`bolt_pco64.reconstruct.evidence`) run or not as they say (probability
+  1 / 0), with the solved throughput (standard error 0); of the others, the
+  most probable run, as many as the published feasible count needs
+  (:func:`feasible_choice`);
 - infeasible rows follow the card: throughput NaN, ``peak_mem`` inf,
   ``peak_mem_normalised`` the stand-in's pad
   (:data:`bolt_pco64.simulate.generate.OOM_PAD`); feasible ones
@@ -24,9 +31,13 @@ per-row :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`:
 - :data:`~bolt_pco64.reconstruct.timing.MODELLED_COLUMNS` modelled
   (:mod:`bolt_pco64.reconstruct.timing`).
 
-The parquet's key-value metadata says ``source=reconstructed``, the generator
-version, the counts, which columns are modelled and the SHA-256 of every trace
-read. The same traces give the same file, bit for bit, on one machine.
+A last column, ``grid_rule``, says why each configuration is a row
+(:data:`~bolt_pco64.reconstruct.grid.GRID_REASONS`). The parquet's key-value
+metadata says ``source=reconstructed``, the generator version, the counts,
+the grid rule's outcome, what replayed, what the neighbour means settled, the
+calibration, which columns are modelled and the SHA-256 of every trace read.
+The same traces give the same table, cell for cell, on one machine
+(:func:`rebuild_shipped` rebuilds the shipped ones).
 """
 
 from __future__ import annotations
@@ -237,8 +248,11 @@ def make_reconstruction(
     source[seen] = vis["source"].to_numpy()
 
     predicted_peak = np.full(n, np.inf)
+    calibration = "none (no row imputed)"
     if (~seen).any():
-        pred = Imputer(inst).fit(rows).predict(grid.X[~seen])
+        imputer = Imputer(inst).fit(rows)
+        calibration = ", ".join(f"{k} {v:.6g}" for k, v in imputer.scales.items())
+        pred = imputer.predict(grid.X[~seen])
         idx = np.flatnonzero(~seen)
         p_all = np.ones(n)
         p_all[idx] = pred.feasible_probability
@@ -333,6 +347,10 @@ def make_reconstruction(
             f"{'; '.join(rep.refused) or 'none'}"
         ),
         "counts.feasible": str(int(ran.sum())),
+        "calibration": (
+            "leave-one-out factors of the imputed standard errors and probit "
+            f"slope of the feasibility probability: {calibration}"
+        ),
         "evidence": (
             f"out-of-memory neighbour means settle {int(evidence.settled.sum())} "
             f"unvisited rows ({int((evidence.settled & evidence.ran).sum())} ran, "
