@@ -66,6 +66,8 @@ import torch
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
+from bolt_pco64.reconstruct.build import replay_traces as replay_files
+from bolt_pco64.reconstruct.build import replayed_rows
 from bolt_pco64.reconstruct.impute import (
     PREDICTION_COLUMNS,
     TRUTH_COLUMNS,
@@ -80,6 +82,8 @@ from bolt_pco64.reconstruct.impute import (
     encoded,
     score_predictions,
 )
+from bolt_pco64.reconstruct.replay import crash_share
+from bolt_pco64.tables import locations
 from bolt_pco64.traces import visited_rows
 
 #: The marker of this script's folder (``bolt-pco64 report DIR``).
@@ -141,7 +145,7 @@ def baseline(instance_name: str) -> Fitter:
             mu, _ = _posterior(feas, Xt)
             tm, ts = _posterior(tput, Xt)
             nan = np.full(len(Xt), np.nan)
-            return Imputation(nan, mu > 0, tm, ts, nan, nan)
+            return Imputation(nan, mu > 0, tm, ts, nan, nan)  # no calibration
 
         return predict
 
@@ -155,6 +159,14 @@ def reconstruction(instance_name: str) -> Fitter:
         return Imputer(inst).fit(rows).predict
 
     return fitter
+
+
+def fitted_rows(instance: str) -> pd.DataFrame:
+    """The visited rows the reconstruction fits: the shipped traces' rows with
+    the harness's noise replayed (:func:`~bolt_pco64.reconstruct.build.replayed_rows`)."""
+    inst = get_instance(instance)
+    files = locations.trace_paths(inst)
+    return replayed_rows(visited_rows(inst, files), inst, replay_files(inst, files))
 
 
 def records(instance: str, rows: pd.DataFrame, cv: CrossValidation) -> pd.DataFrame:
@@ -199,6 +211,12 @@ def scores(records: pd.DataFrame, settings: Settings) -> list[dict[str, Any]]:
                 "median_relative_error": cv.median_relative_error,
                 "peak_mem_median_abs_error_gb": cv.peak_mem_median_abs_error,
                 "coverage_95": cv.coverage_95,
+                "peak_mem_coverage_95": cv.peak_mem_coverage_95,
+                "feasibility_coverage_95": cv.feasibility_coverage_95,
+                "feasibility_brier": cv.feasibility_brier,
+                "feasibility_accuracy_at_count": cv.feasibility_accuracy_at_count,
+                "feasibility_mean_probability": cv.feasibility_mean_probability,
+                "share_ran": float(group["ran_successfully"].mean()),
                 "seconds": settings.seconds[key],
             }
         )
@@ -214,17 +232,29 @@ def write_cv(results: Path, records: pd.DataFrame, settings: Settings) -> str:
     lines = [
         "| instance | model | visited rows | feasibility accuracy | throughput Spearman "
         "| median relative error | peak-memory error (median, GB) "
-        "| 95 % interval coverage |",
-        "|---|---|---|---|---|---|---|---|",
+        "| 95 % interval coverage: throughput | peak memory | feasibility "
+        "| mean P(runs) / share that ran | Brier | feasibility accuracy at the "
+        "count |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def pct(v: float) -> str:
+        return "—" if np.isnan(v) else f"{100 * v:.1f} %"
+
     for r in out:
         mem = r["peak_mem_median_abs_error_gb"]
+        mp = r["feasibility_mean_probability"]
+        b = r["feasibility_brier"]
+        brier = "—" if np.isnan(b) else f"{b:.4f}"
         lines.append(
             f"| {r['instance']} | {r['model']} | {r['visited_rows']} "
             f"| {100 * r['feasibility_accuracy']:.1f} % | {r['throughput_spearman']:.4f} "
             f"| {100 * r['median_relative_error']:.2f} % "
             f"| {'—' if np.isnan(mem) else f'{mem:.2f}'} "
-            f"| {100 * r['coverage_95']:.1f} % |"
+            f"| {pct(r['coverage_95'])} | {pct(r['peak_mem_coverage_95'])} "
+            f"| {pct(r['feasibility_coverage_95'])} "
+            f"| {'—' if np.isnan(mp) else f'{mp:.3f}'} / {r['share_ran']:.3f} "
+            f"| {brier} | {pct(r['feasibility_accuracy_at_count'])} |"
         )
     text = "\n".join(lines) + "\n"
     atomic_write_text(md_path, text)
@@ -323,7 +353,7 @@ def run(
     kept, settings = kept_records(results, instances, folds, seed)
     text = ""
     for name in instances:
-        rows = visited_rows(name)
+        rows = fitted_rows(name)
         for label, make in models.items():
             start = time.perf_counter()
             cv = cross_validate(
@@ -336,6 +366,111 @@ def run(
             # After each model: a stopped run keeps what it measured.
             text = save(results, kept, settings)
             print(scores(kept, settings)[-1], flush=True)
+    return text
+
+
+#: Replicate publications of the crash check: 10-trial random searches with
+#: fresh seeds (from :data:`CRASH_FIRST_SEED`, disjoint from the published 0-9).
+CRASH_REPLICATES = 1000
+CRASH_FIRST_SEED = 1000
+CRASH_FILES = ("crash_rows.parquet", "crash.csv", "crash.md", "grid_rows.csv")
+
+
+def crash_check(results: Path, instances: Sequence[str]) -> str:
+    """Random search's crash share on each shipped reconstruction, beside the
+    published one (issue 36, point 3), and each row's grid rule; writes
+    :data:`CRASH_FILES` (the last: per instance and row, the knob columns, the
+    :data:`~bolt_pco64.reconstruct.grid.GRID_REASONS` key that put it in the
+    grid, its ``source`` and whether it runs).
+
+    The harness's draws are replayed (:func:`~bolt_pco64.reconstruct.replay.crash_share`):
+    with the published seeds (the same rows as the published trace), and for
+    :data:`CRASH_REPLICATES` fresh 10-trial runs, whose 2.5-97.5 % quantiles
+    are the interval the published share is compared with.
+    """
+    from bolt_pco64.tables.table import load_table
+    from bolt_pco64.traces import read_trace
+
+    recs, summary, grids = [], [], []
+    for name in instances:
+        inst = get_instance(name)
+        path = Path(locations.reconstructed_table_path(inst))
+        table = load_table(path, instance=name)
+        ok = table.frame["ran_successfully"].to_numpy(dtype=bool)
+        raw = pd.read_parquet(path)
+        grid = raw[[*inst.input_columns, "grid_rule", "source", "ran_successfully"]]
+        grids.append(grid.assign(instance=name, row=np.arange(len(raw))))
+        for path in locations.trace_paths(inst):
+            trace = read_trace(path, inst)
+            if trace.method != "random":
+                continue
+            seeds = [t.seed for t in trace.trials]
+            n = len(trace.trials[0].candidates)
+            published = float(
+                np.mean(np.concatenate([~t.feasible for t in trace.trials]))
+            )
+            same = crash_share(ok, seeds, 10, n - 10)
+            shares = []
+            for r in range(CRASH_REPLICATES):
+                first = CRASH_FIRST_SEED + r * len(seeds)
+                fresh = range(first, first + len(seeds))
+                shares.append(crash_share(ok, fresh, 10, n - 10))
+                recs.append(
+                    {
+                        "instance": name,
+                        "replicate": r,
+                        "first_seed": first,
+                        "trials": len(seeds),
+                        "evaluations": n,
+                        "crash_share": shares[-1],
+                    }
+                )
+            lo, hi = np.quantile(shares, [0.025, 0.975])
+            lo99, hi99 = np.quantile(shares, [0.005, 0.995])
+            tail = float(np.mean(np.asarray(shares) <= published))
+            summary.append(
+                {
+                    "instance": name,
+                    "rows": len(ok),
+                    "feasible": int(ok.sum()),
+                    "table_crash_share": float(np.mean(~ok)),
+                    "published_crash_share": published,
+                    "replayed_published_seeds": same,
+                    "replicate_mean": float(np.mean(shares)),
+                    "interval_low": float(lo),
+                    "interval_high": float(hi),
+                    "interval99_low": float(lo99),
+                    "interval99_high": float(hi99),
+                    "p_two_sided": float(min(1.0, 2 * min(tail, 1 - tail + 1e-12))),
+                }
+            )
+    atomic_write_parquet(results / CRASH_FILES[0], pd.DataFrame(recs))
+    atomic_write_text(
+        results / CRASH_FILES[1], pd.DataFrame(summary).to_csv(index=False)
+    )
+    lines = [
+        "| instance | rows / feasible | crash share of the table | published random "
+        "search | replayed, published seeds | replayed, fresh seeds: mean "
+        "[95 % interval] | 99 % interval | two-sided p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in summary:
+        lines.append(
+            f"| {r['instance']} | {r['rows']} / {r['feasible']} "
+            f"| {100 * r['table_crash_share']:.1f} % "
+            f"| {100 * r['published_crash_share']:.1f} % "
+            f"| {100 * r['replayed_published_seeds']:.1f} % "
+            f"| {100 * r['replicate_mean']:.1f} % [{100 * r['interval_low']:.1f}, "
+            f"{100 * r['interval_high']:.1f}] % "
+            f"| [{100 * r['interval99_low']:.1f}, {100 * r['interval99_high']:.1f}] % "
+            f"| {r['p_two_sided']:.3f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    atomic_write_text(results / CRASH_FILES[2], text)
+    grid_rows = pd.concat(grids, ignore_index=True)
+    first = ["instance", "row", "grid_rule", "source", "ran_successfully"]
+    grid_rows = grid_rows[first + [c for c in grid_rows.columns if c not in first]]
+    atomic_write_text(results / CRASH_FILES[3], grid_rows.to_csv(index=False))
     return text
 
 
@@ -353,7 +488,16 @@ def main() -> None:
         help="Run nothing: rewrite DIR/cv.csv and DIR/cv.md from DIR's records "
         "and report.json, and print the files written.",
     )
+    p.add_argument(
+        "--crash",
+        action="store_true",
+        help="Run only the crash-share check of the shipped reconstructions "
+        "(crash_rows.parquet, crash.csv, crash.md in --results).",
+    )
     args = p.parse_args()
+    if args.crash:
+        print(crash_check(args.results, args.instances))
+        return
     if args.report is not None:
         print("\n".join(str(path) for path in report(args.report)))
         return

@@ -7,7 +7,7 @@ plus Gaussian noise of sd ``noise_std``, 0.001) and its memory slack
 that ran out of memory), and the noise-free table value of each trial's best
 observation (``best_obs_true_all``). ``data/traces/README.md`` gives their
 provenance, licence and every field's meaning; the files ship with the package
-(:func:`bolt_pco64.locations.trace_paths`).
+(:func:`bolt_pco64.tables.locations.trace_paths`).
 
 :func:`read_trace` parses and validates one results file into a
 :class:`TraceFile`; :func:`visited_rows` merges an instance's files into one
@@ -314,7 +314,7 @@ def visited_rows(
     Args:
         instance: The instance.
         paths: Its results files; ``None`` reads the shipped ones
-            (:func:`bolt_pco64.locations.trace_paths`).
+            (:func:`bolt_pco64.tables.locations.trace_paths`).
 
     Returns:
         A DataFrame with, per visited configuration: the encoded inputs

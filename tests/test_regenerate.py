@@ -396,6 +396,12 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
         "median_relative_error",
         "peak_mem_median_abs_error_gb",
         "coverage_95",
+        "peak_mem_coverage_95",
+        "feasibility_coverage_95",
+        "feasibility_brier",
+        "feasibility_accuracy_at_count",
+        "feasibility_mean_probability",
+        "share_ran",
         "seconds",
     ]
     assert cv["seconds"].tolist() == list(marker["seconds"].values())

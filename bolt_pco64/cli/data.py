@@ -168,13 +168,15 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
     short_help="Write the SIMULATED stand-in table (seed 0: the shipped file), or "
     "the reconstruction from published traces (--from-traces)."
 )
-@_problem_option()
+@_problem_option(allow_all=True)
 @click.option(
     "--out",
     "out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Parquet file to write (atomically).",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="Parquet file to write (atomically). With --problem all --from-traces "
+    "shipped: a folder, or none to rebuild the shipped reconstructions and "
+    "their registry in place.",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the noise.")
 @click.option(
@@ -202,7 +204,19 @@ def generate(
     """Write the SIMULATED stand-in table (seed 0 reproduces the shipped file),
     or with --from-traces the table reconstructed from published traces of the
     measured table (the shipped traces reproduce the shipped reconstruction).
-    A refused trace writes nothing."""
+    A refused trace writes nothing. ``--problem all --from-traces shipped``
+    rebuilds every shipped reconstruction (and, without --out, the registry)
+    bit for bit."""
+    if problem == "all":
+        if traces != ("shipped",):
+            raise CLIError("--problem all: expected --from-traces shipped alone")
+        from bolt_pco64.reconstruct.build import rebuild_shipped
+
+        for path in rebuild_shipped(out):
+            click.echo(str(path))
+        return
+    if out is None or out.is_dir():
+        raise CLIError(f"--out: expected a parquet file path, got {out}")
     if traces:
         _generate_from_traces(problem, out, traces)
         return

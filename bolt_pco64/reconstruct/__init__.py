@@ -1,8 +1,11 @@
 """Tables reconstructed from the published traces of the measured tables (design §7).
 
-Small modules, one idea each: :mod:`~bolt_pco64.reconstruct.grid` (which
-configurations are rows), :mod:`~bolt_pco64.reconstruct.impute` (the models of
-the rows no trace visited, and their cross-validation),
+Small modules, one idea each: :mod:`~bolt_pco64.reconstruct.replay` (the
+published harness replayed: the row indices random search drew, the noise it
+added), :mod:`~bolt_pco64.reconstruct.grid` (which configurations are rows),
+:mod:`~bolt_pco64.reconstruct.evidence` (what out-of-memory neighbour means
+settle), :mod:`~bolt_pco64.reconstruct.impute` (the models of the rows no
+trace visited, their calibration and cross-validation),
 :mod:`~bolt_pco64.reconstruct.timing` (the columns no trace gives),
 :mod:`~bolt_pco64.reconstruct.build` (assembling and writing a table) and
 :mod:`~bolt_pco64.reconstruct.registry` (recognising a reconstruction by its
@@ -20,6 +23,7 @@ __all__ = [
     "Reconstruction",
     "cross_validate",
     "make_reconstruction",
+    "rebuild_shipped",
     "reconstruction_grid",
     "score_predictions",
     "write_reconstructed_table",
@@ -30,6 +34,7 @@ _WHERE = {
     "Reconstruction": "build",
     "make_reconstruction": "build",
     "write_reconstructed_table": "build",
+    "rebuild_shipped": "build",
     "Imputer": "impute",
     "cross_validate": "impute",
     "score_predictions": "impute",

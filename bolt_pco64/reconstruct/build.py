@@ -2,31 +2,42 @@
 
 One row per configuration of the reconstruction's grid
 (:mod:`bolt_pco64.reconstruct.grid`), the card's 17 columns and the
-per-row :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`:
+per-row :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`:
 
 - visited rows: ``ran_successfully`` and ``peak_mem`` exact
   (``gpu_memory_gb * (1 - slack)``), ``throughput_mean`` exact
-  (``source = "exact"``, standard error 0) or the mean of ``k`` noisy
-  observations (``"observed"``, ``noise_std / sqrt(k)``); a visited run that
-  did not fit is ``"exact"``;
+  (``source = "exact"``, standard error 0) where the harness's noise replays
+  (:mod:`bolt_pco64.reconstruct.replay`, :func:`replayed_rows`) or a trace
+  gives the noise-free value, else the mean of ``k`` noisy observations
+  (``"observed"``, ``noise_std / sqrt(k)``); a visited run that did not fit
+  is ``"exact"``;
 - the instance's published best configuration: its throughput is the
   published best value (standard error 0) where no trace gives it exactly
   (pco16's best was never visited: its row stays ``"imputed"`` for its
   peak memory, with the published throughput);
 - unvisited rows: imputed (``"imputed"``) by
-  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows only, with
-  the model's standard error and feasibility probability, rounded to
-  :data:`~bolt_pco64.reconstruct.impute.DECIMALS`;
+  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows
+  only, with its calibrated standard error and feasibility probability,
+  rounded to :data:`~bolt_pco64.reconstruct.impute.DECIMALS`; the rows the
+  out-of-memory neighbour means settle
+  (:mod:`bolt_pco64.reconstruct.evidence`) run or not as they say (probability
+  1 / 0), with the solved throughput (standard error 0); of the others, the
+  most probable run, as many as the published feasible count needs
+  (:func:`feasible_choice`);
 - infeasible rows follow the card: throughput NaN, ``peak_mem`` inf,
   ``peak_mem_normalised`` the stand-in's pad
-  (:data:`bolt_pco64.simulate.generate.OOM_PAD`); feasible ones
+  (:data:`bolt_pco64.tables.simulate.generate.OOM_PAD`); feasible ones
   ``peak_mem / gpu_memory_gb - 1``;
 - :data:`~bolt_pco64.reconstruct.timing.MODELLED_COLUMNS` modelled
   (:mod:`bolt_pco64.reconstruct.timing`).
 
-The parquet's key-value metadata says ``source=reconstructed``, the generator
-version, the counts, which columns are modelled and the SHA-256 of every trace
-read. The same traces give the same file, bit for bit, on one machine.
+A last column, ``grid_rule``, says why each configuration is a row
+(:data:`~bolt_pco64.reconstruct.grid.GRID_REASONS`). The parquet's key-value
+metadata says ``source=reconstructed``, the generator version, the counts,
+the grid rule's outcome, what replayed, what the neighbour means settled, the
+calibration, which columns are modelled and the SHA-256 of every trace read.
+The same traces give the same table, cell for cell, on one machine
+(:func:`rebuild_shipped` rebuilds the shipped ones).
 """
 
 from __future__ import annotations
@@ -45,8 +56,10 @@ import pyarrow.parquet as pq
 from bolt_pco64 import instances
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
+from bolt_pco64.reconstruct.evidence import NeighbourEvidence, neighbour_evidence
 from bolt_pco64.reconstruct.grid import reconstruction_grid
 from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
+from bolt_pco64.reconstruct.replay import Replay, replay
 from bolt_pco64.reconstruct.timing import (
     MODELLED_COLUMNS,
     TIMING_SEED,
@@ -59,19 +72,23 @@ from bolt_pco64.tables.validation import (
     ROW_SOURCES,
     reconstruction_label,
 )
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.traces import read_trace, visited_rows
 
 __all__ = [
     "GENERATOR_VERSION",
     "RECONSTRUCTION_COLUMNS",
     "Reconstruction",
+    "feasible_choice",
     "make_reconstruction",
+    "rebuild_shipped",
     "register_reconstructions",
+    "replay_traces",
+    "replayed_rows",
     "write_reconstructed_table",
 ]
 
 #: Version of the reconstruction (bumped whenever a shipped table changes).
-GENERATOR_VERSION = "1.0.0"
+GENERATOR_VERSION = "2.0.0"
 
 
 @dataclass(frozen=True)
@@ -80,7 +97,7 @@ class Reconstruction:
 
     Attributes:
         frame: The table: the card's columns in order, then
-            :data:`~bolt_pco64.validation.RECONSTRUCTION_COLUMNS`; rows in canonical
+            :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`; rows in canonical
             order.
         metadata: The parquet's key-value metadata.
     """
@@ -89,8 +106,95 @@ class Reconstruction:
     metadata: dict[str, str]
 
 
+def _best_row(inst: Instance, X: np.ndarray) -> np.ndarray:
+    """Row indices of the published best configuration in ``X`` (0 or 1)."""
+    if inst.published is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero((np.asarray(inst.published.best_config) == X).all(axis=1))
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def replay_traces(inst: Instance, files: Sequence[Path]) -> Replay:
+    """The harness replayed on ``files`` (nothing where no count is published)."""
+    if inst.published is None:
+        return Replay()
+    return replay([read_trace(p, inst) for p in files], inst.published.rows)
+
+
+def replayed_rows(rows: pd.DataFrame, instance: Instance, rep: Replay) -> pd.DataFrame:
+    """``rows`` (:func:`~bolt_pco64.traces.visited_rows`) with the replayed values.
+
+    A visited row that ran and whose noise replayed
+    (:mod:`bolt_pco64.reconstruct.replay`) gets its de-noised throughput,
+    exact: ``source = "exact"``, standard error 0. A copy; other rows as they are.
+    """
+    out = rows.copy()
+    keys = [tuple(int(v) for v in x) for x in encoded(out, instance).tolist()]
+    value = np.array([rep.values.get(k, np.nan) for k in keys])
+    ran = out["ran_successfully"].to_numpy(dtype=bool)
+    hit = ran & np.isfinite(value)
+    out.loc[hit, "throughput_mean"] = value[hit]
+    out.loc[hit, "throughput_se"] = 0.0
+    out.loc[hit, "source"] = "exact"
+    return out
+
+
+def _evidence(
+    X: np.ndarray, rows: pd.DataFrame, inst: Instance, rep: Replay
+) -> NeighbourEvidence:
+    """:func:`~bolt_pco64.reconstruct.evidence.neighbour_evidence` on the rows
+    ``X`` from the visited ``rows`` and the replayed values."""
+    at = {tuple(x): i for i, x in enumerate(np.asarray(X).tolist())}
+    ran: dict[int, bool] = {}
+    value: dict[int, float] = {}
+    means: dict[int, float] = {}
+    for x, ok in zip(
+        encoded(rows, inst).astype(np.int64).tolist(),
+        rows["ran_successfully"].to_numpy(dtype=bool),
+        strict=True,
+    ):
+        i = at[tuple(x)]
+        ran[i] = bool(ok)
+        v = rep.values.get(tuple(x))
+        if v is None:
+            continue
+        (value if ok else means)[i] = v
+    if len(value) < sum(ran.values()):  # a row that ran without its value
+        means = {}
+    return neighbour_evidence(X, ran, value, means)
+
+
+def feasible_choice(
+    probability: np.ndarray, known: np.ndarray, ran: np.ndarray, target: int | None
+) -> np.ndarray:
+    """Which rows run, with the published feasible count ``target``.
+
+    Rows with ``known`` feasibility keep ``ran``; of the others, the
+    ``target - ran[known].sum()`` most probable (``probability``, ties in row
+    order) run. ``target`` ``None``: those with probability > 0.5 run.
+
+    Raises:
+        ValueError: If ``target`` cannot be met (fewer known runs than
+            ``target`` minus the unknown rows, or more known runs than it).
+    """
+    out = np.where(known, ran, probability > 0.5)
+    if target is None:
+        return out
+    free = np.flatnonzero(~known)
+    need = target - int(ran[known].sum())
+    if not 0 <= need <= len(free):
+        raise ValueError(
+            f"Expected a published feasible count reachable from the traces, got "
+            f"{target} with {int(ran[known].sum())} known runs and {len(free)} "
+            "unknown rows."
+        )
+    order = free[np.argsort(-probability[free], kind="stable")]
+    out[free] = False
+    out[order[:need]] = True
+    return out
 
 
 def make_reconstruction(
@@ -112,7 +216,17 @@ def make_reconstruction(
     inst = instances.get_instance(instance)
     files = [Path(p) for p in (locations.trace_paths(inst) if paths is None else paths)]
     rows = visited_rows(inst, files)
-    grid = reconstruction_grid(inst, encoded(rows, inst))
+    rep = replay_traces(inst, files)
+    rows = replayed_rows(rows, inst, rep)
+    visited_X = encoded(rows, inst)
+    grid = reconstruction_grid(inst, visited_X, rep.indices)
+    if grid.open is not None and len(grid.open):
+        # Candidates the neighbour means show ran are rows.
+        wide = np.unique(np.concatenate([grid.X, grid.open]), axis=0)
+        ev = _evidence(wide, rows, inst, rep)
+        must = [tuple(x) for x in wide[ev.settled & ev.ran].tolist()]
+        grid = reconstruction_grid(inst, visited_X, rep.indices, must)
+    evidence = _evidence(grid.X, rows, inst, rep)
     n = len(grid.X)
     key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
     at = np.array([key.get(tuple(x), -1) for x in grid.X.tolist()])
@@ -135,10 +249,20 @@ def make_reconstruction(
     source[seen] = vis["source"].to_numpy()
 
     predicted_peak = np.full(n, np.inf)
+    calibration = "none (no row imputed)"
     if (~seen).any():
-        pred = Imputer(inst).fit(rows).predict(grid.X[~seen])
-        fit = pred.feasible
+        imputer = Imputer(inst).fit(rows)
+        calibration = ", ".join(f"{k} {v:.6g}" for k, v in imputer.scales.items())
+        pred = imputer.predict(grid.X[~seen])
         idx = np.flatnonzero(~seen)
+        p_all = np.ones(n)
+        p_all[idx] = pred.feasible_probability
+        if len(best_at := _best_row(inst, grid.X)) == 1 and not seen[best_at[0]]:
+            p_all[best_at[0]] = np.inf  # the published best ran
+        target = None if inst.published is None else inst.published.feasible
+        known = seen | evidence.settled
+        ran[evidence.settled] = evidence.ran[evidence.settled]
+        fit = feasible_choice(p_all, known, ran, target)[idx]
         ran[idx] = fit
         prob[idx] = np.round(
             pred.feasible_probability, DECIMALS["feasible_probability"]
@@ -149,6 +273,13 @@ def make_reconstruction(
         se[idx] = np.where(
             fit, np.round(pred.throughput_se, DECIMALS["throughput_se"]), np.nan
         )
+        # Settled by the neighbour means: known to run (or not), and where it
+        # ran, its throughput solved exactly.
+        solved = evidence.settled[idx]
+        prob[idx[solved]] = evidence.ran[idx[solved]].astype(np.float64)
+        exact = solved & evidence.ran[idx]
+        tm[idx[exact]] = evidence.throughput[idx[exact]]
+        se[idx[exact]] = 0.0
         # A run that fits stays under the GPU's memory (a margin < 0).
         cap = inst.gpu_memory_gb - 10.0 ** -DECIMALS["peak_mem"]
         peak = np.minimum(np.round(pred.peak_mem, DECIMALS["peak_mem"]), cap)
@@ -157,9 +288,7 @@ def make_reconstruction(
 
     # The published best (the instance's figures; the traces' optimal_value
     # agrees) pins its row's throughput where no trace gives it exactly.
-    best = np.flatnonzero(
-        (np.asarray(inst.published.best_config) == grid.X).all(axis=1)
-    )
+    best = _best_row(inst, grid.X)
     if len(best) == 1 and source[best[0]] != "exact":
         i = int(best[0])
         if seen[i] and not ran[i]:
@@ -193,7 +322,10 @@ def make_reconstruction(
         n_observations=k,
         inferred=grid.inferred,
     )
-    frame = pd.DataFrame({c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS)})
+    data["grid_rule"] = grid.how
+    frame = pd.DataFrame(
+        {c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS, "grid_rule")}
+    )
     counts = {
         s: int((frame["source"] == s).sum()) for s in ("exact", "observed", "imputed")
     }
@@ -210,6 +342,22 @@ def make_reconstruction(
         "counts.imputed": str(counts["imputed"]),
         "counts.inferred": str(int(grid.inferred.sum())),
         "grid": grid.describe(),
+        "replay": (
+            f"noise replayed: {', '.join(rep.replayed) or 'none'}; row indices "
+            f"replayed: {', '.join(rep.indexed) or 'none'}; not replayed: "
+            f"{'; '.join(rep.refused) or 'none'}"
+        ),
+        "counts.feasible": str(int(ran.sum())),
+        "calibration": (
+            "leave-one-out factors of the imputed standard errors and probit "
+            f"slope of the feasibility probability: {calibration}"
+        ),
+        "evidence": (
+            f"out-of-memory neighbour means settle {int(evidence.settled.sum())} "
+            f"unvisited rows ({int((evidence.settled & evidence.ran).sum())} ran, "
+            "throughput solved); conflicts: "
+            f"{evidence.conflicts}"
+        ),
         "modelled_columns": ",".join(MODELLED_COLUMNS),
         "fit_seed": str(FIT_SEED),
         "timing_seed": str(TIMING_SEED),
@@ -241,7 +389,7 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     """Write the reconstruction registry from the reconstructed tables ``paths``.
 
     For the package's maintainers, after regenerating the shipped tables: each
-    table's :func:`~bolt_pco64.standins.content_fingerprint` is recorded with
+    table's :func:`~bolt_pco64.tables.standins.content_fingerprint` is recorded with
     its instance, generator version, file name and counts
     (:mod:`bolt_pco64.reconstruct.registry`), so that any form of it (a CSV
     export of the card's columns alone included) is recognised. Written
@@ -268,3 +416,38 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     atomic_write_text(target, text)
     reconstruction_registry.cache_clear()  # the next look-up reads the new file
     return target
+
+
+def rebuild_shipped(folder: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Rebuild every shipped reconstruction from the shipped traces, and the
+    registry: the one command behind ``bolt-pco64 generate --problem all
+    --from-traces shipped`` (bit for bit the shipped files on one machine).
+
+    Args:
+        folder: Where the tables are written; ``None``: the package's data
+            files (:func:`bolt_pco64.tables.locations.reconstructed_table_path`), else
+            a checkout's ``data/``.
+            The registry is rewritten only when they go there.
+
+    Returns:
+        The tables written, then the registry if rewritten.
+    """
+    written: list[Path] = []
+    for inst in instances.INSTANCES.values():
+        if not inst.trace_files:
+            continue
+        if folder is not None:
+            target = Path(folder) / inst.reconstructed_filename
+        elif (shipped := locations.reconstructed_table_path(inst)) is not None:
+            target = shipped
+        elif (checkout := locations.checkout_data_dir()) is not None:
+            target = checkout / inst.reconstructed_filename
+        else:
+            raise FileNotFoundError(
+                "Expected a data folder to rebuild the shipped reconstructions "
+                "in (a checkout's data/ or the package's), got none."
+            )
+        written.append(write_reconstructed_table(target, inst))
+    if folder is None:
+        written.append(register_reconstructions(written))
+    return written

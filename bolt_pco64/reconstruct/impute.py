@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 import torch
+from scipy.optimize import minimize_scalar
 from scipy.stats import norm, spearmanr
 
 from bolt_pco64.instances import Instance
@@ -61,6 +62,10 @@ __all__ = [
 
 #: Seed of every fit (torch's generator, inside :func:`deterministic`).
 FIT_SEED = 27
+#: Level of the intervals the standard errors are calibrated to.
+LEVEL = 0.95
+#: Smallest calibration factor of a standard error.
+MIN_SCALE = 0.1
 #: Decimals an imputed value is rounded to (throughput in its unit, its
 #: standard error, peak memory in GB, the feasibility probability).
 DECIMALS: dict[str, int] = {
@@ -118,13 +123,62 @@ def _fit(X: torch.Tensor, y: np.ndarray, bounds: torch.Tensor) -> SingleTaskGP:
     return model
 
 
-def _posterior(model: SingleTaskGP, X: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+def _loo(model: SingleTaskGP, X: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out predictive means and sds of a fitted GP's training rows.
+
+    Closed form for an exact GP (Rasmussen & Williams, eq. 5.12): with ``K``
+    the training covariance plus noise and ``y`` the training targets less the
+    prior mean, ``mu_i = y_i - [K^-1 y]_i / [K^-1]_ii`` and ``var_i = 1 /
+    [K^-1]_ii``. Returned on the raw outcome scale (the model's
+    ``Standardize`` undone); ``X`` are the raw training inputs of the fit.
+    """
     with torch.no_grad():
-        post = model.posterior(X)
-    return (
-        post.mean.squeeze(-1).numpy().astype(np.float64),
-        post.variance.clamp_min(0).sqrt().squeeze(-1).numpy().astype(np.float64),
-    )
+        Xn = model.input_transform(X)
+        K = model.covar_module(Xn).to_dense()
+        noise = model.likelihood.noise.reshape(-1)
+        K = K + torch.diag(noise.expand(K.shape[-1]))
+        prior = model.mean_module(Xn)
+        y = model.train_targets - prior
+        Kinv = torch.cholesky_inverse(torch.linalg.cholesky(K))
+        d = torch.diagonal(Kinv)
+        mean = model.train_targets - (Kinv @ y) / d
+        sd = (1.0 / d).sqrt()
+        tf = model.outcome_transform
+        m, s = tf.means.reshape(()), tf.stdvs.reshape(())
+    return (mean * s + m).numpy(), (sd * s).numpy()
+
+
+def _probit_slope(ratio: np.ndarray, ran: np.ndarray) -> float:
+    """Maximum-likelihood slope ``b`` of ``P(run) = Phi(b * ratio)``."""
+    sign = np.where(ran, 1.0, -1.0)
+
+    def nll(b: float) -> float:
+        return -float(norm.logcdf(b * sign * ratio).sum())
+
+    return float(minimize_scalar(nll, bounds=(0.01, 20.0), method="bounded").x)
+
+
+def interval_scale(z: np.ndarray, level: float = LEVEL) -> float:
+    """The factor that makes ``±z_level`` standard errors cover ``level`` of ``z``.
+
+    ``z`` are standardised leave-one-out residuals; the factor is their
+    ``level`` quantile of ``|z|`` over the normal one (at least
+    :data:`MIN_SCALE`), so that scaled standard errors cover ``level`` of the
+    rows they were fitted to.
+    """
+    q = float(np.quantile(np.abs(z), level))
+    return max(q / float(norm.ppf(0.5 + level / 2)), MIN_SCALE)
+
+
+def _posterior(
+    model: SingleTaskGP, X: torch.Tensor, observation_noise: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    with torch.no_grad():
+        post = model.posterior(X, observation_noise=observation_noise)
+        return (
+            post.mean.squeeze(-1).numpy().astype(np.float64),
+            post.variance.clamp_min(0).sqrt().squeeze(-1).numpy().astype(np.float64),
+        )
 
 
 @dataclass(frozen=True)
@@ -164,6 +218,10 @@ class Imputer:
         lo, hi = zip(*instance.bounds, strict=True)
         self._bounds = torch.tensor([lo, hi], dtype=torch.double)
         self._models: tuple[SingleTaskGP, SingleTaskGP, SingleTaskGP] | None = None
+        #: Calibration of the fitted models (:meth:`fit`): the factors of the
+        #: throughput and peak-memory standard errors and the probit slope of
+        #: the feasibility probability.
+        self.scales: dict[str, float] = {}
 
     def fit(self, rows: pd.DataFrame, seed: int = FIT_SEED) -> Imputer:
         """Fit the three models to ``rows`` (under :func:`deterministic`)."""
@@ -185,7 +243,19 @@ class Imputer:
             throughput = _fit(
                 X[ran], rows["throughput_mean"].to_numpy()[ran], self._bounds
             )
+            lm, sm_ = _loo(memory, X[ran])
+            lt, st_ = _loo(throughput, X[ran])
+            lf, sf_ = _loo(feasibility, self._augment(X, feature))
         self._models = (memory, feasibility, throughput)
+        peak = rows["peak_mem"].to_numpy()[ran]
+        tput = rows["throughput_mean"].to_numpy()[ran]
+        # Standardised leave-one-out residuals, on the scale the standard
+        # errors are written (peak memory in GB, by the delta method).
+        self.scales = {
+            "peak_mem": interval_scale((np.exp(lm) - peak) / (np.exp(lm) * sm_)),
+            "throughput": interval_scale((lt - tput) / st_),
+            "feasibility": _probit_slope(lf / sf_, ran),
+        }
         return self
 
     @property
@@ -205,18 +275,21 @@ class Imputer:
         memory, feasibility, throughput = self._models
         Xt = torch.as_tensor(np.asarray(X, dtype=np.float64))
         with deterministic():
-            lm, sm = _posterior(memory, Xt)
-            mu, sd = _posterior(feasibility, self._augment(Xt, lm))
-            lt, st = _posterior(throughput, Xt)
-        prob = norm.cdf(mu / np.maximum(sd, 1e-12))
+            lm, sm = _posterior(memory, Xt, observation_noise=True)
+            mu, sd = _posterior(
+                feasibility, self._augment(Xt, lm), observation_noise=True
+            )
+            lt, st = _posterior(throughput, Xt, observation_noise=True)
+        k = self.scales
+        prob = norm.cdf(k["feasibility"] * mu / np.maximum(sd, 1e-12))
         pm = np.exp(lm)
         return Imputation(
             feasible_probability=prob,
             feasible=mu > 0,
             throughput=lt,
-            throughput_se=st,
+            throughput_se=k["throughput"] * st,
             peak_mem=pm,
-            peak_mem_se=pm * sm,
+            peak_mem_se=k["peak_mem"] * pm * sm,
         )
 
 
@@ -227,9 +300,11 @@ class Imputer:
 PREDICTION_COLUMNS: tuple[str, ...] = (
     "fold",
     "feasible",
+    "feasible_probability",
     "throughput",
     "throughput_se",
     "peak_mem",
+    "peak_mem_se",
 )
 #: The columns of the visited rows the scores compare the predictions with.
 TRUTH_COLUMNS: tuple[str, ...] = ("ran_successfully", "throughput_mean", "peak_mem")
@@ -250,6 +325,18 @@ class CrossValidation:
             (GB) there (NaN for a model without one).
         coverage_95: Fraction of held-out rows that ran whose trace throughput
             lies within ±1.96 predicted standard errors (NaN without one).
+        peak_mem_coverage_95: The same for peak memory (NaN without one).
+        feasibility_coverage_95: Fraction of held-out rows whose feasibility
+            lies in the 95 % prediction set (the predicted outcome where its
+            probability is >= 0.95, else both; NaN without probabilities).
+        feasibility_brier: Mean squared error of the probability that a row
+            runs (NaN without one).
+        feasibility_mean_probability: Mean predicted probability that a
+            held-out row runs (calibration in the large: compare the share
+            that ran).
+        feasibility_accuracy_at_count: Accuracy of the count-constrained
+            choice: in each fold the held-out rows that ran are as many as
+            the most probable ones (NaN without probabilities).
         predictions: Per visited row, in the rows' order, the
             :data:`PREDICTION_COLUMNS`: ``fold``, ``feasible``, ``throughput``,
             ``throughput_se`` and ``peak_mem`` (held out); the scores are
@@ -263,6 +350,11 @@ class CrossValidation:
     peak_mem_median_abs_error: float
     coverage_95: float
     predictions: pd.DataFrame
+    peak_mem_coverage_95: float = np.nan
+    feasibility_coverage_95: float = np.nan
+    feasibility_brier: float = np.nan
+    feasibility_mean_probability: float = np.nan
+    feasibility_accuracy_at_count: float = np.nan
 
 
 #: What :func:`cross_validate` fits: visited rows in, a predictor out.
@@ -313,7 +405,23 @@ def score_predictions(
     ran = rows["ran_successfully"].to_numpy(dtype=bool)
     truth = rows["throughput_mean"].to_numpy()
     peak = rows["peak_mem"].to_numpy()
-    inside = np.abs(tp[ran] - truth[ran]) <= 1.96 * se[ran]
+    z = float(norm.ppf(0.5 + LEVEL / 2))
+    inside = np.abs(tp[ran] - truth[ran]) <= z * se[ran]
+    pse = predictions["peak_mem_se"].to_numpy(dtype=np.float64)
+    prob = predictions["feasible_probability"].to_numpy(dtype=np.float64)
+    mem_in = np.abs(pm[ran] - peak[ran]) <= z * pse[ran]
+    sure = np.maximum(prob, 1 - prob) >= LEVEL
+    in_set = np.where(sure, (prob >= 0.5) == ran, True)
+    has_p = bool(np.isfinite(prob).all())
+    # The count-constrained choice (as the build makes it): in each fold, the
+    # k most probable held-out rows run, k the number that did.
+    at_count = np.zeros(len(ran), dtype=bool)
+    fold = predictions["fold"].to_numpy()
+    for f in np.unique(fold):
+        rows_f = np.flatnonzero(fold == f)
+        k = int(ran[rows_f].sum())
+        top = rows_f[np.argsort(-prob[rows_f], kind="stable")[:k]]
+        at_count[top] = True
     with warnings.catch_warnings():
         # A model without peak memory: NaN, without numpy's all-NaN warning.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -326,6 +434,15 @@ def score_predictions(
         peak_mem_median_abs_error=mem_error,
         coverage_95=float(inside.mean()) if np.isfinite(se[ran]).all() else np.nan,
         predictions=predictions[list(PREDICTION_COLUMNS)].reset_index(drop=True),
+        peak_mem_coverage_95=(
+            float(mem_in.mean()) if np.isfinite(pse[ran]).all() else np.nan
+        ),
+        feasibility_coverage_95=float(in_set.mean()) if has_p else np.nan,
+        feasibility_brier=float(np.mean((prob - ran) ** 2)) if has_p else np.nan,
+        feasibility_accuracy_at_count=(
+            float((at_count == ran).mean()) if has_p else np.nan
+        ),
+        feasibility_mean_probability=float(prob.mean()) if has_p else np.nan,
     )
 
 
@@ -347,9 +464,11 @@ def cross_validate(
     order = np.random.default_rng(seed).permutation(n)
     fold = np.zeros(n, dtype=np.int64)
     feasible = np.zeros(n, dtype=bool)
+    prob = np.full(n, np.nan)
     tp = np.full(n, np.nan)
     se = np.full(n, np.nan)
     pm = np.full(n, np.nan)
+    pse = np.full(n, np.nan)
     X = encoded(rows, instance)
     for i, held in enumerate(np.array_split(order, folds)):
         train = np.setdiff1d(order, held)
@@ -357,16 +476,20 @@ def cross_validate(
         out = predict(X[held])
         fold[held] = i
         feasible[held] = out.feasible
+        prob[held] = out.feasible_probability
         tp[held] = out.throughput
         se[held] = out.throughput_se
         pm[held] = out.peak_mem
+        pse[held] = out.peak_mem_se
     predictions = pd.DataFrame(
         {
             "fold": fold,
             "feasible": feasible,
+            "feasible_probability": prob,
             "throughput": tp,
             "throughput_se": se,
             "peak_mem": pm,
+            "peak_mem_se": pse,
         }
     )
     return score_predictions(name, rows, predictions)

@@ -1,9 +1,9 @@
 """Recognising a reconstruction by its content (design §7).
 
 A table is a reconstruction if it has a valid per-row ``source`` column
-(:data:`bolt_pco64.validation.RECONSTRUCTION_COLUMNS`), if its parquet
+(:data:`bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`), if its parquet
 metadata says ``source=reconstructed``, or if its
-:func:`~bolt_pco64.standins.content_fingerprint` is registered in the package
+:func:`~bolt_pco64.tables.standins.content_fingerprint` is registered in the package
 data file ``bolt_pco64/reconstruction_fingerprints.json`` (kept apart from the
 stand-ins' registry) -- so a CSV export with only the card's columns is still
 recognised. After regenerating the shipped reconstructions, rewrite the file

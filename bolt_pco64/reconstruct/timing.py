@@ -5,16 +5,16 @@ them from the package's models, driven by each row's reconstructed
 ``throughput_mean``, and labels them *modelled* (:data:`MODELLED_COLUMNS`):
 
 - ``all_time_steps``: the stand-in's recorded steps
-  (:func:`bolt_pco64.simulate.calibrate.measured_times`: a warm-up step, then timed
+  (:func:`bolt_pco64.tables.simulate.calibrate.measured_times`: a warm-up step, then timed
   steps with its base run-to-run noise,
-  :func:`~bolt_pco64.simulate.calibrate.draw_noise` from :data:`TIMING_SEED`) around the
-  step time ``work / throughput_mean`` (:func:`bolt_pco64.estimators.work_per_step`),
+  :func:`~bolt_pco64.tables.simulate.calibrate.draw_noise` from :data:`TIMING_SEED`) around the
+  step time ``work / throughput_mean`` (:func:`bolt_pco64.tables.estimators.work_per_step`),
   scaled so that the runner's estimator
-  (:func:`bolt_pco64.estimators.estimate_throughput`) reads ``throughput_mean`` back
+  (:func:`bolt_pco64.tables.estimators.estimate_throughput`) reads ``throughput_mean`` back
   from them;
 - ``throughput_std``: that estimator's standard error of those steps;
 - ``overall_time``: the steps plus the stand-in's gap between steps
-  (:attr:`~bolt_pco64.simulate.spec.ModelConstants.step_gap_s`);
+  (:attr:`~bolt_pco64.tables.simulate.spec.ModelConstants.step_gap_s`);
 - ``peak_mem_per_gpu``: every rank at the row's ``peak_mem`` (no per-rank
   model: the traces give one peak per run).
 """
