@@ -18,11 +18,8 @@ from bolt_pco64.bench import (
     Family,
     SingleTable,
     StandinVariants,
-    run_benchmark,
     run_comparison,
-    run_problems,
 )
-from bolt_pco64.bench.variants import run_variants
 from bolt_pco64.cli import main
 from bolt_pco64.standins import STANDIN_VARIANTS
 from bolt_pco64.table import SimulatedTableWarning
@@ -99,51 +96,8 @@ def test_several_tables_need_a_budget_in_evaluations(
     assert not (tmp_path / "o").exists()
 
 
-def test_run_benchmark_is_a_deprecated_wrapper_with_the_same_results(
-    tmp_path: Path, table_path: Path
-) -> None:
-    spec = ComparisonSpec(["random", "ts"], seeds=2, budget=5, n_init=3)
-    new = run_comparison(spec, table_path, out=tmp_path / "new", progress=False)
-    with pytest.warns(DeprecationWarning, match="run_comparison") as record:
-        old = run_benchmark(
-            ["random", "ts"], seeds=2, budget=5, n_init=3, out=tmp_path / "old",
-            table=table_path, progress=False,
-        )  # fmt: skip
-    # The wrapper's own warning names the caller's line (an old matplotlib may
-    # add deprecation warnings of its own while the plots are drawn).
-    own = [w for w in record if "run_comparison" in str(w.message)]
-    assert [w.filename for w in own] == [__file__]
-    pd.testing.assert_frame_equal(
-        old.records.drop(columns=TIMING), new.records.drop(columns=TIMING)
-    )
-    for result in (old, new):
-        meta = json.loads((result.out / "meta.json").read_text())
-        assert meta["arguments"]["reference"] == "random"
-        assert meta["arguments"]["seeds"] == [0, 1]
-    assert old.summary.drop(columns=_seconds(old.summary)).equals(
-        new.summary.drop(columns=_seconds(new.summary))
-    )
-
-
 def _seconds(summary: pd.DataFrame) -> list[str]:
     return [c for c in summary.columns if "seconds" in c]
-
-
-@pytest.mark.parametrize(
-    ("wrapper", "replacement"),
-    [(run_problems, "Family"), (run_variants, "StandinVariants")],
-)
-def test_the_other_wrappers_are_deprecated_and_check_through_the_spec(
-    wrapper: object, replacement: str, tmp_path: Path
-) -> None:
-    with (
-        pytest.warns(DeprecationWarning, match=replacement) as record,
-        pytest.raises(ComparisonSpecError, match="seeds"),
-    ):
-        wrapper(methods=["random"], seeds=0, out=tmp_path / "o")  # type: ignore[operator]
-    assert [w.filename for w in record] == [__file__]
-    assert not (tmp_path / "o").exists()
-    assert replacement in (wrapper.__doc__ or "")  # type: ignore[attr-defined]
 
 
 def test_one_spec_runs_on_each_table_set(tmp_path: Path, table_path: Path) -> None:

@@ -59,11 +59,7 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.family`: :class:`~bolt_pco64.bench.family.Family`, with the
   combined report;
 - :mod:`~bolt_pco64.bench.variants`:
-  :class:`~bolt_pco64.bench.variants.StandinVariants`, with the robustness report;
-- :mod:`~bolt_pco64.bench.benchmark`: :func:`~bolt_pco64.bench.benchmark.run_benchmark`
-  (deprecated, as are :func:`~bolt_pco64.bench.family.run_problems` and
-  :func:`~bolt_pco64.bench.variants.run_variants`: thin wrappers of
-  :func:`~bolt_pco64.bench.comparison.run_comparison`).
+  :class:`~bolt_pco64.bench.variants.StandinVariants`, with the robustness report.
 
 Reliability: each finished run is written atomically to
 ``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
@@ -147,7 +143,6 @@ if TYPE_CHECKING:
         ProcessBackend,
         make_backend,
     )
-    from bolt_pco64.bench.benchmark import BenchResult, run_benchmark
     from bolt_pco64.bench.comparison import (
         ComparisonSpec,
         ComparisonSpecError,
@@ -171,9 +166,9 @@ if TYPE_CHECKING:
         RunContext,
         RunKey,
     )
-    from bolt_pco64.bench.family import Family, FamilyResult, run_problems
+    from bolt_pco64.bench.family import Family, FamilyResult
     from bolt_pco64.bench.formatting import summary_markdown
-    from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
+    from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
     from bolt_pco64.bench.plots import plot_regret
     from bolt_pco64.bench.proposals import Proposal, resolve_proposal
     from bolt_pco64.bench.records import RunOutcome, record_columns
@@ -209,9 +204,7 @@ _WHERE: dict[str, str] = {
     "FamilyResult": "family",
     "StandinVariants": "variants",
     "VariantsResult": "variants",
-    "run_problems": "family",
-    "BenchResult": "benchmark",
-    "run_benchmark": "benchmark",
+    "BenchResult": "plan",
     "DEFAULTS": "config",
     "QUICK": "config",
     "QUICK_FAMILY": "config",
@@ -299,22 +292,14 @@ __all__ = [
     "regenerate",
     "register_method",
     "resolve_proposal",
-    "run_benchmark",
     "run_comparison",
     "run_one",
-    "run_problems",
     "summarize",
     "summary_markdown",
 ]
 
 
-#: Deprecated names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {"RECORD_COLUMNS": "run", "DEFAULT_METHODS": "config"}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:
-        return getattr(importlib.import_module(f"{__name__}.{_DEPRECATED[name]}"), name)
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

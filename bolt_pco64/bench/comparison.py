@@ -27,15 +27,12 @@ written, then runs what is missing and writes each report::
     family = run_comparison(spec, Family(), out="my-family")
 
 The command line (``bolt-pco64 bench``) builds one spec from its options and
-calls :func:`run_comparison`; :func:`~bolt_pco64.bench.benchmark.run_benchmark`,
-:func:`~bolt_pco64.bench.family.run_problems` and
-:func:`~bolt_pco64.bench.variants.run_variants` are deprecated wrappers.
+calls :func:`run_comparison`.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -368,30 +365,3 @@ def planned_tables(
         )
         for label, (instance, table) in labels.items()
     }
-
-
-def _run_deprecated(
-    old: str,
-    replacement: str,
-    tables: TableSet[R],
-    spec_fields: Mapping[str, Any],
-    **run: Any,
-) -> R:
-    """The deprecated entry points' one body: warn, naming their caller's line
-    (``stacklevel=3``), then build the spec from ``spec_fields`` (checked, as
-    :class:`ComparisonSpec` checks it) and :func:`run_comparison` it on
-    ``tables`` with the ``run`` keywords.
-
-    Args:
-        old: The deprecated name, as a user imports it
-            (``"bolt_pco64.bench.run_benchmark"``).
-        replacement: How ``tables`` is spelled in the replacement call
-            (``"SingleTable(table, problem)"``).
-    """
-    warnings.warn(
-        f"{old} is deprecated and will be removed in a future 0.x release; use "
-        f"bolt_pco64.bench.run_comparison(ComparisonSpec(...), {replacement}, out=...).",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return run_comparison(ComparisonSpec(**spec_fields), tables, **run)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Real
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.clock import ClockBudget
 from bolt_pco64.bench.methods import BUILTINS
 from bolt_pco64.params import POSITIVE_INT, Interval, check_param, is_noise_std
@@ -111,10 +110,6 @@ QUICK_FAMILY = BenchDefaults(
     budget=20,
     n_init=QUICK.n_init,
     out="bench-results/quick-all",
-)
-#: Deprecated: ``DEFAULT_METHODS`` is ``DEFAULTS.methods`` (one default, one name).
-__getattr__ = deprecated_names(
-    __name__, {"DEFAULT_METHODS": (lambda: DEFAULTS.methods, "DEFAULTS.methods")}
 )
 
 

@@ -62,10 +62,10 @@ from bolt_pco64.bo.early_stop import (
 
 if TYPE_CHECKING:
     from bolt_pco64.bench.clock import Job, SimulatedClock
-    from bolt_pco64.bench.contract import ObjectiveModel, Prediction
+    from bolt_pco64.bench.contract import Prediction
     from bolt_pco64.partial import PartialRuns
 
-__all__ = ["EarlyStopper", "StepResult", "model_prior", "prediction_prior"]
+__all__ = ["EarlyStopper", "StepResult", "prediction_prior"]
 
 
 @dataclass(frozen=True)
@@ -103,22 +103,6 @@ def prediction_prior(
             f"{mean.numel()} and {var.numel()}."
         )
     return list(zip(mean.tolist(), var.clamp_min(1e-300).tolist(), strict=True))
-
-
-def model_prior(
-    model: ObjectiveModel | None, X: torch.Tensor
-) -> list[tuple[float, float] | None]:
-    """The model's posterior mean and latent variance at each of ``X``'s
-    ``q`` points (``q x d``-dim tensor); ``None`` each without a model.
-
-    Deprecated: the harness reads the method's own
-    :meth:`~bolt_pco64.bench.contract.Method.predict` (:func:`prediction_prior`).
-    """
-    if model is None:
-        return [None] * X.shape[0]
-    from bolt_pco64.bench.contract import posterior_prediction
-
-    return prediction_prior(posterior_prediction(model, X), X.shape[0])
 
 
 class EarlyStopper:

@@ -27,10 +27,9 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import (
     ComparisonSpec,
     ComparisonSpecError,
-    _run_deprecated,
     planned_tables,
 )
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
+from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.formatting import summary_markdown
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.plots import plot_panels
@@ -43,7 +42,6 @@ __all__ = [
     "FamilyPart",
     "FamilyResult",
     "family_cost_label",
-    "run_problems",
     "write_family_report",
 ]
 
@@ -165,72 +163,6 @@ class Family:
             root, parts, plan.config, plan.methods, plan.seeds
         )
         return FamilyResult(root, results, summary, md, plot)
-
-
-def run_problems(
-    problems: Sequence[str] = tuple(INSTANCES),
-    methods: Sequence[str] = DEFAULTS.methods,
-    seeds: int | Sequence[int] = DEFAULTS.seeds,
-    budget: int = DEFAULTS.budget,
-    n_init: int = DEFAULTS.n_init,
-    q: int = DEFAULTS.q,
-    out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = DEFAULTS.noise,
-    jobs: int = DEFAULTS.jobs,
-    dask_scheduler: str | None = None,
-    progress: bool = True,
-    arguments: dict[str, Any] | None = None,
-    reference: str | None = None,
-    workers: int = DEFAULTS.workers,
-    early_stop: str = DEFAULTS.early_stop,
-) -> FamilyResult:
-    """Deprecated: run (or resume) one comparison on each problem, and a
-    combined report.
-
-    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
-
-        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
-                       Family(problems), out=out, jobs=jobs)
-
-    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
-    its results are the same.
-
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
-    ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problems`` is
-    :class:`Family`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress`` and
-    ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
-
-    Raises:
-        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
-            (``ComparisonSpecError``, ``TableError``), before anything is created or
-            written.
-        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        FileNotFoundError: If a named table file does not exist.
-    """
-    return _run_deprecated(
-        "bolt_pco64.bench.run_problems",
-        "Family(problems)",
-        Family(problems),
-        dict(
-            methods=methods,
-            seeds=seeds,
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            workers=workers,
-            early_stop=early_stop,
-            reference=reference,
-        ),
-        out=out,
-        jobs=jobs,
-        dask_scheduler=dask_scheduler,
-        progress=progress,
-        arguments=arguments,
-    )
 
 
 def family_cost_label(facts: Mapping[str, TableFacts]) -> str:

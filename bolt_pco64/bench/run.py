@@ -39,14 +39,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext, as_method
 from bolt_pco64.bench.loop import RunLoop
 from bolt_pco64.bench.records import RunOutcome, record_columns
 from bolt_pco64.bench.registry import get_method
-from bolt_pco64.costs import TimeModel
-from bolt_pco64.instances import PCO64_INSTANCE
 from bolt_pco64.params import Interval, check_param
 
 if TYPE_CHECKING:
@@ -59,20 +56,6 @@ __all__ = [
     "run_one",
     "run_task",
 ]
-
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "RECORD_COLUMNS": (
-            lambda: record_columns(PCO64_INSTANCE),
-            "record_columns(instance)",
-        ),
-        "cost_per_row": (
-            lambda: lambda table: TimeModel(table).gpu_hours,
-            "TimeModel(table).gpu_hours",
-        ),
-    },
-)
 
 
 @contextlib.contextmanager

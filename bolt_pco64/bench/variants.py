@@ -41,7 +41,6 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import (
     ComparisonSpec,
     ComparisonSpecError,
-    _run_deprecated,
     planned_tables,
 )
 from bolt_pco64.bench.config import DEFAULTS
@@ -57,7 +56,6 @@ __all__ = [
     "VariantsResult",
     "agreement",
     "rank_agreement",
-    "run_variants",
     "write_robustness",
 ]
 
@@ -161,73 +159,6 @@ class StandinVariants:
             int(spec.budget),  # type: ignore[arg-type]
         )
         return VariantsResult(root, results, pairs, taus, markdown)
-
-
-def run_variants(
-    problem: str = DEFAULTS.problem,
-    variants: Sequence[str] | None = None,
-    methods: Sequence[str] = DEFAULTS.methods,
-    seeds: int | Sequence[int] = DEFAULTS.seeds,
-    budget: int = DEFAULTS.budget,
-    n_init: int = DEFAULTS.n_init,
-    q: int = DEFAULTS.q,
-    out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = DEFAULTS.noise,
-    workers: int = DEFAULTS.workers,
-    jobs: int = DEFAULTS.jobs,
-    dask_scheduler: str | None = None,
-    progress: bool = True,
-    arguments: dict[str, Any] | None = None,
-    reference: str | None = None,
-    early_stop: str = DEFAULTS.early_stop,
-) -> VariantsResult:
-    """Deprecated: run (or resume) one comparison on each stand-in variant of
-    ``problem``, and the robustness report.
-
-    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
-
-        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
-                       StandinVariants(problem, variants), out=out, jobs=jobs)
-
-    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
-    its results are the same.
-
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
-    ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problem`` and ``variants``
-    are :class:`StandinVariants`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress``
-    and ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
-
-    Raises:
-        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
-            (``ComparisonSpecError``, ``TableError``), before anything is created or
-            written.
-        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        FileNotFoundError: If a named table file does not exist.
-    """
-    return _run_deprecated(
-        "bolt_pco64.bench.variants.run_variants",
-        "StandinVariants(problem, variants)",
-        StandinVariants(problem, variants),
-        dict(
-            methods=methods,
-            seeds=seeds,
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            workers=workers,
-            early_stop=early_stop,
-            reference=reference,
-        ),
-        out=out,
-        jobs=jobs,
-        dask_scheduler=dask_scheduler,
-        progress=progress,
-        arguments=arguments,
-    )
 
 
 def _meta(out: Path) -> dict[str, Any]:
