@@ -18,12 +18,12 @@ What it does (issue 17's comparison), on one problem (default pco64):
 4. prints a Markdown report and writes it to ``OUT/results.md``; each phase's
    wall time is in it (measured under whatever load the machine has).
 
-``OUT/report.json`` marks the folder as this script's (``bolt-pco64 report
+``OUT/report.json`` marks the folder as this script's (``benchmarks/report_results.py
 OUT`` runs ``--report OUT``) and keeps the settings and measured wall times;
 ``--report OUT`` rewrites ``results.md`` from the records in ``OUT/workers1``
 and ``OUT/workers4``, without running anything, and prints the files written
-(``bolt-pco64 report OUT`` calls it, then rewrites the two comparisons'
-reports).
+(``benchmarks/report_results.py OUT`` calls it after ``bolt-pco64 report``
+has rewritten the two comparisons' reports).
 
 ``--quick`` runs ``--problem all``'s quick form instead: random, qlognei and
 eipu, 3 seeds x 20 evaluations on each problem with its cost report.

@@ -39,7 +39,7 @@ same ``--folds`` and ``--seed``.
 
 ``--report DIR`` runs nothing: it rewrites ``DIR/cv.csv`` and ``DIR/cv.md``
 from ``DIR/cv_rows.parquet`` and ``DIR/report.json`` and prints their paths,
-one per line (``bolt-pco64 report DIR`` calls it: the marker names this
+one per line (``benchmarks/report_results.py DIR`` calls it: the marker names this
 script).
 
 Run::
@@ -82,7 +82,7 @@ from bolt_pco64.reconstruct.impute import (
 )
 from bolt_pco64.traces import visited_rows
 
-#: The marker of this script's folder (``bolt-pco64 report DIR``).
+#: The marker of this script's folder (``benchmarks/report_results.py DIR``).
 REPORT_MARKER = "report.json"
 #: The per-row records the report is computed from.
 RECORDS = "cv_rows.parquet"

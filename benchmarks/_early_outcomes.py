@@ -2,7 +2,7 @@
 
 A stopped configuration is never measured fully (methods propose only
 untried rows), so stopping the optimum makes regret 0 unreachable; a
-near-optimal target (:mod:`bolt_pco64.bench.earlymetrics`) and ERT do not
+near-optimal target (:mod:`_early_metrics`) and ERT do not
 see that loss. These metrics do. They read the harness's records
 (:mod:`bolt_pco64.bench.records`: ``method, seed, iteration, row, feasible,
 stopped, regret``, and ``gpu_hours`` on a GPU-hour budget) and the problem's
@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-
-from bolt_pco64.bench.costmetrics import within_budget
-from bolt_pco64.bench.earlymetrics import (
+from _early_metrics import (
     check_early_records,
     check_reference_setting,
     exact_interval,
 )
+from scipy import stats as sps
+
+from bolt_pco64.bench.costmetrics import within_budget
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     _signed_rank_p,

@@ -20,7 +20,7 @@ table (each row's full cost under the time model and its true throughput):
   costs nothing on the way to it.
 - **Whether the optimum was found or stopped** (found-optimum and regret-0
   rates, end-of-budget regret, the optimum started and stopped, each setting
-  against the reference paired by seed): :mod:`bolt_pco64.bench.earlyoutcomes`
+  against the reference paired by seed): :mod:`_early_outcomes`
   (a near-optimal target and ERT do not see a stopped optimum).
 - **ERT with and without early termination, paired by seed**
   (:func:`paired_ert`): the comparisons under different ``--early-stop``
