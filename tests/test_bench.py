@@ -508,10 +508,9 @@ def test_refused_bench_leaves_the_file_system_as_it_was(
         monkeypatch.setenv("BOLT_PCO64_TABLE", str(garbage))
     elif case == "unreachable Dask scheduler":
         pytest.importorskip("distributed")
-        from bolt_pco64.bench import backends, config
+        from bolt_pco64.bench import backends
 
-        fast = config.BenchDefaults(dask_connect_timeout_s=1.0)
-        monkeypatch.setattr(backends, "DEFAULTS", fast)
+        monkeypatch.setattr(backends, "DASK_CONNECT_TIMEOUT_S", 1.0)
         args += ["--table", str(table_path), "--dask-scheduler", "tcp://127.0.0.1:1"]
     elif case == "noise":
         args += ["--table", str(table_path), "--noise", "-1"]

@@ -443,7 +443,7 @@ def test_help_lists_commands_in_full(width: int) -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_bench_help_lists_every_method_unbroken(width: int) -> None:
-    from bolt_pco64.bench.config import DEFAULTS
+    from bolt_pco64.bench.spec import DEFAULTS
     from bolt_pco64.bench.registry import method_names
 
     result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
@@ -469,3 +469,65 @@ def test_method_help_names_the_registered_methods(
     register_method("mine", lambda ctx: ctx.untried[: ctx.q])
     result = CliRunner().invoke(main, ["bench", "--help"])
     assert re.search(r"^  mine\s+registered in this process$", result.output, re.M)
+
+
+def _bench_args(table: Path, out: Path, methods: str) -> list[str]:
+    return [
+        "bench", "--methods", methods, "--seeds", "2", "--budget", "5",
+        "--n-init", "4", "--table", str(table), "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+
+
+def test_bench_names_its_table_and_keeps_a_folder_s_earlier_methods(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "t.parquet"
+    small_frame().to_parquet(table, index=False)
+    out = tmp_path / "out"
+    first = CliRunner().invoke(main, _bench_args(table, out, "random,naive"))
+    assert first.exit_code == 0, first.output
+    flat = " ".join(first.output.split())
+    assert f"table: pco64, argument: {table}" in flat
+    assert "rows," in flat and "feasible)" in flat
+    assert "also holds runs" not in flat
+    # A rerun of one method into the used folder: the summary still compares
+    # both, and the terminal says why.
+    again = CliRunner().invoke(main, _bench_args(table, out, "random"))
+    assert again.exit_code == 0, again.output
+    assert "also holds runs of naive" in " ".join(again.output.split())
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary["method"]) == ["random", "naive"]
+    assert "| naive |" in (out / "summary.md").read_text()
+
+
+def test_bench_refuses_a_method_named_twice(tmp_path: Path) -> None:
+    got = CliRunner().invoke(
+        main,
+        ["bench", "--methods", "random,qlognei,random", "--out", str(tmp_path / "o")],
+    )
+    assert got.exit_code == 2
+    assert "random more than once" in got.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bolt_pco64.bench import comparison
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(comparison, "run_comparison", interrupted)
+    table = tmp_path / "t.parquet"
+    small_frame().to_parquet(table, index=False)
+    out = tmp_path / "my out"
+    got = CliRunner().invoke(main, _bench_args(table, out, "random,naive"))
+    assert got.exit_code == 130
+    assert "Aborted" not in got.output
+    assert "rerun the same command with the same --out" in got.output
+    command = got.output.strip().splitlines()[-1].strip()
+    assert command.startswith("bolt-pco64 bench ")
+    assert "--methods random,naive" in command
+    assert "--seeds 2" in command and "--no-progress" in command
+    assert command.endswith(f"--out '{out}'")

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from bolt_pco64.bench import (
     DEFAULTS,
+    QUICK,
     ComparisonSpec,
     ComparisonSpecError,
     Family,
@@ -30,14 +31,16 @@ TIMING = ["fit_seconds", "acq_seconds"]
 table_path = _fixtures.table_path
 
 
-def test_the_spec_s_defaults_are_the_harness_defaults() -> None:
+def test_the_default_preset_is_the_spec_s_defaults() -> None:
     spec = ComparisonSpec()
-    for name in ("n_init", "q", "noise", "workers", "early_stop", "budget"):
-        assert getattr(spec, name) == getattr(DEFAULTS, name), name
-    assert spec.methods == DEFAULTS.methods
+    assert DEFAULTS.spec() == spec
+    assert spec.describe() == DEFAULTS.describe()
     assert spec.seeds == tuple(range(DEFAULTS.seeds))
     assert spec.budget_hours is None
-    assert spec.reference == DEFAULTS.reference
+    assert spec.reference == "random"
+    quick = QUICK.spec(seeds=2)
+    assert (quick.methods, quick.seeds, quick.budget) == (QUICK.methods, (0, 1), 30)
+    assert QUICK.spec(budget_hours=5.0).budget is None
 
 
 def test_the_spec_holds_the_checked_values_and_is_frozen() -> None:
@@ -51,7 +54,8 @@ def test_the_spec_holds_the_checked_values_and_is_frozen() -> None:
         spec.q = 2  # type: ignore[misc]
     again = dataclasses.replace(spec, budget_hours=None, budget=7)
     assert (again.budget, again.config.clock_budget().evaluations) == (7, 7)
-    assert ComparisonSpec(["ts", "random", "ts"]).methods == ("ts", "random")
+    with pytest.raises(ComparisonSpecError, match="'ts' more than once"):
+        ComparisonSpec(["ts", "random", "ts"])
 
 
 @pytest.mark.parametrize(

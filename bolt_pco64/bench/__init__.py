@@ -4,10 +4,10 @@ A *run* is one method optimising one problem from one seed for ``budget``
 evaluations (the initial design included); a *comparison* is every method
 from every seed, written into one output directory. The parts:
 
-- :mod:`~bolt_pco64.bench.config`: every default
-  (:data:`~bolt_pco64.bench.config.DEFAULTS`, :data:`~bolt_pco64.bench.config.QUICK`,
-  :data:`~bolt_pco64.bench.config.QUICK_FAMILY`) and
-  :class:`~bolt_pco64.bench.config.BenchConfig`, what makes runs comparable;
+- :mod:`~bolt_pco64.bench.spec`: every default
+  (:data:`~bolt_pco64.bench.spec.DEFAULTS`, :data:`~bolt_pco64.bench.spec.QUICK`,
+  :data:`~bolt_pco64.bench.spec.QUICK_FAMILY`) and
+  :class:`~bolt_pco64.bench.spec.BenchConfig`, what makes runs comparable;
 - :mod:`~bolt_pco64.bench.contract`: what a method is
   (:class:`~bolt_pco64.bench.contract.Method`: ``propose``, and optionally its own
   ``n_init``, ``new_state``, ``recommend`` and ``predict``), what it sees
@@ -126,7 +126,7 @@ Another package registers its methods through the entry-point group
 in ``bolt-pco64 bench --methods`` and its ``--help``.
 
 The names below are imported from their modules on first use, so that
-``import bolt_pco64.bench.config`` (the command line's ``--help``) stays light.
+``import bolt_pco64.bench.spec`` (the command line's ``--help``) stays light.
 """
 
 from __future__ import annotations
@@ -143,20 +143,7 @@ if TYPE_CHECKING:
         ProcessBackend,
         make_backend,
     )
-    from bolt_pco64.bench.comparison import (
-        ComparisonSpec,
-        ComparisonSpecError,
-        SingleTable,
-        TableSet,
-        run_comparison,
-    )
-    from bolt_pco64.bench.config import (
-        DEFAULTS,
-        QUICK,
-        QUICK_FAMILY,
-        BenchConfig,
-        BenchDefaults,
-    )
+    from bolt_pco64.bench.comparison import SingleTable, TableSet, run_comparison
     from bolt_pco64.bench.contract import (
         FunctionMethod,
         Method,
@@ -184,6 +171,15 @@ if TYPE_CHECKING:
     )
     from bolt_pco64.bench.report import cost_label
     from bolt_pco64.bench.run import run_one
+    from bolt_pco64.bench.spec import (
+        DEFAULTS,
+        QUICK,
+        QUICK_FAMILY,
+        BenchConfig,
+        ComparisonSpec,
+        ComparisonSpecError,
+        Preset,
+    )
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
     from bolt_pco64.bench.summary import checkpoints_for, summarize
     from bolt_pco64.bench.variants import StandinVariants, VariantsResult
@@ -195,8 +191,8 @@ _WHERE: dict[str, str] = {
     "InProcessBackend": "backends",
     "ProcessBackend": "backends",
     "make_backend": "backends",
-    "ComparisonSpec": "comparison",
-    "ComparisonSpecError": "comparison",
+    "ComparisonSpec": "spec",
+    "ComparisonSpecError": "spec",
     "SingleTable": "comparison",
     "TableSet": "comparison",
     "run_comparison": "comparison",
@@ -205,11 +201,11 @@ _WHERE: dict[str, str] = {
     "StandinVariants": "variants",
     "VariantsResult": "variants",
     "BenchResult": "plan",
-    "DEFAULTS": "config",
-    "QUICK": "config",
-    "QUICK_FAMILY": "config",
-    "BenchConfig": "config",
-    "BenchDefaults": "config",
+    "DEFAULTS": "spec",
+    "QUICK": "spec",
+    "QUICK_FAMILY": "spec",
+    "BenchConfig": "spec",
+    "Preset": "spec",
     "ENTRY_POINT_GROUP": "registry",
     "METHODS": "registry",
     "MethodRegistry": "registry",
@@ -252,7 +248,6 @@ __all__ = [
     "Backend",
     "BackendError",
     "BenchConfig",
-    "BenchDefaults",
     "BenchPlan",
     "BenchResult",
     "ComparisonSpec",
@@ -268,6 +263,7 @@ __all__ = [
     "ObjectiveModel",
     "OutputDirError",
     "Prediction",
+    "Preset",
     "ProcessBackend",
     "Proposal",
     "ResultStore",

@@ -44,8 +44,8 @@ from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from bolt_pco64.bench.config import BenchConfig
     from bolt_pco64.bench.report import TableFacts
+    from bolt_pco64.bench.spec import BenchConfig
     from bolt_pco64.table import Table
 
 __all__ = [

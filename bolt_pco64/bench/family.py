@@ -24,16 +24,12 @@ from typing import Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.comparison import (
-    ComparisonSpec,
-    ComparisonSpecError,
-    planned_tables,
-)
-from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.comparison import planned_tables
 from bolt_pco64.bench.formatting import summary_markdown
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.plots import plot_panels
 from bolt_pco64.bench.report import TableFacts, cost_label, standin_caveats
+from bolt_pco64.bench.spec import BenchConfig, ComparisonSpec, ComparisonSpecError
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 

@@ -35,12 +35,12 @@ import torch
 from torch import Tensor
 
 from bolt_pco64.bench.clock import Completion, SimulatedClock
-from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext
 from bolt_pco64.bench.early import EarlyStopper, StepResult, prediction_prior
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.records import RunOutcome, build_records, error_line
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bo.early_stop import get_policy
 from bolt_pco64.costs import TimeModel
 from bolt_pco64.partial import PartialRuns

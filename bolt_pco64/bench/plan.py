@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bolt_pco64.bench.backends import Backend, make_backend
-from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.problems import make_problem
 from bolt_pco64.bench.registry import get_method
 from bolt_pco64.bench.run import Task
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
-    from bolt_pco64.bench.comparison import ComparisonSpec
+    from bolt_pco64.bench.spec import ComparisonSpec
     from bolt_pco64.instances import Instance
     from bolt_pco64.problem import PCO, TableLike
     from bolt_pco64.table import Table
@@ -250,8 +250,8 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
                 p.table,
                 float(p.problem.optimal_value),
                 float(p.problem.worst_feasible_value),
-                plan.methods,
-                plan.seeds,
+                store.report_methods,
+                store.report_seeds,
                 plan.config,
                 store.failed(),
                 store.key["table"],
@@ -263,7 +263,7 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
                 p.table,
                 float(p.problem.optimal_value),
                 float(p.problem.worst_feasible_value),
-                plan.methods,
+                store.report_methods,
                 plan.config,
                 store.failed(),
                 plan.reference,
@@ -284,27 +284,34 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
 
 
 class _Bars:
-    """Two tqdm bars (runs, evaluations), or nothing."""
+    """One tqdm bar per method (its evaluations, so that its rate and ETA are
+    its own), or nothing; off when standard error is not a terminal."""
 
-    def __init__(self, enabled: bool, runs: int, evals: int | None) -> None:
-        self.runs: Any = None
-        self.evals: Any = None
+    def __init__(self, enabled: bool, totals: dict[str, int | None]) -> None:
+        self.bars: dict[str, Any] = {}
         if enabled:
             from tqdm.auto import tqdm
 
-            self.runs = tqdm(total=runs, desc="runs", unit="run", position=0)
-            self.evals = tqdm(total=evals, desc="evaluations", unit="eval", position=1)
+            width = max(map(len, totals), default=0)
+            self.bars = {
+                method: tqdm(
+                    total=total,
+                    desc=method.ljust(width),
+                    unit="eval",
+                    position=i,
+                    disable=None,
+                )
+                for i, (method, total) in enumerate(totals.items())
+            }
 
-    def update(self, runs: int = 0, evals: int = 0) -> None:
-        if self.runs is not None and runs:
-            self.runs.update(runs)
-        if self.evals is not None and evals:
-            self.evals.update(evals)
+    def update(self, method: str, evals: int) -> None:
+        bar = self.bars.get(method)
+        if bar is not None and evals:
+            bar.update(evals)
 
     def close(self) -> None:
-        for bar in (self.evals, self.runs):
-            if bar is not None:
-                bar.close()
+        for bar in reversed(self.bars.values()):
+            bar.close()
 
 
 def run_store(
@@ -319,20 +326,21 @@ def run_store(
     the methods are looked up (``None``:
     :func:`~bolt_pco64.bench.registry.method_registry`'s)."""
     todo = store.todo()
-    n_sel = len(store.selected)
     tasks = [Task(m, s, store.table, config, get_method(m, registry)) for m, s in todo]
     # On a GPU-hour budget a run's evaluations are not known in advance.
     per = config.budget
-    bars = _Bars(progress, n_sel, n_sel * per if per is not None else None)
-    bars.update(runs=n_sel - len(todo), evals=(n_sel - len(todo)) * (per or 0))
+    seeds = len(store.seeds)
+    bars = _Bars(progress, {m: seeds * per if per else None for m in store.methods})
+    for m, _ in set(store.selected) - set(todo):
+        bars.update(m, per or 0)
     ran: list[tuple[str, int]] = []
     status = "complete"
     try:
         store.write_meta("running")
-        for outcome in backend.run(tasks, lambda n: bars.update(evals=n)):
+        for outcome in backend.run(tasks, bars.update):
             store.persist(outcome)
             ran.append((outcome.method, outcome.seed))
-            bars.update(runs=1, evals=max(0, (per or 0) - len(outcome.records)))
+            bars.update(outcome.method, max(0, (per or 0) - len(outcome.records)))
     except KeyboardInterrupt:
         status = "interrupted"
         raise

@@ -53,7 +53,7 @@ import pandas as pd
 from bolt_pco64.bench.contract import RunKey
 
 if TYPE_CHECKING:
-    from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.bench.spec import BenchConfig
 
 __all__ = [
     "FOLDER_KINDS",
@@ -165,7 +165,7 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
 
 
 def _config(meta: dict[str, Any]) -> BenchConfig:
-    from bolt_pco64.bench.config import BenchConfig
+    from bolt_pco64.bench.spec import BenchConfig
 
     key = {k: v for k, v in meta["config"].items() if k != "table"}
     return BenchConfig(**key)

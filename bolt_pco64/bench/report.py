@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.costmetrics import evaluation_horizon
 from bolt_pco64.bench.formatting import (
     comparisons_markdown,
@@ -40,6 +39,7 @@ from bolt_pco64.bench.formatting import (
 )
 from bolt_pco64.bench.plots import plot_regret
 from bolt_pco64.bench.problems import instance_of
+from bolt_pco64.bench.spec import DEFAULT_REFERENCE, BenchConfig
 from bolt_pco64.bench.summary import compare_to_reference, summarize
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def write_summary(
     config: BenchConfig,
     failed: set[tuple[str, int]],
     fingerprint: str,
-    reference: str = DEFAULTS.reference,
+    reference: str = DEFAULT_REFERENCE,
 ) -> tuple[pd.DataFrame, str]:
     """Write ``summary.csv``, ``summary.md``, ``comparisons.csv`` and ``regret.png``.
 

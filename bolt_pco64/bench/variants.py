@@ -38,17 +38,13 @@ import pandas as pd
 import scipy.stats as sps
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.comparison import (
-    ComparisonSpec,
-    ComparisonSpecError,
-    planned_tables,
-)
-from bolt_pco64.bench.config import DEFAULTS
+from bolt_pco64.bench.comparison import planned_tables
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
+from bolt_pco64.bench.spec import ComparisonSpec, ComparisonSpecError
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
 from bolt_pco64.bench.store import check_output_dir
-from bolt_pco64.instances import get_instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, get_instance
 from bolt_pco64.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
 
 __all__ = [
@@ -103,7 +99,7 @@ class StandinVariants:
             in report order; ``None``: all of the problem's.
     """
 
-    problem: str = DEFAULTS.problem
+    problem: str = DEFAULT_INSTANCE
     variants: Sequence[str] | None = None
 
     def plan_tables(

@@ -106,8 +106,12 @@ class _Methods(click.ParamType):
         from bolt_pco64.bench.registry import method_names
 
         known = method_names()
-        names = list(dict.fromkeys(m.strip() for m in str(value).split(",")))
-        names = [m for m in names if m]
+        names = [m.strip() for m in str(value).split(",") if m.strip()]
+        repeated = sorted({m for m in names if names.count(m) > 1})
+        if repeated:
+            self.fail(
+                f"expected distinct names, got {', '.join(repeated)} more than once"
+            )
         unknown = [m for m in names if m not in known]
         if not names or unknown:
             self.fail(

@@ -7,7 +7,7 @@ function of the step's :class:`~bolt_pco64.bench.contract.RunContext`.
 :data:`~bolt_pco64.bench.methods.builtins.BUILTINS` is the one list of the
 built-in methods: each one's name, its method, its line in ``bench --help``
 and whether the default and the ``--quick`` comparisons run it
-(:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help read
+(:data:`~bolt_pco64.bench.spec.DEFAULTS` and the command line's help read
 it from here). Methods registered by the user and those of other packages'
 entry points are looked up in :mod:`bolt_pco64.bench.registry`.
 
@@ -54,8 +54,6 @@ when this package is imported (``bench --help`` lists the methods).
 
 from __future__ import annotations
 
-from typing import Any
-
 from bolt_pco64.bench.contract import (
     ENTRY_POINT_GROUP,
     FunctionMethod,
@@ -92,21 +90,3 @@ __all__ = [
     "RandomMethod",
     "RunContext",
 ]
-
-#: What moved to :mod:`bolt_pco64.bench.registry` (still importable from here).
-_MOVED = (
-    "METHODS",
-    "check_methods",
-    "check_reference",
-    "get_method",
-    "method_names",
-    "register_method",
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        from bolt_pco64.bench import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
