@@ -443,8 +443,8 @@ def test_help_lists_commands_in_full(width: int) -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_bench_help_lists_every_method_unbroken(width: int) -> None:
-    from bolt_pco64.bench.spec import DEFAULTS
     from bolt_pco64.bench.registry import method_names
+    from bolt_pco64.bench.spec import DEFAULTS
 
     result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
     assert result.exit_code == 0, result.output
@@ -488,7 +488,8 @@ def test_bench_names_its_table_and_keeps_a_folder_s_earlier_methods(
     assert first.exit_code == 0, first.output
     flat = " ".join(first.output.split())
     assert f"table: pco64, argument: {table}" in flat
-    assert "rows," in flat and "feasible)" in flat
+    assert "rows," in flat
+    assert "feasible)" in flat
     assert "also holds runs" not in flat
     # A rerun of one method into the used folder: the summary still compares
     # both, and the terminal says why.
@@ -529,5 +530,6 @@ def test_ctrl_c_says_how_to_resume(
     command = got.output.strip().splitlines()[-1].strip()
     assert command.startswith("bolt-pco64 bench ")
     assert "--methods random,naive" in command
-    assert "--seeds 2" in command and "--no-progress" in command
+    assert "--seeds 2" in command
+    assert "--no-progress" in command
     assert command.endswith(f"--out '{out}'")

@@ -30,11 +30,11 @@ from bolt_pco64.bench import (
     register_method,
     run_comparison,
 )
-from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.early import prediction_prior
 from bolt_pco64.bench.methods import BUILTIN_METHODS
 from bolt_pco64.bench.registry import METHODS, check_methods, method_registry
 from bolt_pco64.bench.run import run_one
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore
 from bolt_pco64.bo import FeasibilityClassifier, fit_gp, log_prob_feasible
 from bolt_pco64.cli import main
