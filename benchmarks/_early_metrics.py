@@ -27,13 +27,13 @@ table (each row's full cost under the time model and its true throughput):
   settings are separate result directories of the same methods and seeds
   (the same initial designs); each method's runs are labelled
   ``"<method> [<setting>]"`` and read by the cost metrics
-  (:func:`~bolt_pco64.bench.costmetrics.ert.ert_table` and
-  :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against the
+  (:func:`~bolt_pco64.bench.report.cost.ert.ert_table` and
+  :func:`~bolt_pco64.bench.report.cost.ert.compare_costs` against the
   reference setting's label): ERT to each target with its bootstrap
   interval, and the ERT ratio with a *paired* bootstrap interval.
 
 Records beyond a GPU-hour budget (the run that crosses it) are left out
-(:func:`~bolt_pco64.bench.costmetrics.base.within_budget`), as in the cost metrics.
+(:func:`~bolt_pco64.bench.report.cost.base.within_budget`), as in the cost metrics.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats as sps
 
-from bolt_pco64.bench.costmetrics import compare_costs, ert_table, within_budget
+from bolt_pco64.bench.report.cost import compare_costs, ert_table, within_budget
 from bolt_pco64.bench.stats import STATS_DEFAULTS
 from bolt_pco64.costs import TimeModel
 
@@ -253,9 +253,9 @@ def paired_ert(
         axis: ``"gpu_hours"`` or ``"wall_hours"``.
 
     Returns:
-        ``(ert, comparisons)``: :func:`~bolt_pco64.bench.costmetrics.ert.ert_table`
+        ``(ert, comparisons)``: :func:`~bolt_pco64.bench.report.cost.ert.ert_table`
         and, per method and other setting,
-        :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against the same
+        :func:`~bolt_pco64.bench.report.cost.ert.compare_costs` against the same
         method under ``reference`` (``ert_ratio`` < 1: early termination
         reached the target for less), with ``setting`` and ``method`` columns.
 

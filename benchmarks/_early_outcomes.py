@@ -33,7 +33,7 @@ table (its rows' true throughput):
 
 An *optimum row* is a row of the table's highest ``throughput_mean`` (rows
 tied with it included). Results beyond a GPU-hour budget do not count
-(:func:`~bolt_pco64.bench.costmetrics.base.within_budget`).
+(:func:`~bolt_pco64.bench.report.cost.base.within_budget`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from _early_metrics import (
 )
 from scipy import stats as sps
 
-from bolt_pco64.bench.costmetrics import within_budget
+from bolt_pco64.bench.report.cost import within_budget
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     _signed_rank_p,

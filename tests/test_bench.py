@@ -583,7 +583,7 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
 
 def test_cost_on_the_reconstruction_is_labelled_modelled() -> None:
     """Its run times come from the time model, not from a trace (issue 27)."""
-    from bolt_pco64.bench.report import TableFacts, cost_label
+    from bolt_pco64.bench.report.facts import TableFacts, cost_label
     from bolt_pco64.locations import reconstructed_table_path
     from bolt_pco64.table import load_table
 

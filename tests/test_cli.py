@@ -443,7 +443,7 @@ def test_help_lists_commands_in_full(width: int) -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_bench_help_lists_every_method_unbroken(width: int) -> None:
-    from bolt_pco64.bench.registry import method_names
+    from bolt_pco64.bench.methods.registry import method_names
     from bolt_pco64.bench.spec import DEFAULTS
 
     result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)

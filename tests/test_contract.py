@@ -32,7 +32,7 @@ from bolt_pco64.bench import (
 )
 from bolt_pco64.bench.early import prediction_prior
 from bolt_pco64.bench.methods import BUILTIN_METHODS
-from bolt_pco64.bench.registry import METHODS, check_methods, method_registry
+from bolt_pco64.bench.methods.registry import METHODS, check_methods, method_registry
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore

@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 
 from bolt_pco64.bench import ComparisonSpec, run_comparison
-from bolt_pco64.bench.costreport import COST_REPORT_FILES
 from bolt_pco64.bench.regenerate import (
     REPORT_MARKER,
     folder_kind,
@@ -23,6 +22,7 @@ from bolt_pco64.bench.regenerate import (
     regenerate_comparison,
     script_folders,
 )
+from bolt_pco64.bench.report.cost.page import COST_REPORT_FILES
 from bolt_pco64.cli import main
 from bolt_pco64.instances import get_instance
 from bolt_pco64.reconstruct.impute import cross_validate
@@ -153,6 +153,10 @@ def test_the_package_leaves_a_script_s_files_to_the_checkout(
     got = CliRunner().invoke(main, ["report", str(tmp_path)])
     assert got.exit_code == 0, got.output
     assert f"{folder} (trace_check)" in got.output
+    meta = json.loads((folder / "inner" / "meta.json").read_text())
+    named = f"table of {folder / 'inner'}: {meta['problem']}, {meta['table']['source']}"
+    assert named in got.output
+    assert f"({meta['table']['rows']} rows, " in got.output
     assert "benchmarks/report_results.py" in got.output
     only = tmp_path / "only"
     only.mkdir()

@@ -32,7 +32,7 @@ costs, :mod:`bolt_pco64.costs` is the one place that knows):
   (stopping it would throw its observation away, which no user does), so a
   run's total can exceed the budget by at most the jobs that were running
   when it was crossed (at most one per worker). The cost metrics
-  (:mod:`bolt_pco64.bench.costmetrics`) read results up to the budget only,
+  (:mod:`bolt_pco64.bench.report.cost`) read results up to the budget only,
   so the overshoot never favours a method.
 
 Determinism: the clock is a pure function of the calls made on it; ties go

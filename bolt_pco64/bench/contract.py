@@ -34,7 +34,7 @@ The harness never reads a method's models or state itself.
 Runs are named by a :class:`RunKey` (``method/seed``).
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
-(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.registry.register_method`
+(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.methods.registry.register_method`
 does so). See ``docs/architecture.md`` for where the contract sits. The
 module imports torch only when a context is used, so that the command line
 can list methods without it.

@@ -25,10 +25,10 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import planned_tables
-from bolt_pco64.bench.formatting import summary_markdown
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
-from bolt_pco64.bench.plots import plot_panels
-from bolt_pco64.bench.report import TableFacts, cost_label, standin_caveats
+from bolt_pco64.bench.report.facts import TableFacts, cost_label, standin_caveats
+from bolt_pco64.bench.report.markdown import summary_markdown
+from bolt_pco64.bench.report.plots import plot_panels
 from bolt_pco64.bench.spec import BenchConfig, ComparisonSpec, ComparisonSpecError
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
@@ -47,9 +47,9 @@ class FamilyPart:
     """What the combined report takes from one problem's comparison.
 
     Attributes:
-        summary: Its summary frame (:func:`~bolt_pco64.bench.summary.summarize`).
+        summary: Its summary frame (:func:`~bolt_pco64.bench.report.tables.summarize`).
         records: Its records.
-        facts: Its table's :class:`~bolt_pco64.bench.report.TableFacts`.
+        facts: Its table's :class:`~bolt_pco64.bench.report.facts.TableFacts`.
         optimal_value: Its problem's optimal value.
         worst_feasible_value: Its problem's worst feasible value.
     """
@@ -163,7 +163,7 @@ class Family:
 
 def family_cost_label(facts: Mapping[str, TableFacts]) -> str:
     """The cost unit of a family's combined report: every problem's
-    :func:`~bolt_pco64.bench.report.cost_label` where they agree, else
+    :func:`~bolt_pco64.bench.report.facts.cost_label` where they agree, else
     ``"GPU-hours (simulated on pco16; modelled on pco32, pco64)"``."""
     labels = {p: cost_label(t) for p, t in facts.items()}
     if len(set(labels.values())) == 1:

@@ -26,8 +26,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bolt_pco64.bench.backends import Backend, make_backend
+from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import make_problem
-from bolt_pco64.bench.registry import get_method
+from bolt_pco64.bench.report.context import ReportContext
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.pages import write_report
 from bolt_pco64.bench.run import Task
 from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore, check_output_dir
@@ -58,7 +61,7 @@ class BenchResult:
     Attributes:
         out: The output directory.
         records: All records (complete and failed runs), one row per evaluation.
-        summary: The per-method summary (:func:`~bolt_pco64.bench.summary.summarize`).
+        summary: The per-method summary (:func:`~bolt_pco64.bench.report.tables.summarize`).
         summary_markdown: ``summary.md``'s text.
         plot: Path of ``regret.png``.
         errors: ``"method/seed" -> error`` for the failed runs.
@@ -113,7 +116,7 @@ class BenchPlan:
             variant's name), in order.
         progress: Whether to show progress bars.
         registry: Where the methods are looked up (the spec's); ``None``:
-            :func:`~bolt_pco64.bench.registry.method_registry`'s.
+            :func:`~bolt_pco64.bench.methods.registry.method_registry`'s.
     """
 
     methods: list[str]
@@ -232,9 +235,6 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         BackendError: If the Dask scheduler cannot be reached (nothing is
             created then).
     """
-    from bolt_pco64.bench.costreport import write_cost_report
-    from bolt_pco64.bench.report import cost_label, write_summary
-
     results: dict[str, BenchResult] = {}
     with plan.backend:
         for name, p in plan.problems.items():
@@ -244,31 +244,20 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
                 store, plan.backend, plan.config, plan.progress, plan.registry
             )
             records = store.records()
-            summary, md = write_summary(
-                store.out,
-                records,
-                p.table,
-                float(p.problem.optimal_value),
-                float(p.problem.worst_feasible_value),
-                store.report_methods,
-                store.report_seeds,
-                plan.config,
-                store.failed(),
-                store.key["table"],
-                plan.reference,
+            ctx = ReportContext(
+                out=store.out,
+                records=records,
+                facts=TableFacts.of(p.table),
+                optimal_value=float(p.problem.optimal_value),
+                worst_feasible_value=float(p.problem.worst_feasible_value),
+                methods=store.report_methods,
+                seeds=store.report_seeds,
+                config=plan.config,
+                failed=store.failed(),
+                fingerprint=store.key["table"],
+                reference=plan.reference,
             )
-            write_cost_report(
-                store.out,
-                records,
-                p.table,
-                float(p.problem.optimal_value),
-                float(p.problem.worst_feasible_value),
-                store.report_methods,
-                plan.config,
-                store.failed(),
-                plan.reference,
-                cost_label(p.table),
-            )
+            summary, md = write_report(ctx)
             store.write_meta("complete")
             results[name] = BenchResult(
                 store.out,
@@ -324,7 +313,7 @@ def run_store(
     """Run the store's missing runs on an open ``backend``; finalise its files
     on any exit. Returns the ``(method, seed)`` pairs run. ``registry``: where
     the methods are looked up (``None``:
-    :func:`~bolt_pco64.bench.registry.method_registry`'s)."""
+    :func:`~bolt_pco64.bench.methods.registry.method_registry`'s)."""
     todo = store.todo()
     tasks = [Task(m, s, store.table, config, get_method(m, registry)) for m, s in todo]
     # On a GPU-hour budget a run's evaluations are not known in advance.

@@ -9,7 +9,7 @@ reader can recompute every number without rerunning anything
 - ``"comparison"``: a harness output directory (``meta.json`` with its
   ``report`` block and ``runs.parquet``, :mod:`bolt_pco64.bench.store`):
   ``summary.csv``, ``summary.md``, ``comparisons.csv``, ``regret.png`` and
-  the cost report (:data:`~bolt_pco64.bench.costreport.COST_REPORT_FILES`)
+  the cost report (:data:`~bolt_pco64.bench.report.cost.page.COST_REPORT_FILES`)
   are rewritten by the functions that wrote them at the end of the run, from
   ``runs.parquet`` and ``meta.json`` alone (the table is not read); then its
   sub-folders as in a collection (``docs/results/`` is a comparison that
@@ -46,14 +46,18 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from bolt_pco64.bench.contract import RunKey
-
-if TYPE_CHECKING:
-    from bolt_pco64.bench.spec import BenchConfig
+from bolt_pco64.bench.family import FamilyPart, write_family_report
+from bolt_pco64.bench.report.context import ReportContext
+from bolt_pco64.bench.report.cost.page import COST_REPORT_FILES
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.pages import write_report
+from bolt_pco64.bench.spec import BenchConfig
+from bolt_pco64.bench.variants import write_robustness
 
 __all__ = [
     "FOLDER_KINDS",
@@ -165,8 +169,6 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
 
 
 def _config(meta: dict[str, Any]) -> BenchConfig:
-    from bolt_pco64.bench.spec import BenchConfig
-
     key = {k: v for k, v in meta["config"].items() if k != "table"}
     return BenchConfig(**key)
 
@@ -176,44 +178,23 @@ def _rewrite_comparison(
 ) -> tuple[list[Path], pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """:func:`regenerate_comparison`, also returning the summary, the records
     and ``meta.json``."""
-    from bolt_pco64.bench.costreport import COST_REPORT_FILES, write_cost_report
-    from bolt_pco64.bench.report import TableFacts, cost_label, write_summary
-
     p = Path(out)
     records, meta = read_comparison(p)
     report = meta["report"]
-    facts = TableFacts.from_meta(report["table"])
-    fingerprint = str(meta["config"]["table"])
-    config = _config(meta)
-    failed = RunKey.parse_all(meta["runs"]["failed"])
-    optimal = float(meta["table"]["optimal_value"])
-    worst = float(meta["table"]["worst_feasible_value"])
-    methods = list(report["methods"])
-    summary, _ = write_summary(
-        p,
-        records,
-        facts,
-        optimal,
-        worst,
-        methods,
-        list(report["seeds"]),
-        config,
-        failed,
-        fingerprint,
-        report["reference"],
+    ctx = ReportContext(
+        out=p,
+        records=records,
+        facts=TableFacts.from_meta(report["table"]),
+        optimal_value=float(meta["table"]["optimal_value"]),
+        worst_feasible_value=float(meta["table"]["worst_feasible_value"]),
+        methods=list(report["methods"]),
+        seeds=list(report["seeds"]),
+        config=_config(meta),
+        failed=RunKey.parse_all(meta["runs"]["failed"]),
+        fingerprint=str(meta["config"]["table"]),
+        reference=report["reference"],
     )
-    write_cost_report(
-        p,
-        records,
-        facts,
-        optimal,
-        worst,
-        methods,
-        config,
-        failed,
-        report["reference"],
-        cost_label(facts),
-    )
+    summary, _ = write_report(ctx)
     names = ["summary.csv", "summary.md", "comparisons.csv", "regret.png"]
     written = [p / n for n in (*names, *COST_REPORT_FILES) if (p / n).exists()]
     return written, summary, records, meta
@@ -231,9 +212,6 @@ def _marked_parts(out: Path, key: str) -> list[str]:
 def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
     """Rewrite a ``bench --problem all`` root: each problem's comparison, then
     the combined report; returns the files."""
-    from bolt_pco64.bench.family import FamilyPart, write_family_report
-    from bolt_pco64.bench.report import TableFacts
-
     p = Path(out)
     written: list[Path] = []
     parts = {}
@@ -258,8 +236,6 @@ def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
 def regenerate_variants(out: str | os.PathLike[str]) -> list[Path]:
     """Rewrite a ``bench --standin all`` root: each variant's comparison, then
     ``robustness.md`` and ``robustness.csv``; returns the files."""
-    from bolt_pco64.bench.variants import write_robustness
-
     p = Path(out)
     marker = _read_json(p / REPORT_MARKER)
     written: list[Path] = []

@@ -45,8 +45,8 @@ from bolt_pco64.bench.contract import (
     initial_design_size,
 )
 from bolt_pco64.bench.loop import RunLoop
+from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.records import RunOutcome, record_columns
-from bolt_pco64.bench.registry import get_method
 from bolt_pco64.bench.spec import BenchConfig
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def run_one(
 
     Args:
         method: The method's name (recorded; looked up with
-            :func:`~bolt_pco64.bench.registry.get_method` in ``registry``
+            :func:`~bolt_pco64.bench.methods.registry.get_method` in ``registry``
             when ``fn`` is ``None``).
         seed: The run's seed.
         table: The problem's table.
@@ -92,7 +92,7 @@ def run_one(
             a function; to run one that is not registered here).
         on_evaluation: Called with the number of new evaluations after each step.
         registry: Where ``method`` is looked up (``None``:
-            :func:`~bolt_pco64.bench.registry.method_registry`'s).
+            :func:`~bolt_pco64.bench.methods.registry.method_registry`'s).
 
     Returns:
         A :class:`~bolt_pco64.bench.records.RunOutcome`; when the method raises (or proposes invalid rows)

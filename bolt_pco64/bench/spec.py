@@ -31,7 +31,7 @@ from typing import Any
 from bolt_pco64.bench.clock import ClockBudget
 from bolt_pco64.bench.contract import initial_design_size
 from bolt_pco64.bench.methods import BUILTINS
-from bolt_pco64.bench.registry import check_methods, get_method, method_registry
+from bolt_pco64.bench.methods.registry import check_methods, get_method, method_registry
 from bolt_pco64.params import (
     POSITIVE_INT,
     Interval,
@@ -195,7 +195,7 @@ class ComparisonSpec(BenchConfig):
     (``replace(spec, budget=None, budget_hours=500)`` for a GPU-hour budget).
 
     Attributes:
-        methods: Names in :data:`~bolt_pco64.bench.registry.METHODS` (or the
+        methods: Names in :data:`~bolt_pco64.bench.methods.registry.METHODS` (or the
             ``bolt_pco64.methods`` entry points), distinct, in report order.
         seeds: A number ``N`` (seeds ``0..N-1``) or explicit distinct seeds.
         reference: The method the summary compares every other one with over
@@ -203,7 +203,7 @@ class ComparisonSpec(BenchConfig):
             :data:`DEFAULT_REFERENCE` where it is compared, else the first.
         registry: Where ``methods`` are looked up (Ax's style): names to
             methods (a :class:`~bolt_pco64.bench.contract.Method` or a function);
-            ``None`` for :func:`~bolt_pco64.bench.registry.method_registry`'s
+            ``None`` for :func:`~bolt_pco64.bench.methods.registry.method_registry`'s
             (registered, built-in and entry-point methods). The checked spec
             holds the mapping its methods were found in; not compared, not
             recorded.

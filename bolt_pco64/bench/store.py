@@ -10,7 +10,7 @@ Layout of an output directory ``OUT``:
   summaries);
 - ``OUT/meta.json``: arguments, versions, table, cost model and run status,
   and under ``report`` what the report needs besides the records (methods,
-  seeds, reference, :class:`~bolt_pco64.bench.report.TableFacts`): the
+  seeds, reference, :class:`~bolt_pco64.bench.report.facts.TableFacts`): the
   report is rewritten from ``runs.parquet`` and ``meta.json`` alone
   (``bolt-pco64 report OUT``, :mod:`bolt_pco64.bench.regenerate`).
 
@@ -47,8 +47,9 @@ from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.tables import checkpoints_for
 from bolt_pco64.bench.spec import BenchConfig, check_reference
-from bolt_pco64.bench.summary import checkpoints_for
 from bolt_pco64.costs import TimeModel
 
 if TYPE_CHECKING:
@@ -395,8 +396,6 @@ class ResultStore:
 
     def write_meta(self, status: str) -> None:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
-        from bolt_pco64.bench.report import TableFacts
-
         if self._versions is None:
             self._versions = _versions()
         tab = self.table

@@ -319,7 +319,7 @@ def _bench_one(
     _check_run_times(table, table_path)
     t0 = time.perf_counter()
     result = run(table)
-    from bolt_pco64.bench.formatting import terminal_summary
+    from bolt_pco64.bench.report.markdown import terminal_summary
 
     resumed = len(result.summary) and (
         int(result.summary["runs"].sum() + result.summary["failed"].sum())
@@ -340,7 +340,6 @@ def _bench_one(
         "",
         f"{len(result.ran)} run(s) done, {resumed} resumed from {result.out}, "
         f"in {time.perf_counter() - t0:.0f} s.",
-        *_far_snaps_line(result),
         f"full tables: {result.out / 'summary.md'}",
         f"plot: {result.plot}",
         f"cost report: {result.out / 'cost_summary.md'}",
@@ -376,13 +375,6 @@ def _other_methods_line(summary: Any, asked: list[str]) -> str | None:
         f"The output folder also holds runs of {', '.join(others)} (same settings): "
         "the summary compares them all."
     )
-
-
-def _far_snaps_line(result: Any) -> list[str]:
-    """``far snaps: N`` when the problem counts them (points of the box a
-    method proposed that snapped to a distant configuration)."""
-    count = getattr(result, "far_snaps", None)
-    return [] if count is None else [f"far snaps: {count}"]
 
 
 def _spec(preset: Any, **settings: Any) -> Any:
@@ -441,11 +433,11 @@ class _Runner:
 def _shown_budget(budget: int | None, result: Any) -> int:
     """The evaluations the summary reports: ``--budget``, or on a GPU-hour
     budget the fewest any complete run made
-    (:func:`~bolt_pco64.bench.costmetrics.base.evaluation_horizon`)."""
+    (:func:`~bolt_pco64.bench.report.cost.base.evaluation_horizon`)."""
     if budget is not None:
         return budget
     from bolt_pco64.bench.contract import RunKey
-    from bolt_pco64.bench.costmetrics import evaluation_horizon
+    from bolt_pco64.bench.report.cost import evaluation_horizon
 
     return evaluation_horizon(result.records, RunKey.parse_all(result.errors))
 
@@ -500,7 +492,7 @@ def _comparison_lines(
     checkpoint (``summary.md`` has every checkpoint), or why there are none."""
     import pandas as pd
 
-    from bolt_pco64.bench.formatting import no_comparisons_reason
+    from bolt_pco64.bench.report.markdown import no_comparisons_reason
 
     try:
         comparisons = pd.read_csv(out / "comparisons.csv")
@@ -587,7 +579,7 @@ def _bench_all(run: _Runner) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SimulatedTableWarning)
         result = run(Family(_PROBLEM_NAMES))
-    from bolt_pco64.bench.formatting import terminal_summary
+    from bolt_pco64.bench.report.markdown import terminal_summary
 
     lines = [
         *_table_lines(result.results),

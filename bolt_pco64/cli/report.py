@@ -40,6 +40,7 @@ def report(folder: Path) -> None:
         )
     if written:
         click.echo("\n".join(str(p) for p in written))
+        click.echo("\n".join(_table_lines(written)))
     click.echo(f"{len(written)} file(s) rewritten from the records under {folder}.")
     if scripts:
         click.echo(
@@ -48,3 +49,22 @@ def report(folder: Path) -> None:
             "rewrites them):"
         )
         click.echo("\n".join(f"  {p} ({name})" for p, name in scripts))
+
+
+def _table_lines(written: list[Path]) -> list[str]:
+    """Each rewritten comparison's table, as its ``meta.json`` names it:
+    instance, source, rows and feasible rows."""
+    import json
+
+    lines = []
+    for path in written:
+        meta_path = path.parent / "meta.json"
+        if path.name != "summary.md" or not meta_path.is_file():
+            continue
+        meta = json.loads(meta_path.read_text())
+        table = meta.get("table", {})
+        lines.append(
+            f"table of {path.parent}: {meta.get('problem')}, {table.get('source')} "
+            f"({table.get('rows')} rows, {table.get('feasible')} feasible)"
+        )
+    return lines

@@ -4,7 +4,7 @@ Three sources, looked up in this order:
 
 - the methods registered in this process with :func:`register_method`
   (a registered name, a built-in one included, takes precedence);
-- the built-in methods (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
+- the built-in methods (:data:`~bolt_pco64.bench.methods.catalog.BUILTINS`);
 - the entry points of other packages in the group
   :data:`~bolt_pco64.bench.contract.ENTRY_POINT_GROUP` (``bolt_pco64.methods``), e.g. in
   a distribution's ``pyproject.toml``::
@@ -45,7 +45,7 @@ from bolt_pco64.bench.contract import (
     as_method,
     method_entry_points,
 )
-from bolt_pco64.bench.methods import BUILTIN_METHODS
+from bolt_pco64.bench.methods.catalog import BUILTIN_METHODS
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 if TYPE_CHECKING:
