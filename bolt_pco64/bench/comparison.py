@@ -1,7 +1,8 @@
 """One comparison entry point: a checked
-:class:`~bolt_pco64.bench.comparison.ComparisonSpec` run on tables.
+:class:`~bolt_pco64.bench.spec.ComparisonSpec` run on tables.
 
-A comparison is *what* is compared and *how* (:class:`ComparisonSpec`:
+A comparison is *what* is compared and *how*
+(:class:`~bolt_pco64.bench.spec.ComparisonSpec`:
 methods, seeds, budget or GPU-hours, initial design, batch size, noise,
 workers, early stopping, reference method; :mod:`~bolt_pco64.bench.spec`
 holds every default) run on *tables* (a

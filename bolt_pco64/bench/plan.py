@@ -1,7 +1,7 @@
 """A comparison checked once: :class:`~bolt_pco64.bench.plan.BenchPlan`, what every
 comparison runs.
 
-A :class:`~bolt_pco64.bench.comparison.ComparisonSpec` checks its settings
+A :class:`~bolt_pco64.bench.spec.ComparisonSpec` checks its settings
 when it is made; :func:`make_plan` checks the rest (the backend, each part's
 table, its row count against the budget, its run times, its output directory
 and stored runs) and returns the plan: each part's :class:`ProblemPlan` holds
@@ -162,7 +162,7 @@ def make_plan(
     create nothing.
 
     Args:
-        spec: The comparison (:class:`~bolt_pco64.bench.comparison.ComparisonSpec`).
+        spec: The comparison (:class:`~bolt_pco64.bench.spec.ComparisonSpec`).
         tables: Each part's table and output directory, by label (an
             instance's or a variant's name), in report order.
         jobs, dask_scheduler, progress: As in

@@ -2,7 +2,7 @@
 
 Everything is checked before anything is written: a bad option is a usage
 error naming it. The options become one
-:class:`~bolt_pco64.bench.comparison.ComparisonSpec`, which checks the settings once,
+:class:`~bolt_pco64.bench.spec.ComparisonSpec`, which checks the settings once,
 run by :func:`~bolt_pco64.bench.comparison.run_comparison` on one table, the family or
 the stand-in variants; a refused setting is one line led by its option
 (``_option_error``).
