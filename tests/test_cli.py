@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -533,3 +534,30 @@ def test_ctrl_c_says_how_to_resume(
     assert "--seeds 2" in command
     assert "--no-progress" in command
     assert command.endswith(f"--out '{out}'")
+
+
+def test_progress_bars_are_per_method_and_off_without_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bolt_pco64.bench.plan import _Bars
+
+    totals: dict[str, int | None] = {"random": 60, "qlognei": 60, "ts": None}
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    off = _Bars(True, totals)
+    assert list(off.bars) == list(totals)
+    assert all(bar.disable for bar in off.bars.values())
+    off.close()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    on = _Bars(True, totals)
+    on.update("random", 7)
+    on.update("qlognei", 2)
+    assert [bar.n for bar in on.bars.values()] == [7, 2, 0]
+    assert [bar.total for bar in on.bars.values()] == [60, 60, None]
+    assert not any(bar.disable for bar in on.bars.values())
+    on.close()
+    assert _Bars(False, totals).bars == {}

@@ -491,3 +491,32 @@ def test_a_script_marker_is_read_only_for_its_own_script(tmp_path: Path) -> None
     marker.write_text("[1, 2]")
     with pytest.raises(ValueError, match="to hold a JSON object"):
         read_script_marker(marker, "trace_check")
+
+
+def test_a_report_section_added_to_the_list_is_written_from_the_records(
+    comparison: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plug-in point of the report: every section of REPORT_SECTIONS is
+    written after the summary page, from the same context."""
+    from bolt_pco64.bench.report import pages
+    from bolt_pco64.bench.report.context import ReportContext
+
+    seen: list[ReportContext] = []
+
+    def runs_per_method(ctx: ReportContext) -> None:
+        seen.append(ctx)
+        counts = ctx.records.groupby("method", sort=False)["seed"].nunique()
+        (ctx.out / "runs_per_method.csv").write_text(counts.to_csv())
+
+    monkeypatch.setattr(
+        pages, "REPORT_SECTIONS", [*pages.REPORT_SECTIONS, runs_per_method]
+    )
+    folder = tmp_path / "cmp"
+    shutil.copytree(comparison, folder)
+    regenerate(folder)
+    (ctx,) = seen
+    assert ctx.out == folder
+    assert list(ctx.methods) == ["random", "naive"]
+    assert (folder / "cost_summary.md").is_file()
+    written = pd.read_csv(folder / "runs_per_method.csv")
+    assert written.to_dict("list") == {"method": ["random", "naive"], "seed": [6, 6]}
