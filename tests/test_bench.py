@@ -434,8 +434,12 @@ def test_ctrl_c_finalises_files_as_interrupted(
     assert proc.poll() is None, "the benchmark finished before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
-    assert err.strip().splitlines()[-1] == "Aborted!"
+    assert proc.returncode == 130
+    assert "Aborted!" not in err
+    assert "rerun the same command with the same --out" in " ".join(err.split())
+    resume = err.strip().splitlines()[-1].strip()
+    assert resume.startswith("bolt-pco64 bench --methods random,ts --seeds 6 ")
+    assert resume.endswith(f"--out {out}")
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted"
     complete = len(meta["runs"]["complete"])
