@@ -76,7 +76,7 @@ Usage::
 per-replication CSV ``<name>.csv`` in ``DIR`` from the records
 ``<name>_trials.parquet`` beside it, then each ``<name>_summary.csv`` from the
 rows of ``<name>.csv`` and its parts ``<name>_<part>.csv`` beside it, and
-prints the files written (``bolt-pco64 report DIR`` calls it: the folder's
+prints the files written (``benchmarks/report_results.py DIR`` calls it: the folder's
 ``report.json`` names this script). A run writes its rows and summary the same
 way, so ``--report`` gives them back byte for byte; ``--resume`` keeps the
 rows of ``--out`` and their records, and runs only the missing cases.

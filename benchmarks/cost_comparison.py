@@ -3,7 +3,7 @@
 What it does (issue 17's comparison), on one problem (default pco64):
 
 1. the budget: the median GPU-hours random search needs to get within 2 % of
-   the optimum (:func:`~bolt_pco64.bench.costmetrics.target.random_search_costs`,
+   the optimum (:func:`~bolt_pco64.bench.report.cost.target.random_search_costs`,
    2,000 permutations of the table, rounded up to a multiple of 10), unless
    ``--budget-hours`` is given (``report.json`` then keeps both:
    ``budget_given`` and the rule's ``rule_hours``);
@@ -18,12 +18,12 @@ What it does (issue 17's comparison), on one problem (default pco64):
 4. prints a Markdown report and writes it to ``OUT/results.md``; each phase's
    wall time is in it (measured under whatever load the machine has).
 
-``OUT/report.json`` marks the folder as this script's (``bolt-pco64 report
+``OUT/report.json`` marks the folder as this script's (``benchmarks/report_results.py
 OUT`` runs ``--report OUT``) and keeps the settings and measured wall times;
 ``--report OUT`` rewrites ``results.md`` from the records in ``OUT/workers1``
 and ``OUT/workers4``, without running anything, and prints the files written
-(``bolt-pco64 report OUT`` calls it, then rewrites the two comparisons'
-reports).
+(``benchmarks/report_results.py OUT`` calls it after ``bolt-pco64 report``
+has rewritten the two comparisons' reports).
 
 ``--quick`` runs ``--problem all``'s quick form instead: random, qlognei and
 eipu, 3 seeds x 20 evaluations on each problem with its cost report.
@@ -59,14 +59,14 @@ from bolt_pco64.bench import (
     run_comparison,
 )
 from bolt_pco64.bench.contract import RunKey
-from bolt_pco64.bench.costmetrics import (
+from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
+from bolt_pco64.bench.report.cost import (
     compare_costs,
     ert_table,
     random_search_costs,
     within_budget,
 )
-from bolt_pco64.bench.costreport import ratio_interval
-from bolt_pco64.bench.regenerate import REPORT_MARKER, read_comparison
+from bolt_pco64.bench.report.cost.page import ratio_interval
 from bolt_pco64.bench.stats import complete_runs
 from bolt_pco64.tables.table import load_table
 

@@ -7,14 +7,14 @@ What it does (issue 18's results, with issue 28's metrics), on one problem
    each setting ``S`` into ``OUT/<S>`` (each a complete comparison with its
    per-evaluation records, ``runs.parquet``, its summary and cost report;
    rerunning resumes);
-2. per method and setting (:mod:`bolt_pco64.bench.earlyoutcomes`): the
+2. per method and setting (``benchmarks/_early_outcomes.py``): the
    found-optimum rate (the run evaluated the optimum fully), the regret-0
    rate, the regret at the end of the budget, and the runs that started
    the optimum and stopped it (never measured fully), with exact intervals
    over seeds; each setting against ``none`` paired by seed (end-of-budget
    regret: median difference, Wilcoxon p; found optimum lost / gained,
    exact McNemar p);
-3. per method and setting (:mod:`bolt_pco64.bench.earlymetrics`): runs
+3. per method and setting (``benchmarks/_early_metrics.py``): runs
    stopped, GPU-hours saved, near-optimal runs (within 1 % of the optimum)
    proposed and wrongly stopped, with the rate's exact interval;
 4. ERT to within 1 % (and 2 %, 5 %) of the optimum in GPU-hours per method
@@ -24,7 +24,7 @@ What it does (issue 18's results, with issue 28's metrics), on one problem
    under whatever load the machine has), ``outcomes.csv``,
    ``paired_outcomes.csv``, ``early_stop.csv``, ``ert.csv`` and
    ``comparisons.csv``, and ``OUT/report.json``: the marker of this
-   script's folder (``bolt-pco64 report OUT`` runs ``--report OUT``) with
+   script's folder (``benchmarks/report_results.py OUT`` runs ``--report OUT``) with
    the settings and the measured wall times.
 
 ``--results DIR`` (the folder to commit, e.g. ``docs/results/early-stop``)
@@ -60,11 +60,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from _early_metrics import early_stop_summary, paired_ert
+from _early_outcomes import optimum_outcomes, paired_outcomes
 
 from bolt_pco64._io import atomic_write_bytes, atomic_write_text
 from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
-from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
-from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
 from bolt_pco64.bench.store import table_fingerprint
 from bolt_pco64.bo.early_stop import EARLY_STOP_DEFAULTS
 from bolt_pco64.tables.table import Table, load_table
@@ -76,7 +76,7 @@ TARGETS = (0.01, 0.02, 0.05)
 #: prediction) and one without (the policies read the steps alone).
 METHODS = ("qlognei", "random")
 #: The marker of a script's result folder (``bolt_pco64.bench.regenerate``'s
-#: ``REPORT_MARKER``; ``bolt-pco64 report OUT`` runs ``--report OUT``).
+#: ``REPORT_MARKER``; ``benchmarks/report_results.py OUT`` runs ``--report OUT``).
 REPORT_MARKER = "report.json"
 #: The files ``--report`` writes into ``OUT``.
 REPORT_FILES = (

@@ -57,7 +57,7 @@ Every per-run value but ``seconds`` is computed from the records
 the per-run values as written. ``--report DIR`` runs nothing: it rewrites each
 ``<name>_runs.csv`` of ``DIR`` from its ``seconds`` and the records
 ``<name>_trials.parquet``, then the summary ``<name>.csv`` from it, printing
-the files written (``bolt-pco64 report DIR`` calls it: the folder's
+the files written (``benchmarks/report_results.py DIR`` calls it: the folder's
 ``report.json`` names this script); a run writes them the same way, so they
 come back byte for byte.
 """

@@ -39,7 +39,7 @@ Run::
 ``--report DIR`` writes ``DIR/paired.md`` and ``DIR/paired.csv`` with the
 default references and checkpoints and prints the two paths: a family folder
 whose ``report.json`` also names this script (``{"combined": "family",
-"script": "prior_paired"}``) gets them back from ``bolt-pco64 report``.
+"script": "prior_paired"}``) gets them back from ``benchmarks/report_results.py``.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def main() -> None:
         default=None,
         metavar="DIR",
         help="Rewrite DIR/paired.md and DIR/paired.csv from DIR's records and "
-        "print the files written (what `bolt-pco64 report DIR` calls).",
+        "print the files written (what `benchmarks/report_results.py DIR` calls).",
     )
     args = parser.parse_args()
     if (args.folder is None) == (args.report is None):

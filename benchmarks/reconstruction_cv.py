@@ -39,7 +39,7 @@ same ``--folds`` and ``--seed``.
 
 ``--report DIR`` runs nothing: it rewrites ``DIR/cv.csv`` and ``DIR/cv.md``
 from ``DIR/cv_rows.parquet`` and ``DIR/report.json`` and prints their paths,
-one per line (``bolt-pco64 report DIR`` calls it: the marker names this
+one per line (``benchmarks/report_results.py DIR`` calls it: the marker names this
 script).
 
 Run::
@@ -86,7 +86,7 @@ from bolt_pco64.reconstruct.replay import crash_share
 from bolt_pco64.tables import locations
 from bolt_pco64.traces import visited_rows
 
-#: The marker of this script's folder (``bolt-pco64 report DIR``).
+#: The marker of this script's folder (``benchmarks/report_results.py DIR``).
 REPORT_MARKER = "report.json"
 #: The per-row records the report is computed from.
 RECORDS = "cv_rows.parquet"

@@ -7,7 +7,7 @@
 # folder's records (runs.parquet, meta.json, report.json; a script's own record
 # files, such as the *_trials.parquet of ax_matrix.py and optuna_crash.py),
 # summaries and plots, not the per-run resume files under runs/;
-# `bolt-pco64 report docs/results` rewrites every summary from those records.
+# `python benchmarks/report_results.py docs/results` rewrites every summary from those records.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # This checkout's package, also for the scripts under benchmarks/.

@@ -52,7 +52,7 @@ step-time constants fitted to every visited row (what
 ``--report DIR`` runs nothing: it rewrites ``DIR/folds.csv`` and
 ``DIR/summary.csv`` from ``DIR/rows.parquet``, and ``DIR/readings.csv`` from
 ``DIR/readings_rows.parquet``, as far as ``DIR/report.json`` holds their
-parts, and prints the files written, one per line (``bolt-pco64 report DIR``
+parts, and prints the files written, one per line (``benchmarks/report_results.py DIR``
 calls it: the marker names this script).
 
 Run (the held-out study about 10 minutes on a busy two-core machine)::
@@ -92,7 +92,7 @@ from bolt_pco64.traces import visited_rows
 
 #: This script's name in its folder's marker.
 SCRIPT = "standin_fit"
-#: The marker of this script's folder (``bolt-pco64 report DIR``).
+#: The marker of this script's folder (``benchmarks/report_results.py DIR``).
 REPORT_MARKER = "report.json"
 #: The held-out records ``folds.csv`` and ``summary.csv`` are computed from.
 RECORDS = "rows.parquet"

@@ -29,7 +29,7 @@ What it does (issue 27, point 4), on one problem (default pco64):
 
 ``--report DIR`` runs nothing: it rewrites ``DIR/check.csv`` and
 ``DIR/check.md`` from ``DIR``'s two record files and ``DIR/report.json``
-and prints their paths, one per line (``bolt-pco64 report DIR`` calls it:
+and prints their paths, one per line (``benchmarks/report_results.py DIR`` calls it:
 the marker names this script).
 
 Which trace entries were recorded. In ``trace_records.parquet`` the
@@ -73,7 +73,7 @@ from bolt_pco64.tables.table import Table, load_table
 from bolt_pco64.traces import OOM_SLACK, read_trace
 
 CHECKPOINTS = (10, 30, 60, 110)
-#: The marker of this script's folder (``bolt-pco64 report DIR``).
+#: The marker of this script's folder (``benchmarks/report_results.py DIR``).
 REPORT_MARKER = "report.json"
 #: The per-evaluation records the report is computed from.
 HARNESS_RECORDS = "harness_records.parquet"

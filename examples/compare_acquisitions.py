@@ -21,7 +21,7 @@ import argparse
 
 import matplotlib.pyplot as plt
 
-from bolt_pco64.bench import QUICK, ComparisonSpec, run_comparison
+from bolt_pco64.bench import QUICK, run_comparison
 
 
 def main() -> None:
@@ -29,18 +29,18 @@ def main() -> None:
     parser.add_argument("--methods", default="random,qlognei,qlogei,naive")
     parser.add_argument("--seeds", type=int, default=QUICK.seeds)
     parser.add_argument("--budget", type=int, default=QUICK.budget)
-    parser.add_argument("--n-init", type=int, default=QUICK.n_init)
+    parser.add_argument("--n-init", type=int, default=None)
     parser.add_argument("--out", default="bench-results/compare")
     parser.add_argument("--jobs", type=int, default=1, help="local worker processes")
     parser.add_argument("--table", default=None, help="table file (default source)")
     args = parser.parse_args()
 
     result = run_comparison(
-        ComparisonSpec(
-            args.methods.split(","),
+        QUICK.spec(
+            methods=args.methods.split(","),
             seeds=args.seeds,
             budget=args.budget,
-            n_init=args.n_init,
+            n_init=args.n_init,  # None: the default initial design
         ),
         args.table,
         out=args.out,

@@ -40,7 +40,7 @@ def table_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def registry() -> Iterator[Mapping[str, Method]]:
     """:data:`~bolt_pco64.bench.METHODS`; methods registered by a test are
     removed afterwards."""
-    from bolt_pco64.bench import registry as module
+    from bolt_pco64.bench.methods import registry as module
 
     before = dict(module._registered)
     yield METHODS

@@ -36,7 +36,7 @@ from botorch.acquisition.logei import qLogNoisyExpectedImprovement
 from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
-from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
+from bolt_pco64.bench.regenerate import REPORT_MARKER
 from bolt_pco64.instances import ZERO_STAGES, get_instance
 from bolt_pco64.integrations.ax import (
     CONSTRAINT_NAME,
@@ -52,6 +52,9 @@ from bolt_pco64.tables.table import encode_inputs
 from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
+
+#: The checkout's rewrite of every report, the scripts' files included.
+regenerate_all = load_script("report_results").regenerate_all
 
 pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
 
@@ -672,7 +675,7 @@ def test_ax_matrix_report_rewrites_the_rows_and_summary_byte_for_byte(
     rows.to_csv(folder / "compare.csv", index=False)
     (folder / "compare_summary.csv").write_text("stale\n")
     monkeypatch.chdir(REPO)
-    written = regenerate(folder)
+    written = regenerate_all(folder)
     assert sorted(p.name for p in written) == ["compare.csv", "compare_summary.csv"]
     for name in ("compare.csv", "compare_summary.csv"):
         assert (folder / name).read_bytes() == (out.parent / name).read_bytes(), name
@@ -710,4 +713,4 @@ def test_a_missing_record_file_reaches_bolt_pco64_report_by_name(
     (folder / "compare_trials.parquet").unlink()
     monkeypatch.chdir(REPO)
     with pytest.raises(ValueError, match=r"records '.*compare_trials\.parquet'"):
-        regenerate(folder)
+        regenerate_all(folder)

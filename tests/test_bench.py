@@ -72,7 +72,7 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     f = PCO64(table=table_path)
     opt = f.optimal_value
     # Feasible rows: start-up plus the loop; crashes: the time model's (tested
-    # in test_time_model).
+    # in test_costs).
     seconds = f.table.column("overall_time").numpy() + COST_DEFAULTS.startup_seconds
     cost = seconds * PCO64_INSTANCE.num_gpus / 3600
     oom_cost = TimeModel(f.table).gpu_hours.numpy()
@@ -434,8 +434,12 @@ def test_ctrl_c_finalises_files_as_interrupted(
     assert proc.poll() is None, "the benchmark finished before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
-    assert err.strip().splitlines()[-1] == "Aborted!"
+    assert proc.returncode == 130
+    assert "Aborted!" not in err
+    assert "rerun the same command with the same --out" in " ".join(err.split())
+    resume = err.strip().splitlines()[-1].strip()
+    assert resume.startswith("bolt-pco64 bench --methods random,ts --seeds 6 ")
+    assert resume.endswith(f"--out {out}")
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted"
     complete = len(meta["runs"]["complete"])
@@ -508,10 +512,9 @@ def test_refused_bench_leaves_the_file_system_as_it_was(
         monkeypatch.setenv("BOLT_PCO64_TABLE", str(garbage))
     elif case == "unreachable Dask scheduler":
         pytest.importorskip("distributed")
-        from bolt_pco64.bench import backends, config
+        from bolt_pco64.bench import backends
 
-        fast = config.BenchDefaults(dask_connect_timeout_s=1.0)
-        monkeypatch.setattr(backends, "DEFAULTS", fast)
+        monkeypatch.setattr(backends, "DASK_CONNECT_TIMEOUT_S", 1.0)
         args += ["--table", str(table_path), "--dask-scheduler", "tcp://127.0.0.1:1"]
     elif case == "noise":
         args += ["--table", str(table_path), "--noise", "-1"]
@@ -584,7 +587,7 @@ def test_cost_is_labelled_simulated_only_on_the_stand_in(
 
 def test_cost_on_the_reconstruction_is_labelled_modelled() -> None:
     """Its run times come from the time model, not from a trace (issue 27)."""
-    from bolt_pco64.bench.report import TableFacts, cost_label
+    from bolt_pco64.bench.report.facts import TableFacts, cost_label
     from bolt_pco64.tables.locations import reconstructed_table_path
     from bolt_pco64.tables.table import load_table
 

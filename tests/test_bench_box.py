@@ -214,7 +214,9 @@ def test_bench_runs_qlognei_box_and_mixed_from_the_command_line(
     for m in ("qlognei", "qlognei-box", "qlognei-mixed"):
         assert summary.loc[m, "repeats_total"] == totals[m]
     # The same seed gives bit-identical records in another process/invocation.
-    again = run_one("qlognei-box", 1, problem.table, BenchConfig(9, 4, 1))
+    again = run_one(
+        "qlognei-box", 1, problem.table, BenchConfig(budget=9, n_init=4, q=1)
+    )
     assert again.ok, again.error
     box = rec[(rec["method"] == "qlognei-box") & (rec["seed"] == 1)]
     pd.testing.assert_frame_equal(

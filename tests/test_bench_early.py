@@ -193,4 +193,4 @@ def test_bad_policy_is_refused() -> None:
     assert result.exit_code != 0
     assert "'--early-stop'" in result.output
     with pytest.raises(ValueError, match="early_stop"):
-        BenchConfig(early_stop="sometimes").check()
+        BenchConfig(early_stop="sometimes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -399,8 +400,8 @@ def test_bench_default_reference_is_a_compared_method(
 
     seen: list[object] = []
 
-    def record(spec: comparison.ComparisonSpec, *args: object, **kw: object) -> None:
-        seen.append(spec.reference)
+    def record(spec: object, *args: object, **kw: object) -> None:
+        seen.append(spec.reference)  # type: ignore[attr-defined]
         raise ValueError("stopped by the test")
 
     monkeypatch.setattr(comparison, "run_comparison", record)
@@ -443,8 +444,8 @@ def test_help_lists_commands_in_full(width: int) -> None:
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_bench_help_lists_every_method_unbroken(width: int) -> None:
-    from bolt_pco64.bench.config import DEFAULTS
-    from bolt_pco64.bench.registry import method_names
+    from bolt_pco64.bench.methods.registry import method_names
+    from bolt_pco64.bench.spec import DEFAULTS
 
     result = CliRunner().invoke(main, ["bench", "--help"], terminal_width=width)
     assert result.exit_code == 0, result.output
@@ -469,3 +470,94 @@ def test_method_help_names_the_registered_methods(
     register_method("mine", lambda ctx: ctx.untried[: ctx.q])
     result = CliRunner().invoke(main, ["bench", "--help"])
     assert re.search(r"^  mine\s+registered in this process$", result.output, re.M)
+
+
+def _bench_args(table: Path, out: Path, methods: str) -> list[str]:
+    return [
+        "bench", "--methods", methods, "--seeds", "2", "--budget", "5",
+        "--n-init", "4", "--table", str(table), "--out", str(out), "--no-progress",
+    ]  # fmt: skip
+
+
+def test_bench_names_its_table_and_keeps_a_folder_s_earlier_methods(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "t.parquet"
+    small_frame().to_parquet(table, index=False)
+    out = tmp_path / "out"
+    first = CliRunner().invoke(main, _bench_args(table, out, "random,naive"))
+    assert first.exit_code == 0, first.output
+    flat = " ".join(first.output.split())
+    assert f"table: pco64, argument: {table}" in flat
+    assert "rows," in flat
+    assert "feasible)" in flat
+    assert "also holds runs" not in flat
+    # A rerun of one method into the used folder: the summary still compares
+    # both, and the terminal says why.
+    again = CliRunner().invoke(main, _bench_args(table, out, "random"))
+    assert again.exit_code == 0, again.output
+    assert "also holds runs of naive" in " ".join(again.output.split())
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary["method"]) == ["random", "naive"]
+    assert "| naive |" in (out / "summary.md").read_text()
+
+
+def test_bench_refuses_a_method_named_twice(tmp_path: Path) -> None:
+    got = CliRunner().invoke(
+        main,
+        ["bench", "--methods", "random,qlognei,random", "--out", str(tmp_path / "o")],
+    )
+    assert got.exit_code == 2
+    assert "random more than once" in got.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bolt_pco64.bench import comparison
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(comparison, "run_comparison", interrupted)
+    table = tmp_path / "t.parquet"
+    small_frame().to_parquet(table, index=False)
+    out = tmp_path / "my out"
+    got = CliRunner().invoke(main, _bench_args(table, out, "random,naive"))
+    assert got.exit_code == 130
+    assert "Aborted" not in got.output
+    assert "rerun the same command with the same --out" in got.output
+    command = got.output.strip().splitlines()[-1].strip()
+    assert command.startswith("bolt-pco64 bench ")
+    assert "--methods random,naive" in command
+    assert "--seeds 2" in command
+    assert "--no-progress" in command
+    assert command.endswith(f"--out '{out}'")
+
+
+def test_progress_bars_are_per_method_and_off_without_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from bolt_pco64.bench.plan import _Bars
+
+    totals: dict[str, int | None] = {"random": 60, "qlognei": 60, "ts": None}
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    off = _Bars(True, totals)
+    assert list(off.bars) == list(totals)
+    assert all(bar.disable for bar in off.bars.values())
+    off.close()
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    on = _Bars(True, totals)
+    on.update("random", 7)
+    on.update("qlognei", 2)
+    assert [bar.n for bar in on.bars.values()] == [7, 2, 0]
+    assert [bar.total for bar in on.bars.values()] == [60, 60, None]
+    assert not any(bar.disable for bar in on.bars.values())
+    on.close()
+    assert _Bars(False, totals).bars == {}

@@ -13,16 +13,14 @@ from click.testing import CliRunner
 
 from bolt_pco64.bench import (
     DEFAULTS,
+    QUICK,
     ComparisonSpec,
     ComparisonSpecError,
     Family,
     SingleTable,
     StandinVariants,
-    run_benchmark,
     run_comparison,
-    run_problems,
 )
-from bolt_pco64.bench.variants import run_variants
 from bolt_pco64.cli import main
 from bolt_pco64.tables.standins import STANDIN_VARIANTS
 from bolt_pco64.tables.table import SimulatedTableWarning
@@ -33,14 +31,16 @@ TIMING = ["fit_seconds", "acq_seconds"]
 table_path = _fixtures.table_path
 
 
-def test_the_spec_s_defaults_are_the_harness_defaults() -> None:
+def test_the_default_preset_is_the_spec_s_defaults() -> None:
     spec = ComparisonSpec()
-    for name in ("n_init", "q", "noise", "workers", "early_stop", "budget"):
-        assert getattr(spec, name) == getattr(DEFAULTS, name), name
-    assert spec.methods == DEFAULTS.methods
+    assert DEFAULTS.spec() == spec
+    assert spec.describe() == DEFAULTS.describe()
     assert spec.seeds == tuple(range(DEFAULTS.seeds))
     assert spec.budget_hours is None
-    assert spec.reference == DEFAULTS.reference
+    assert spec.reference == "random"
+    quick = QUICK.spec(seeds=2)
+    assert (quick.methods, quick.seeds, quick.budget) == (QUICK.methods, (0, 1), 30)
+    assert QUICK.spec(budget_hours=5.0).budget is None
 
 
 def test_the_spec_holds_the_checked_values_and_is_frozen() -> None:
@@ -54,7 +54,8 @@ def test_the_spec_holds_the_checked_values_and_is_frozen() -> None:
         spec.q = 2  # type: ignore[misc]
     again = dataclasses.replace(spec, budget_hours=None, budget=7)
     assert (again.budget, again.config.clock_budget().evaluations) == (7, 7)
-    assert ComparisonSpec(["ts", "random", "ts"]).methods == ("ts", "random")
+    with pytest.raises(ComparisonSpecError, match="'ts' more than once"):
+        ComparisonSpec(["ts", "random", "ts"])
 
 
 @pytest.mark.parametrize(
@@ -99,51 +100,8 @@ def test_several_tables_need_a_budget_in_evaluations(
     assert not (tmp_path / "o").exists()
 
 
-def test_run_benchmark_is_a_deprecated_wrapper_with_the_same_results(
-    tmp_path: Path, table_path: Path
-) -> None:
-    spec = ComparisonSpec(["random", "ts"], seeds=2, budget=5, n_init=3)
-    new = run_comparison(spec, table_path, out=tmp_path / "new", progress=False)
-    with pytest.warns(DeprecationWarning, match="run_comparison") as record:
-        old = run_benchmark(
-            ["random", "ts"], seeds=2, budget=5, n_init=3, out=tmp_path / "old",
-            table=table_path, progress=False,
-        )  # fmt: skip
-    # The wrapper's own warning names the caller's line (an old matplotlib may
-    # add deprecation warnings of its own while the plots are drawn).
-    own = [w for w in record if "run_comparison" in str(w.message)]
-    assert [w.filename for w in own] == [__file__]
-    pd.testing.assert_frame_equal(
-        old.records.drop(columns=TIMING), new.records.drop(columns=TIMING)
-    )
-    for result in (old, new):
-        meta = json.loads((result.out / "meta.json").read_text())
-        assert meta["arguments"]["reference"] == "random"
-        assert meta["arguments"]["seeds"] == [0, 1]
-    assert old.summary.drop(columns=_seconds(old.summary)).equals(
-        new.summary.drop(columns=_seconds(new.summary))
-    )
-
-
 def _seconds(summary: pd.DataFrame) -> list[str]:
     return [c for c in summary.columns if "seconds" in c]
-
-
-@pytest.mark.parametrize(
-    ("wrapper", "replacement"),
-    [(run_problems, "Family"), (run_variants, "StandinVariants")],
-)
-def test_the_other_wrappers_are_deprecated_and_check_through_the_spec(
-    wrapper: object, replacement: str, tmp_path: Path
-) -> None:
-    with (
-        pytest.warns(DeprecationWarning, match=replacement) as record,
-        pytest.raises(ComparisonSpecError, match="seeds"),
-    ):
-        wrapper(methods=["random"], seeds=0, out=tmp_path / "o")  # type: ignore[operator]
-    assert [w.filename for w in record] == [__file__]
-    assert not (tmp_path / "o").exists()
-    assert replacement in (wrapper.__doc__ or "")  # type: ignore[attr-defined]
 
 
 def test_one_spec_runs_on_each_table_set(tmp_path: Path, table_path: Path) -> None:

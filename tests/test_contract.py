@@ -30,11 +30,11 @@ from bolt_pco64.bench import (
     register_method,
     run_comparison,
 )
-from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.early import prediction_prior
 from bolt_pco64.bench.methods import BUILTIN_METHODS
-from bolt_pco64.bench.registry import METHODS, check_methods, method_registry
+from bolt_pco64.bench.methods.registry import METHODS, check_methods, method_registry
 from bolt_pco64.bench.run import run_one
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore
 from bolt_pco64.bo import FeasibilityClassifier, fit_gp, log_prob_feasible
 from bolt_pco64.cli import main
@@ -99,10 +99,11 @@ def test_the_run_file_and_meta_record_each_run_s_n_init(
     assert meta["runs"]["n_init"] == {"first/0": 4, "short/0": 3}
     file_meta = pq.read_schema(tmp_path / "runs" / "short__seed0.parquet").metadata
     assert file_meta[b"n_init"] == b"3"
-    # A store reopened on the directory reads the sizes back (resume).
+    # A store reopened on the directory reads the sizes back (resume), also
+    # of the runs it was not asked for: its report covers them.
     assert ResultStore(
         tmp_path, config, problem.table, ["short"], [0], {}
-    ).n_init() == {"short/0": 3}
+    ).n_init() == {"first/0": 4, "short/0": 3}
 
 
 class _Spy(Method):
@@ -486,7 +487,9 @@ def test_a_registry_is_injected_where_a_method_is_looked_up(
 ) -> None:
     mine = {"mine": _first_rows}
     assert method_names(mine) == ["mine"]
-    assert check_methods(["mine", "mine"], mine) == ["mine"]
+    assert check_methods(["mine"], mine) == ["mine"]
+    with pytest.raises(ValueError, match="'mine' more than once"):
+        check_methods(["mine", "mine"], mine)
     config = BenchConfig(budget=6, n_init=3)
     run = run_one("mine", 0, problem.table, config, registry=mine)
     assert run.error is None
@@ -539,11 +542,13 @@ def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("bolt_pco64.bench", "RECORD_COLUMNS"),
-        ("bolt_pco64.bench", "DEFAULT_METHODS"),
-        ("bolt_pco64.bench.config", "DEFAULT_METHODS"),
-        ("bolt_pco64.bench.run", "cost_per_row"),
-        ("bolt_pco64.bench.problems", "cost_per_row"),
+        ("bolt_pco64", "INPUT_COLUMNS"),
+        ("bolt_pco64", "COLUMNS"),
+        ("bolt_pco64", "PCO64OutcomeConstraint"),
+        ("bolt_pco64.tables.fetch", "HF_REPO_ID"),
+        ("bolt_pco64.tables.table", "ENV_TABLE"),
+        ("bolt_pco64.tables.time_model", "run_seconds"),
+        ("bolt_pco64.tables.time_model", "run_gpu_hours"),
     ],
 )
 def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:

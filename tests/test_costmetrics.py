@@ -1,4 +1,4 @@
-"""Cost metrics (bolt_pco64.bench.costmetrics): cost grids, time to target, ERT."""
+"""Cost metrics (bolt_pco64.bench.report.cost): cost grids, time to target, ERT."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bolt_pco64.bench.costmetrics import (
+from bolt_pco64.bench.report.cost import (
     compare_costs,
     cost_curves,
     cost_grid,
@@ -18,7 +18,7 @@ from bolt_pco64.bench.costmetrics import (
     regret_on_grid,
     time_to_target,
 )
-from bolt_pco64.bench.costreport import (
+from bolt_pco64.bench.report.cost.page import (
     ert_markdown,
     plot_cost,
     ratio_interval,
@@ -149,7 +149,7 @@ def test_plot_cost_writes_a_png(records: pd.DataFrame, tmp_path: Path) -> None:
 
 
 def test_random_search_costs_count_the_runs_until_the_target() -> None:
-    from bolt_pco64.bench.costmetrics import random_search_costs
+    from bolt_pco64.bench.report.cost import random_search_costs
     from bolt_pco64.tables.table import load_table
     from tests._tables import frame_from
 

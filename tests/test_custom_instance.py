@@ -264,28 +264,6 @@ def test_harness_runs_on_the_made_up_instance(sweep: Path, tmp_path: Path) -> No
     assert meta["arguments"]["problem"] == MY8.name
 
 
-def test_the_deprecated_wrapper_runs_on_the_made_up_instance(
-    sweep: Path, tmp_path: Path
-) -> None:
-    from bolt_pco64.bench import run_benchmark
-
-    with pytest.warns(DeprecationWarning, match="run_comparison"):
-        result = run_benchmark(
-            ["random"],
-            seeds=1,
-            budget=6,
-            n_init=4,
-            out=tmp_path / "out",
-            table=sweep,
-            problem=MY8,
-            progress=False,
-        )
-    assert not result.errors
-    assert result.table is not None
-    assert result.table.instance == MY8
-    assert len(result.records) == 6
-
-
 def test_cli_benches_and_inspects_the_made_up_instance(
     sweep: Path, toml_file: Path, tmp_path: Path
 ) -> None:

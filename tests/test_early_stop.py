@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from bolt_pco64.bench.config import EARLY_STOP_CHOICES
+from bolt_pco64.bench.spec import EARLY_STOP_CHOICES
 from bolt_pco64.bo.early_stop import (
     EARLY_STOP_POLICIES,
     Evidence,

@@ -265,7 +265,7 @@ def test_any_table_of_an_instance_schema_is_served_exactly(name, data, frac) -> 
 
 def test_the_family_cost_label_names_each_kind_of_clock() -> None:
     from bolt_pco64.bench.family import family_cost_label
-    from bolt_pco64.bench.report import TableFacts
+    from bolt_pco64.bench.report.facts import TableFacts
 
     def facts(simulated: bool, kind: str) -> TableFacts:
         return TableFacts(

@@ -27,7 +27,11 @@ import bolt_pco64
 from bolt_pco64 import load_table
 from bolt_pco64.bench import BenchConfig, ComparisonSpec, run_comparison
 from bolt_pco64.bench.contract import Method, RunContext
-from bolt_pco64.bench.registry import ENTRY_POINT_GROUP, check_methods, get_method
+from bolt_pco64.bench.methods.registry import (
+    ENTRY_POINT_GROUP,
+    check_methods,
+    get_method,
+)
 from bolt_pco64.bench.run import run_one
 from bolt_pco64.instances import get_instance
 from bolt_pco64.integrations.common import run_seconds

@@ -10,8 +10,9 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from bolt_pco64.bench import ComparisonSpec, plots, run_comparison
-from bolt_pco64.bench.plots import PlotDefaults, band_is_informative
+from bolt_pco64.bench import ComparisonSpec, run_comparison
+from bolt_pco64.bench.report import plots
+from bolt_pco64.bench.report.plots import PlotDefaults, band_is_informative
 from bolt_pco64.bench.stats import STATS_DEFAULTS, keyed_rng, median_band
 from tests import _fixtures
 

@@ -16,9 +16,9 @@ import torch
 import bolt_pco64.bo.prior as prior_pkg
 from bolt_pco64 import PCO16, PCO64
 from bolt_pco64.bench import RunContext, get_method
-from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.report import standin_caveats
+from bolt_pco64.bench.report.facts import standin_caveats
 from bolt_pco64.bench.run import run_one
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bo.gp import ProposalContext, safe_bounds
 from bolt_pco64.bo.prior import (
     BAD_PRIOR_FACTOR,

@@ -15,19 +15,24 @@ import pytest
 from click.testing import CliRunner
 
 from bolt_pco64.bench import ComparisonSpec, run_comparison
-from bolt_pco64.bench.costreport import COST_REPORT_FILES
 from bolt_pco64.bench.regenerate import (
     REPORT_MARKER,
     folder_kind,
     regenerate,
     regenerate_comparison,
+    script_folders,
 )
+from bolt_pco64.bench.report.cost.page import COST_REPORT_FILES
 from bolt_pco64.cli import main
 from bolt_pco64.instances import get_instance
 from bolt_pco64.reconstruct.impute import cross_validate
 from bolt_pco64.traces import visited_rows
 from tests import _fixtures
 from tests._fixtures import NearestRow
+from tests._scripts import load_script
+
+#: The checkout's rewrite of every report, the scripts' files included.
+regenerate_all = load_script("report_results").regenerate_all
 
 table_path = _fixtures.table_path
 
@@ -123,10 +128,42 @@ def test_a_script_marker_naming_no_script_is_refused(tmp_path: Path) -> None:
     (tmp_path / REPORT_MARKER).write_text(json.dumps({"script": "no_such_script"}))
     assert folder_kind(tmp_path) == "script"
     with pytest.raises(ValueError, match=r"benchmarks/no_such_script\.py"):
-        regenerate(tmp_path)
+        regenerate_all(tmp_path)
     (tmp_path / REPORT_MARKER).write_text(json.dumps({"script": "../x"}))
     with pytest.raises(ValueError, match="to name a script"):
         regenerate(tmp_path)
+
+
+def test_the_package_leaves_a_script_s_files_to_the_checkout(
+    comparison: Path, tmp_path: Path
+) -> None:
+    """``bolt-pco64 report`` runs no code of a checkout: a script's folder
+    keeps its files, its comparisons are rewritten, and the command names the
+    folder and the checkout's script that rewrites it."""
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (folder / REPORT_MARKER).write_text(json.dumps({"script": "trace_check"}))
+    (folder / "check.md").write_text("left as it is\n")
+    shutil.copytree(comparison, folder / "inner")
+    written = regenerate(folder)
+    assert folder / "inner" / "summary.md" in written
+    assert all(p.parent != folder for p in written)
+    assert (folder / "check.md").read_text() == "left as it is\n"
+    assert script_folders(tmp_path) == [(folder, "trace_check")]
+    got = CliRunner().invoke(main, ["report", str(tmp_path)])
+    assert got.exit_code == 0, got.output
+    assert f"{folder} (trace_check)" in got.output
+    meta = json.loads((folder / "inner" / "meta.json").read_text())
+    named = f"table of {folder / 'inner'}: {meta['problem']}, {meta['table']['source']}"
+    assert named in got.output
+    assert f"({meta['table']['rows']} rows, " in got.output
+    assert "benchmarks/report_results.py" in got.output
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / REPORT_MARKER).write_text(json.dumps({"script": "trace_check"}))
+    got = CliRunner().invoke(main, ["report", str(only)])
+    assert got.exit_code == 0, got.output
+    assert "0 file(s) rewritten" in got.output
 
 
 def test_the_committed_default_comparison_regenerates_from_its_records(
@@ -215,7 +252,7 @@ def test_a_script_folder_is_rewritten_by_its_script(
     for name in ("compare_summary.csv", "matrix_summary.csv"):
         (folder / name).write_text("stale\n")
     monkeypatch.chdir(REPO)
-    written = regenerate(folder)
+    written = regenerate_all(folder)
     summaries = ("compare_summary.csv", "matrix_summary.csv")
     assert sorted(p.name for p in written) == sorted([*rows, *summaries])
     for name in (*rows, *summaries):
@@ -242,7 +279,7 @@ def test_the_committed_optuna_crash_results_are_rewritten_from_their_records(
         _stale_columns(folder / f"{name}_runs.csv", derived)
         (folder / f"{name}.csv").write_text("stale\n")
     monkeypatch.chdir(REPO)
-    written = regenerate(folder)
+    written = regenerate_all(folder)
     files = [f"{name}{part}.csv" for name in names for part in ("", "_runs")]
     assert sorted(p.name for p in written) == sorted(files)
     for name in files:
@@ -278,7 +315,7 @@ def test_a_family_marker_naming_a_script_runs_it_after_the_family_report(
     for name in ("paired.md", "paired.csv"):
         (folder / name).write_text("stale\n")
     monkeypatch.chdir(REPO)
-    written = {p.name for p in regenerate(folder)}
+    written = {p.name for p in regenerate_all(folder)}
     assert {"paired.md", "paired.csv", "summary.md"} <= written
     for name in ("paired.md", "paired.csv", "summary.csv", "summary.md"):
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
@@ -298,7 +335,7 @@ def test_the_committed_trace_check_is_rewritten_from_its_records(
     for name in ("check.csv", "check.md"):
         (folder / name).write_text("stale\n")
     monkeypatch.chdir(REPO)
-    written = regenerate(folder)
+    written = regenerate_all(folder)
     assert sorted(p.name for p in written) == ["check.csv", "check.md"]
     for name in ("check.csv", "check.md"):
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
@@ -319,7 +356,7 @@ def test_a_short_trace_check_reports_only_the_checkpoints_its_runs_reached(
     marker = json.loads((folder / REPORT_MARKER).read_text())
     (folder / REPORT_MARKER).write_text(json.dumps({**marker, "budget": 40}))
     monkeypatch.chdir(REPO)
-    regenerate(folder)
+    regenerate_all(folder)
     short = pd.read_csv(folder / "check.csv")
     full = pd.read_csv(committed / "check.csv")
     assert set(full["evaluations"]) > {10, 30}
@@ -424,7 +461,7 @@ def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     for name in written:
         (folder / name).write_text("stale\n")
     monkeypatch.chdir(REPO)
-    assert sorted(p.name for p in regenerate(folder)) == ["cv.csv", "cv.md"]
+    assert sorted(p.name for p in regenerate_all(folder)) == ["cv.csv", "cv.md"]
     for name, content in written.items():
         assert (folder / name).read_bytes() == content, name
 
@@ -460,3 +497,32 @@ def test_a_script_marker_is_read_only_for_its_own_script(tmp_path: Path) -> None
     marker.write_text("[1, 2]")
     with pytest.raises(ValueError, match="to hold a JSON object"):
         read_script_marker(marker, "trace_check")
+
+
+def test_a_report_section_added_to_the_list_is_written_from_the_records(
+    comparison: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plug-in point of the report: every section of REPORT_SECTIONS is
+    written after the summary page, from the same context."""
+    from bolt_pco64.bench.report import pages
+    from bolt_pco64.bench.report.context import ReportContext
+
+    seen: list[ReportContext] = []
+
+    def runs_per_method(ctx: ReportContext) -> None:
+        seen.append(ctx)
+        counts = ctx.records.groupby("method", sort=False)["seed"].nunique()
+        (ctx.out / "runs_per_method.csv").write_text(counts.to_csv())
+
+    monkeypatch.setattr(
+        pages, "REPORT_SECTIONS", [*pages.REPORT_SECTIONS, runs_per_method]
+    )
+    folder = tmp_path / "cmp"
+    shutil.copytree(comparison, folder)
+    regenerate(folder)
+    (ctx,) = seen
+    assert ctx.out == folder
+    assert list(ctx.methods) == ["random", "naive"]
+    assert (folder / "cost_summary.md").is_file()
+    written = pd.read_csv(folder / "runs_per_method.csv")
+    assert written.to_dict("list") == {"method": ["random", "naive"], "seed": [6, 6]}

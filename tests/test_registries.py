@@ -10,9 +10,9 @@ import torch
 
 from bolt_pco64 import INSTANCES, PROBLEMS, get_instance
 from bolt_pco64.bench import ComparisonSpec, RunContext, run_comparison
-from bolt_pco64.bench.costmetrics import COST_AXES
 from bolt_pco64.bench.methods import BUILTIN_METHODS, BUILTINS
-from bolt_pco64.bench.registry import METHODS, method_names
+from bolt_pco64.bench.methods.registry import METHODS, method_names
+from bolt_pco64.bench.report.cost import COST_AXES
 from bolt_pco64.bo.early_stop import EARLY_STOP_POLICIES
 from bolt_pco64.bo.prior.base import PRIORS
 from bolt_pco64.instances import ABSENT_KNOBS, KNOBS

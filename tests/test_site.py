@@ -205,7 +205,7 @@ def _built() -> None:
         ("bolt_pco64.problem", "PCO64"),
         ("bolt_pco64.problem", "PCOOutcomeConstraint"),
         ("bolt_pco64.tables.table", "load_table"),
-        ("bolt_pco64.bench.benchmark", "run_benchmark"),
+        ("bolt_pco64.bench.comparison", "run_comparison"),
     ],
 )
 def test_the_api_reference_documents(module: str, name: str) -> None:

@@ -18,12 +18,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bolt_pco64.bench.regenerate import REPORT_MARKER, regenerate
+from bolt_pco64.bench.regenerate import REPORT_MARKER
 from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.reconstruct.impute import encoded
 from bolt_pco64.tables.simulate.grid import candidate_configurations
 from bolt_pco64.traces import visited_rows
 from tests._fixtures import NearestRow
+from tests._scripts import load_script
+
+#: The checkout's rewrite of every report, the scripts' files included.
+regenerate_all = load_script("report_results").regenerate_all
 
 REPO = Path(__file__).resolve().parent.parent
 #: The committed folder: its files' columns are what the script writes.
@@ -168,7 +172,7 @@ def test_a_standin_fit_folder_is_rewritten_from_its_records(
     for name in files:
         (folder / name).write_text("stale\n")
     monkeypatch.chdir(REPO)
-    assert sorted(p.name for p in regenerate(folder)) == sorted(files)
+    assert sorted(p.name for p in regenerate_all(folder)) == sorted(files)
     for name, content in written.items():
         assert (folder / name).read_bytes() == content, name
 
@@ -194,7 +198,7 @@ def test_a_standin_fit_report_refuses_what_it_cannot_compute(
         script.report(folder)
     monkeypatch.chdir(REPO)
     with pytest.raises(ValueError, match=r"on folds \[0, 1\], got \[0\]"):
-        regenerate(folder)
+        regenerate_all(folder)
     # Another script's folder is not written over.
     other = tmp_path / "other"
     other.mkdir()

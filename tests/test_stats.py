@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
+from bolt_pco64.bench.report.tables import checkpoints_for
 from bolt_pco64.bench.stats import (
     bootstrap_interval,
     bootstrap_mean_intervals,
@@ -18,7 +19,6 @@ from bolt_pco64.bench.stats import (
     signed_rank_p,
     verdict,
 )
-from bolt_pco64.bench.summary import checkpoints_for
 
 
 def _records(curves: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -150,7 +150,7 @@ def test_verdict_says_plainly_when_methods_cannot_be_told_apart() -> None:
 
 
 def test_summary_reports_intervals_and_the_oom_share_after_the_initial_design() -> None:
-    from bolt_pco64.bench.report import summarize
+    from bolt_pco64.bench.report.tables import summarize
 
     budget, n_init = 8, 4
     mat = np.tile(np.linspace(0.4, 0.0, budget), (5, 1))
@@ -183,7 +183,7 @@ def test_checkpoints_are_the_quarters_after_the_initial_design() -> None:
 
 
 def test_reference_comparison_counts_oom_runs_after_the_initial_design() -> None:
-    from bolt_pco64.bench.report import compare_to_reference
+    from bolt_pco64.bench.report.tables import compare_to_reference
 
     budget, n_init = 8, 4
     mat = np.tile(np.linspace(0.4, 0.1, budget), (6, 1))

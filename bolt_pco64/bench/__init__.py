@@ -4,51 +4,48 @@ A *run* is one method optimising one problem from one seed for ``budget``
 evaluations (the initial design included); a *comparison* is every method
 from every seed, written into one output directory. The parts:
 
-- :mod:`~bolt_pco64.bench.config`: every default
-  (:data:`~bolt_pco64.bench.config.DEFAULTS`, :data:`~bolt_pco64.bench.config.QUICK`,
-  :data:`~bolt_pco64.bench.config.QUICK_FAMILY`) and
-  :class:`~bolt_pco64.bench.config.BenchConfig`, what makes runs comparable;
+- :mod:`~bolt_pco64.bench.spec`: one description of a comparison and every
+  default: :class:`~bolt_pco64.bench.spec.BenchConfig` (what makes runs
+  comparable), :class:`~bolt_pco64.bench.spec.ComparisonSpec` (methods,
+  seeds, reference on top; checked once when made) and the presets
+  :data:`~bolt_pco64.bench.spec.DEFAULTS`, :data:`~bolt_pco64.bench.spec.QUICK`
+  and :data:`~bolt_pco64.bench.spec.QUICK_FAMILY`;
 - :mod:`~bolt_pco64.bench.contract`: what a method is
   (:class:`~bolt_pco64.bench.contract.Method`: ``propose``, and optionally its own
   ``n_init``, ``new_state``, ``recommend`` and ``predict``), what it sees
   (:class:`~bolt_pco64.bench.contract.RunContext`) and what names a run
   (:class:`~bolt_pco64.bench.contract.RunKey`);
 - :mod:`~bolt_pco64.bench.methods`: the built-in methods, listed once
-  (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
-- :mod:`~bolt_pco64.bench.registry`: where a comparison finds a method by name
-  (:data:`~bolt_pco64.bench.registry.METHODS`, read-only;
-  :func:`~bolt_pco64.bench.registry.register_method`; the ``bolt_pco64.methods``
-  entry-point group; :func:`~bolt_pco64.bench.registry.method_registry`, and a
+  (:data:`~bolt_pco64.bench.methods.catalog.BUILTINS`), and
+  :mod:`~bolt_pco64.bench.methods.registry`, where a comparison finds a method
+  by name (:data:`~bolt_pco64.bench.methods.registry.METHODS`, read-only;
+  :func:`~bolt_pco64.bench.methods.registry.register_method`; the
+  ``bolt_pco64.methods`` entry-point group;
+  :func:`~bolt_pco64.bench.methods.registry.method_registry`, and a
   ``registry=`` argument wherever a method is looked up);
 - :mod:`~bolt_pco64.bench.proposals`: what a method returns (rows, or points of the box
   that are snapped to rows; repeats) and
   :func:`~bolt_pco64.bench.proposals.resolve_proposal`;
 - :mod:`~bolt_pco64.bench.run`: one run (:func:`~bolt_pco64.bench.run.run_one`),
-  executed by :mod:`~bolt_pco64.bench.loop` on the simulated clock;
+  executed by :mod:`~bolt_pco64.bench.loop` on the simulated clock
+  (:mod:`~bolt_pco64.bench.clock`, :mod:`~bolt_pco64.bench.early`);
 - :mod:`~bolt_pco64.bench.records`: a run's records
   (:func:`~bolt_pco64.bench.records.record_columns`: one row per evaluation, regret,
   cost) and :class:`~bolt_pco64.bench.records.RunOutcome`;
-- :mod:`~bolt_pco64.bench.problems`: the problem, instance and per-row cost
-  of a table;
 - :mod:`~bolt_pco64.bench.store`: :class:`~bolt_pco64.bench.store.ResultStore`, the
   output directory (per-run files, resume, failures, ``meta.json``), written atomically;
 - :mod:`~bolt_pco64.bench.backends`: in-process, local processes and Dask behind one
   :class:`~bolt_pco64.bench.backends.Backend` interface, with bit-identical records;
-- :mod:`~bolt_pco64.bench.summary`: the per-method summary
-  (:func:`~bolt_pco64.bench.summary.summarize`) and the paired comparisons with a
-  reference method;
-- :mod:`~bolt_pco64.bench.formatting`: both as Markdown tables and as the
-  terminal's summary (:func:`~bolt_pco64.bench.formatting.summary_markdown`);
-- :mod:`~bolt_pco64.bench.report`: the files written at the end
-  (:func:`~bolt_pco64.bench.report.write_summary`);
-- :mod:`~bolt_pco64.bench.plots`: the regret plot
-  (:func:`~bolt_pco64.bench.plots.plot_regret`);
+- :mod:`~bolt_pco64.bench.report`: the report, from the records alone: tables
+  (:func:`~bolt_pco64.bench.report.tables.summarize`), Markdown
+  (:func:`~bolt_pco64.bench.report.markdown.summary_markdown`), plots
+  (:func:`~bolt_pco64.bench.report.plots.plot_regret`), the cost report and the
+  pages (:func:`~bolt_pco64.bench.report.pages.write_report`);
 - :mod:`~bolt_pco64.bench.regenerate`: :func:`regenerate`, every report of a
   result folder rewritten from its records (``bolt-pco64 report DIR``);
 - :mod:`~bolt_pco64.bench.comparison`: the one entry point:
-  :class:`~bolt_pco64.bench.comparison.ComparisonSpec` (methods, seeds, budget or
-  GPU-hours, settings, reference; checked once when made) and
-  :func:`~bolt_pco64.bench.comparison.run_comparison`, which runs it on a
+  :func:`~bolt_pco64.bench.comparison.run_comparison`, which runs a
+  :class:`~bolt_pco64.bench.spec.ComparisonSpec` on a
   :class:`~bolt_pco64.bench.comparison.TableSet` -- one table
   (:class:`~bolt_pco64.bench.comparison.SingleTable`), each problem of the family
   (:class:`~bolt_pco64.bench.family.Family`) or each stand-in variant
@@ -59,18 +56,16 @@ from every seed, written into one output directory. The parts:
 - :mod:`~bolt_pco64.bench.family`: :class:`~bolt_pco64.bench.family.Family`, with the
   combined report;
 - :mod:`~bolt_pco64.bench.variants`:
-  :class:`~bolt_pco64.bench.variants.StandinVariants`, with the robustness report;
-- :mod:`~bolt_pco64.bench.benchmark`: :func:`~bolt_pco64.bench.benchmark.run_benchmark`
-  (deprecated, as are :func:`~bolt_pco64.bench.family.run_problems` and
-  :func:`~bolt_pco64.bench.variants.run_variants`: thin wrappers of
-  :func:`~bolt_pco64.bench.comparison.run_comparison`).
+  :class:`~bolt_pco64.bench.variants.StandinVariants`, with the robustness report.
 
 Reliability: each finished run is written atomically to
 ``OUT/runs/<method>__seed<seed>.parquet``, then ``runs.parquet`` and
 ``meta.json`` are rewritten atomically, so a killed process leaves every file
 valid. A rerun into the same directory skips the complete runs (and reruns
-failed ones); it refuses a directory holding runs of a different
-configuration (budget, n_init, q, noise or table). A method that raises ends
+failed ones); its report covers every run the directory holds (a rerun of
+some of the methods does not shrink the comparison); it refuses a directory
+holding runs of a different configuration (budget, n_init, q, noise or
+table). A method that raises ends
 only its own run: its rows so far are kept and the error goes to
 ``meta.json``. At the end ``summary.csv``, ``summary.md`` and ``regret.png``
 are written. A run in progress when the process stops is not kept; a rerun
@@ -126,11 +121,11 @@ A method with a model, or its own initial design, subclasses
     register_method("my_ei", MyEI())
 
 Another package registers its methods through the entry-point group
-``bolt_pco64.methods`` (:mod:`~bolt_pco64.bench.registry`); they then appear
+``bolt_pco64.methods`` (:mod:`~bolt_pco64.bench.methods.registry`); they then appear
 in ``bolt-pco64 bench --methods`` and its ``--help``.
 
 The names below are imported from their modules on first use, so that
-``import bolt_pco64.bench.config`` (the command line's ``--help``) stays light.
+``import bolt_pco64.bench.spec`` (the command line's ``--help``) stays light.
 """
 
 from __future__ import annotations
@@ -147,21 +142,7 @@ if TYPE_CHECKING:
         ProcessBackend,
         make_backend,
     )
-    from bolt_pco64.bench.benchmark import BenchResult, run_benchmark
-    from bolt_pco64.bench.comparison import (
-        ComparisonSpec,
-        ComparisonSpecError,
-        SingleTable,
-        TableSet,
-        run_comparison,
-    )
-    from bolt_pco64.bench.config import (
-        DEFAULTS,
-        QUICK,
-        QUICK_FAMILY,
-        BenchConfig,
-        BenchDefaults,
-    )
+    from bolt_pco64.bench.comparison import SingleTable, TableSet, run_comparison
     from bolt_pco64.bench.contract import (
         FunctionMethod,
         Method,
@@ -171,14 +152,8 @@ if TYPE_CHECKING:
         RunContext,
         RunKey,
     )
-    from bolt_pco64.bench.family import Family, FamilyResult, run_problems
-    from bolt_pco64.bench.formatting import summary_markdown
-    from bolt_pco64.bench.plan import BenchPlan, execute_plan, make_plan
-    from bolt_pco64.bench.plots import plot_regret
-    from bolt_pco64.bench.proposals import Proposal, resolve_proposal
-    from bolt_pco64.bench.records import RunOutcome, record_columns
-    from bolt_pco64.bench.regenerate import regenerate
-    from bolt_pco64.bench.registry import (
+    from bolt_pco64.bench.family import Family, FamilyResult
+    from bolt_pco64.bench.methods.registry import (
         ENTRY_POINT_GROUP,
         METHODS,
         MethodRegistry,
@@ -187,10 +162,25 @@ if TYPE_CHECKING:
         method_registry,
         register_method,
     )
-    from bolt_pco64.bench.report import cost_label
+    from bolt_pco64.bench.plan import BenchPlan, BenchResult, execute_plan, make_plan
+    from bolt_pco64.bench.proposals import Proposal, resolve_proposal
+    from bolt_pco64.bench.records import RunOutcome, record_columns
+    from bolt_pco64.bench.regenerate import regenerate
+    from bolt_pco64.bench.report.facts import cost_label
+    from bolt_pco64.bench.report.markdown import summary_markdown
+    from bolt_pco64.bench.report.plots import plot_regret
+    from bolt_pco64.bench.report.tables import checkpoints_for, summarize
     from bolt_pco64.bench.run import run_one
+    from bolt_pco64.bench.spec import (
+        DEFAULTS,
+        QUICK,
+        QUICK_FAMILY,
+        BenchConfig,
+        ComparisonSpec,
+        ComparisonSpecError,
+        Preset,
+    )
     from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
-    from bolt_pco64.bench.summary import checkpoints_for, summarize
     from bolt_pco64.bench.variants import StandinVariants, VariantsResult
 
 _WHERE: dict[str, str] = {
@@ -200,8 +190,8 @@ _WHERE: dict[str, str] = {
     "InProcessBackend": "backends",
     "ProcessBackend": "backends",
     "make_backend": "backends",
-    "ComparisonSpec": "comparison",
-    "ComparisonSpecError": "comparison",
+    "ComparisonSpec": "spec",
+    "ComparisonSpecError": "spec",
     "SingleTable": "comparison",
     "TableSet": "comparison",
     "run_comparison": "comparison",
@@ -209,18 +199,16 @@ _WHERE: dict[str, str] = {
     "FamilyResult": "family",
     "StandinVariants": "variants",
     "VariantsResult": "variants",
-    "run_problems": "family",
-    "BenchResult": "benchmark",
-    "run_benchmark": "benchmark",
-    "DEFAULTS": "config",
-    "QUICK": "config",
-    "QUICK_FAMILY": "config",
-    "BenchConfig": "config",
-    "BenchDefaults": "config",
-    "ENTRY_POINT_GROUP": "registry",
-    "METHODS": "registry",
-    "MethodRegistry": "registry",
-    "method_registry": "registry",
+    "BenchResult": "plan",
+    "DEFAULTS": "spec",
+    "QUICK": "spec",
+    "QUICK_FAMILY": "spec",
+    "BenchConfig": "spec",
+    "Preset": "spec",
+    "ENTRY_POINT_GROUP": "methods.registry",
+    "METHODS": "methods.registry",
+    "MethodRegistry": "methods.registry",
+    "method_registry": "methods.registry",
     "FunctionMethod": "contract",
     "Method": "contract",
     "MethodFn": "contract",
@@ -228,20 +216,20 @@ _WHERE: dict[str, str] = {
     "Prediction": "contract",
     "RunContext": "contract",
     "RunKey": "contract",
-    "get_method": "registry",
-    "method_names": "registry",
-    "register_method": "registry",
+    "get_method": "methods.registry",
+    "method_names": "methods.registry",
+    "register_method": "methods.registry",
     "BenchPlan": "plan",
     "execute_plan": "plan",
     "make_plan": "plan",
     "Proposal": "proposals",
     "resolve_proposal": "proposals",
-    "checkpoints_for": "summary",
-    "cost_label": "report",
-    "plot_regret": "plots",
+    "checkpoints_for": "report.tables",
+    "cost_label": "report.facts",
+    "plot_regret": "report.plots",
     "regenerate": "regenerate",
-    "summarize": "summary",
-    "summary_markdown": "formatting",
+    "summarize": "report.tables",
+    "summary_markdown": "report.markdown",
     "RunOutcome": "records",
     "record_columns": "records",
     "run_one": "run",
@@ -259,7 +247,6 @@ __all__ = [
     "Backend",
     "BackendError",
     "BenchConfig",
-    "BenchDefaults",
     "BenchPlan",
     "BenchResult",
     "ComparisonSpec",
@@ -275,6 +262,7 @@ __all__ = [
     "ObjectiveModel",
     "OutputDirError",
     "Prediction",
+    "Preset",
     "ProcessBackend",
     "Proposal",
     "ResultStore",
@@ -299,22 +287,14 @@ __all__ = [
     "regenerate",
     "register_method",
     "resolve_proposal",
-    "run_benchmark",
     "run_comparison",
     "run_one",
-    "run_problems",
     "summarize",
     "summary_markdown",
 ]
 
 
-#: Deprecated names (CHANGELOG.md), served with a warning by their module.
-_DEPRECATED: dict[str, str] = {"RECORD_COLUMNS": "run", "DEFAULT_METHODS": "config"}
-
-
 def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:
-        return getattr(importlib.import_module(f"{__name__}.{_DEPRECATED[name]}"), name)
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

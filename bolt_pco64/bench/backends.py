@@ -18,6 +18,7 @@ them, so they must be importable).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import multiprocessing
 import os
@@ -30,13 +31,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from types import TracebackType
 from typing import Any
 
-from bolt_pco64.bench.config import DEFAULTS
 from bolt_pco64.bench.problems import instance_of
 from bolt_pco64.bench.records import RunOutcome, empty_records, error_line
 from bolt_pco64.bench.run import Task, run_one, run_task
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 __all__ = [
+    "DASK_CONNECT_TIMEOUT_S",
     "Backend",
     "BackendError",
     "DaskBackend",
@@ -45,8 +46,12 @@ __all__ = [
     "make_backend",
 ]
 
-#: Called with a number of finished evaluations (progress).
-Progress = Callable[[int], None]
+#: How long to try to reach a Dask scheduler before the run is refused.
+DASK_CONNECT_TIMEOUT_S = 10.0
+
+#: Called with a method's name and a number of its finished evaluations
+#: (progress).
+Progress = Callable[[str, int], None]
 
 
 class BackendError(ConnectionError):
@@ -78,8 +83,8 @@ class Backend(ABC):
     def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
         """Yield one outcome per task, in order of completion.
 
-        ``progress`` is called with new evaluation counts: per evaluation in
-        this process, per finished run elsewhere.
+        ``progress`` is called with the task's method and new evaluation
+        counts: per evaluation in this process, per finished run elsewhere.
         """
 
 
@@ -89,7 +94,12 @@ class InProcessBackend(Backend):
     def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
         for t in tasks:
             yield run_one(
-                t.method, t.seed, t.table, t.config, fn=t.fn, on_evaluation=progress
+                t.method,
+                t.seed,
+                t.table,
+                t.config,
+                fn=t.fn,
+                on_evaluation=functools.partial(progress, t.method),
             )
 
 
@@ -111,7 +121,7 @@ def _collect(
         outcome = result()
     except Exception as err:
         outcome = _failed(task, err)
-    progress(len(outcome.records))
+    progress(task.method, len(outcome.records))
     return outcome
 
 
@@ -161,9 +171,7 @@ class DaskBackend(Backend):
         timeout_s: How long :meth:`open` tries to reach it.
     """
 
-    def __init__(
-        self, address: str, timeout_s: float = DEFAULTS.dask_connect_timeout_s
-    ) -> None:
+    def __init__(self, address: str, timeout_s: float = DASK_CONNECT_TIMEOUT_S) -> None:
         self.address = address
         self.timeout_s = timeout_s
         self.client: Any = None
@@ -200,9 +208,7 @@ class DaskBackend(Backend):
                 fut.cancel()
 
 
-def make_backend(
-    jobs: int = DEFAULTS.jobs, dask_scheduler: str | None = None
-) -> Backend:
+def make_backend(jobs: int = 1, dask_scheduler: str | None = None) -> Backend:
     """The backend for these options (not opened yet).
 
     Args:
@@ -220,5 +226,5 @@ def make_backend(
                 "Expected Dask for dask_scheduler (pip install 'bolt_pco64[dask]'), "
                 "got no 'distributed' module."
             )
-        return DaskBackend(dask_scheduler, DEFAULTS.dask_connect_timeout_s)
+        return DaskBackend(dask_scheduler, DASK_CONNECT_TIMEOUT_S)
     return ProcessBackend(jobs) if jobs > 1 else InProcessBackend()

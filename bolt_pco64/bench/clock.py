@@ -3,11 +3,11 @@
 People who tune a parallelism configuration pay in GPU-hours and wait in
 wall-clock time. The harness replays that with a simulated clock instead of
 real time (pure Python, no BoTorch, no table: the caller says what each job
-costs, :mod:`bolt_pco64.costs` is the one place that knows):
+costs, :mod:`bolt_pco64.tables.time_model` is the one place that knows):
 
 - there are ``workers`` workers, each a cluster of the instance's size; a job
   (one run of one configuration) occupies one worker from its start to its
-  end, ``seconds`` later (what :class:`~bolt_pco64.costs.TimeModel` says the
+  end, ``seconds`` later (what :class:`~bolt_pco64.tables.time_model.TimeModel` says the
   run takes);
 - a job starts on the **free worker of lowest index** at the clock's current
   time (:meth:`SimulatedClock.start`), if the budget allows
@@ -32,7 +32,7 @@ costs, :mod:`bolt_pco64.costs` is the one place that knows):
   (stopping it would throw its observation away, which no user does), so a
   run's total can exceed the budget by at most the jobs that were running
   when it was crossed (at most one per worker). The cost metrics
-  (:mod:`bolt_pco64.bench.costmetrics`) read results up to the budget only,
+  (:mod:`bolt_pco64.bench.report.cost`) read results up to the budget only,
   so the overshoot never favours a method.
 
 Determinism: the clock is a pure function of the calls made on it; ties go

@@ -34,7 +34,7 @@ The harness never reads a method's models or state itself.
 Runs are named by a :class:`RunKey` (``method/seed``).
 
 A plain function ``fn(ctx) -> rows or points`` is a method too
-(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.registry.register_method`
+(:class:`FunctionMethod` wraps it; :func:`~bolt_pco64.bench.methods.registry.register_method`
 does so). See ``docs/architecture.md`` for where the contract sits. The
 module imports torch only when a context is used, so that the command line
 can list methods without it.
@@ -44,7 +44,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+
+from bolt_pco64.params import Interval, check_param
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -66,6 +69,7 @@ __all__ = [
     "RunContext",
     "RunKey",
     "as_method",
+    "initial_design_size",
     "method_entry_points",
     "posterior_prediction",
     "recommend_by_posterior_mean",
@@ -338,6 +342,23 @@ class FunctionMethod(Method):
     def __repr__(self) -> str:
         name = getattr(self.fn, "__qualname__", repr(self.fn))
         return f"FunctionMethod({name}, n_init={self.n_init})"
+
+
+def initial_design_size(
+    method: Method, n_init: int, budget: int | None, name: str = ""
+) -> int:
+    """The initial-design size of ``method``: its own ``n_init``, else
+    ``n_init`` (the comparison's).
+
+    Raises:
+        ValueError: If the method's ``n_init`` is not an integer in
+            ``1..budget`` (``>= 1`` on a GPU-hour budget, ``budget=None``).
+    """
+    own = method.n_init
+    if own is None:
+        return n_init
+    check_param(f"n_init of method {name!r}", own, Interval(Integral, 1, budget))
+    return own
 
 
 def as_method(obj: object, n_init: int | None = None) -> Method:

@@ -1,9 +1,9 @@
 """Early termination on the harness's simulated clock (``--early-stop``).
 
 A run's steps end at known times on the clock (its start plus
-:meth:`~bolt_pco64.costs.TimeModel.seconds_after_steps`), and after each step
+:meth:`~bolt_pco64.tables.time_model.TimeModel.seconds_after_steps`), and after each step
 the policy (:mod:`bolt_pco64.bo.early_stop`) judges the run from its partial
-estimate (:class:`~bolt_pco64.partial.PartialRuns`) and from what the
+estimate (:class:`~bolt_pco64.tables.partial_runs.PartialRuns`) and from what the
 experiment knows then: the incumbent (best observed throughput), the runs
 whose result came in, and the model's prediction at the configuration.
 
@@ -62,10 +62,10 @@ from bolt_pco64.bo.early_stop import (
 
 if TYPE_CHECKING:
     from bolt_pco64.bench.clock import Job, SimulatedClock
-    from bolt_pco64.bench.contract import ObjectiveModel, Prediction
+    from bolt_pco64.bench.contract import Prediction
     from bolt_pco64.tables.partial_runs import PartialRuns
 
-__all__ = ["EarlyStopper", "StepResult", "model_prior", "prediction_prior"]
+__all__ = ["EarlyStopper", "StepResult", "prediction_prior"]
 
 
 @dataclass(frozen=True)
@@ -103,22 +103,6 @@ def prediction_prior(
             f"{mean.numel()} and {var.numel()}."
         )
     return list(zip(mean.tolist(), var.clamp_min(1e-300).tolist(), strict=True))
-
-
-def model_prior(
-    model: ObjectiveModel | None, X: torch.Tensor
-) -> list[tuple[float, float] | None]:
-    """The model's posterior mean and latent variance at each of ``X``'s
-    ``q`` points (``q x d``-dim tensor); ``None`` each without a model.
-
-    Deprecated: the harness reads the method's own
-    :meth:`~bolt_pco64.bench.contract.Method.predict` (:func:`prediction_prior`).
-    """
-    if model is None:
-        return [None] * X.shape[0]
-    from bolt_pco64.bench.contract import posterior_prediction
-
-    return prediction_prior(posterior_prediction(model, X), X.shape[0])
 
 
 class EarlyStopper:

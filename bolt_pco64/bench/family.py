@@ -24,17 +24,12 @@ from typing import Any
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.comparison import (
-    ComparisonSpec,
-    ComparisonSpecError,
-    _run_deprecated,
-    planned_tables,
-)
-from bolt_pco64.bench.config import DEFAULTS, BenchConfig
-from bolt_pco64.bench.formatting import summary_markdown
+from bolt_pco64.bench.comparison import planned_tables
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
-from bolt_pco64.bench.plots import plot_panels
-from bolt_pco64.bench.report import TableFacts, cost_label, standin_caveats
+from bolt_pco64.bench.report.facts import TableFacts, cost_label, standin_caveats
+from bolt_pco64.bench.report.markdown import summary_markdown
+from bolt_pco64.bench.report.plots import plot_panels
+from bolt_pco64.bench.spec import BenchConfig, ComparisonSpec, ComparisonSpecError
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import INSTANCES, get_instance
 
@@ -43,7 +38,6 @@ __all__ = [
     "FamilyPart",
     "FamilyResult",
     "family_cost_label",
-    "run_problems",
     "write_family_report",
 ]
 
@@ -53,9 +47,9 @@ class FamilyPart:
     """What the combined report takes from one problem's comparison.
 
     Attributes:
-        summary: Its summary frame (:func:`~bolt_pco64.bench.summary.summarize`).
+        summary: Its summary frame (:func:`~bolt_pco64.bench.report.tables.summarize`).
         records: Its records.
-        facts: Its table's :class:`~bolt_pco64.bench.report.TableFacts`.
+        facts: Its table's :class:`~bolt_pco64.bench.report.facts.TableFacts`.
         optimal_value: Its problem's optimal value.
         worst_feasible_value: Its problem's worst feasible value.
     """
@@ -102,7 +96,7 @@ class FamilyResult:
 class Family:
     """Each problem of the family on its default table (its environment variable, its
     measured table, else its stand-in; see
-    :func:`bolt_pco64.load_table <bolt_pco64.table.load_table>`), a
+    :func:`bolt_pco64.load_table <bolt_pco64.tables.table.load_table>`), a
     :class:`~bolt_pco64.bench.comparison.TableSet`.
 
     Each problem's comparison goes into ``OUT/<problem>/``; the combined
@@ -167,75 +161,9 @@ class Family:
         return FamilyResult(root, results, summary, md, plot)
 
 
-def run_problems(
-    problems: Sequence[str] = tuple(INSTANCES),
-    methods: Sequence[str] = DEFAULTS.methods,
-    seeds: int | Sequence[int] = DEFAULTS.seeds,
-    budget: int = DEFAULTS.budget,
-    n_init: int = DEFAULTS.n_init,
-    q: int = DEFAULTS.q,
-    out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = DEFAULTS.noise,
-    jobs: int = DEFAULTS.jobs,
-    dask_scheduler: str | None = None,
-    progress: bool = True,
-    arguments: dict[str, Any] | None = None,
-    reference: str | None = None,
-    workers: int = DEFAULTS.workers,
-    early_stop: str = DEFAULTS.early_stop,
-) -> FamilyResult:
-    """Deprecated: run (or resume) one comparison on each problem, and a
-    combined report.
-
-    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
-
-        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
-                       Family(problems), out=out, jobs=jobs)
-
-    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
-    its results are the same.
-
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
-    ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problems`` is
-    :class:`Family`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress`` and
-    ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
-
-    Raises:
-        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
-            (``ComparisonSpecError``, ``TableError``), before anything is created or
-            written.
-        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        FileNotFoundError: If a named table file does not exist.
-    """
-    return _run_deprecated(
-        "bolt_pco64.bench.run_problems",
-        "Family(problems)",
-        Family(problems),
-        dict(
-            methods=methods,
-            seeds=seeds,
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            workers=workers,
-            early_stop=early_stop,
-            reference=reference,
-        ),
-        out=out,
-        jobs=jobs,
-        dask_scheduler=dask_scheduler,
-        progress=progress,
-        arguments=arguments,
-    )
-
-
 def family_cost_label(facts: Mapping[str, TableFacts]) -> str:
     """The cost unit of a family's combined report: every problem's
-    :func:`~bolt_pco64.bench.report.cost_label` where they agree, else
+    :func:`~bolt_pco64.bench.report.facts.cost_label` where they agree, else
     ``"GPU-hours (simulated on pco16; modelled on pco32, pco64)"``."""
     labels = {p: cost_label(t) for p, t in facts.items()}
     if len(set(labels.values())) == 1:

@@ -8,7 +8,7 @@ its records in :mod:`bolt_pco64.bench.records`.
 
 **What the runs on one table share** (:class:`TableParts`, one per table,
 :func:`table_parts`): the time model and, for a run that stops early, the
-partial runs (:class:`~bolt_pco64.partial.PartialRuns`) are built when a run
+partial runs (:class:`~bolt_pco64.tables.partial_runs.PartialRuns`) are built when a run
 first uses them and kept as long as the table lives, so a comparison builds
 each once per table, not once per run, and a run with ``early_stop="none"``
 never builds the partial runs. A run's own state (its problem, generators,
@@ -35,12 +35,12 @@ import torch
 from torch import Tensor
 
 from bolt_pco64.bench.clock import Completion, SimulatedClock
-from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext
 from bolt_pco64.bench.early import EarlyStopper, StepResult, prediction_prior
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.proposals import resolve_proposal
 from bolt_pco64.bench.records import RunOutcome, build_records, error_line
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bo.early_stop import get_policy
 from bolt_pco64.tables.partial_runs import PartialRuns
 from bolt_pco64.tables.time_model import TimeModel
@@ -77,17 +77,17 @@ class TableParts:
 
     @cached_property
     def time_model(self) -> TimeModel:
-        """The table's :class:`~bolt_pco64.costs.TimeModel` (its defaults)."""
+        """The table's :class:`~bolt_pco64.tables.time_model.TimeModel` (its defaults)."""
         return TimeModel(self._get())
 
     @cached_property
     def run_seconds(self) -> list[float]:
-        """Each row's :attr:`~bolt_pco64.costs.TimeModel.run_seconds`."""
+        """Each row's :attr:`~bolt_pco64.tables.time_model.TimeModel.run_seconds`."""
         return self.time_model.run_seconds.tolist()
 
     @cached_property
     def run_hours(self) -> list[float]:
-        """Each row's :attr:`~bolt_pco64.costs.TimeModel.gpu_hours`."""
+        """Each row's :attr:`~bolt_pco64.tables.time_model.TimeModel.gpu_hours`."""
         return self.time_model.gpu_hours.tolist()
 
     @cached_property
@@ -97,7 +97,7 @@ class TableParts:
 
     @cached_property
     def partial(self) -> PartialRuns:
-        """The table's :class:`~bolt_pco64.partial.PartialRuns` on
+        """The table's :class:`~bolt_pco64.tables.partial_runs.PartialRuns` on
         :attr:`time_model` (what early termination reads)."""
         return PartialRuns(self._get(), self.time_model)
 

@@ -1,7 +1,7 @@
 """A comparison checked once: :class:`~bolt_pco64.bench.plan.BenchPlan`, what every
 comparison runs.
 
-A :class:`~bolt_pco64.bench.comparison.ComparisonSpec` checks its settings
+A :class:`~bolt_pco64.bench.spec.ComparisonSpec` checks its settings
 when it is made; :func:`make_plan` checks the rest (the backend, each part's
 table, its row count against the budget, its run times, its output directory
 and stored runs) and returns the plan: each part's :class:`ProblemPlan` holds
@@ -26,15 +26,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bolt_pco64.bench.backends import Backend, make_backend
-from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import make_problem
-from bolt_pco64.bench.registry import get_method
+from bolt_pco64.bench.report.context import ReportContext
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.pages import write_report
 from bolt_pco64.bench.run import Task
+from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.bench.store import ResultStore, check_output_dir
 from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
-    from bolt_pco64.bench.comparison import ComparisonSpec
+    from bolt_pco64.bench.spec import ComparisonSpec
     from bolt_pco64.instances import Instance
     from bolt_pco64.problem import PCO, TableLike
     from bolt_pco64.tables.table import Table
@@ -58,7 +61,7 @@ class BenchResult:
     Attributes:
         out: The output directory.
         records: All records (complete and failed runs), one row per evaluation.
-        summary: The per-method summary (:func:`~bolt_pco64.bench.summary.summarize`).
+        summary: The per-method summary (:func:`~bolt_pco64.bench.report.tables.summarize`).
         summary_markdown: ``summary.md``'s text.
         plot: Path of ``regret.png``.
         errors: ``"method/seed" -> error`` for the failed runs.
@@ -113,7 +116,7 @@ class BenchPlan:
             variant's name), in order.
         progress: Whether to show progress bars.
         registry: Where the methods are looked up (the spec's); ``None``:
-            :func:`~bolt_pco64.bench.registry.method_registry`'s.
+            :func:`~bolt_pco64.bench.methods.registry.method_registry`'s.
     """
 
     methods: list[str]
@@ -134,9 +137,9 @@ class PlannedTable:
     Attributes:
         instance: The instance (a name or an :class:`~bolt_pco64.instances.Instance`)
             that validates the table.
-        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.table.Table` of
+        table: A path, a DataFrame, a loaded :class:`~bolt_pco64.tables.table.Table` of
             that instance, or ``None`` for the instance's default source
-            (:func:`~bolt_pco64.table.load_table`).
+            (:func:`~bolt_pco64.tables.table.load_table`).
         out: The part's output directory.
         arguments: The part's arguments for ``meta.json``; ``None`` records
             the checked arguments of the comparison.
@@ -159,7 +162,7 @@ def make_plan(
     create nothing.
 
     Args:
-        spec: The comparison (:class:`~bolt_pco64.bench.comparison.ComparisonSpec`).
+        spec: The comparison (:class:`~bolt_pco64.bench.spec.ComparisonSpec`).
         tables: Each part's table and output directory, by label (an
             instance's or a variant's name), in report order.
         jobs, dask_scheduler, progress: As in
@@ -171,7 +174,7 @@ def make_plan(
         OutputDirError: If an output directory cannot be created or written.
         FileNotFoundError, TableError: If a table cannot be loaded.
         ValueError: On a table of another instance or without usable run
-            times (:class:`~bolt_pco64.costs.TimeModel`), or a directory
+            times (:class:`~bolt_pco64.tables.time_model.TimeModel`), or a directory
             holding runs of another configuration.
     """
     from bolt_pco64.instances import get_instance
@@ -232,9 +235,6 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
         BackendError: If the Dask scheduler cannot be reached (nothing is
             created then).
     """
-    from bolt_pco64.bench.costreport import write_cost_report
-    from bolt_pco64.bench.report import cost_label, write_summary
-
     results: dict[str, BenchResult] = {}
     with plan.backend:
         for name, p in plan.problems.items():
@@ -244,31 +244,20 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
                 store, plan.backend, plan.config, plan.progress, plan.registry
             )
             records = store.records()
-            summary, md = write_summary(
-                store.out,
-                records,
-                p.table,
-                float(p.problem.optimal_value),
-                float(p.problem.worst_feasible_value),
-                plan.methods,
-                plan.seeds,
-                plan.config,
-                store.failed(),
-                store.key["table"],
-                plan.reference,
+            ctx = ReportContext(
+                out=store.out,
+                records=records,
+                facts=TableFacts.of(p.table),
+                optimal_value=float(p.problem.optimal_value),
+                worst_feasible_value=float(p.problem.worst_feasible_value),
+                methods=store.report_methods,
+                seeds=store.report_seeds,
+                config=plan.config,
+                failed=store.failed(),
+                fingerprint=store.key["table"],
+                reference=plan.reference,
             )
-            write_cost_report(
-                store.out,
-                records,
-                p.table,
-                float(p.problem.optimal_value),
-                float(p.problem.worst_feasible_value),
-                plan.methods,
-                plan.config,
-                store.failed(),
-                plan.reference,
-                cost_label(p.table),
-            )
+            summary, md = write_report(ctx)
             store.write_meta("complete")
             results[name] = BenchResult(
                 store.out,
@@ -284,27 +273,34 @@ def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:
 
 
 class _Bars:
-    """Two tqdm bars (runs, evaluations), or nothing."""
+    """One tqdm bar per method (its evaluations, so that its rate and ETA are
+    its own), or nothing; off when standard error is not a terminal."""
 
-    def __init__(self, enabled: bool, runs: int, evals: int | None) -> None:
-        self.runs: Any = None
-        self.evals: Any = None
+    def __init__(self, enabled: bool, totals: dict[str, int | None]) -> None:
+        self.bars: dict[str, Any] = {}
         if enabled:
             from tqdm.auto import tqdm
 
-            self.runs = tqdm(total=runs, desc="runs", unit="run", position=0)
-            self.evals = tqdm(total=evals, desc="evaluations", unit="eval", position=1)
+            width = max(map(len, totals), default=0)
+            self.bars = {
+                method: tqdm(
+                    total=total,
+                    desc=method.ljust(width),
+                    unit="eval",
+                    position=i,
+                    disable=None,
+                )
+                for i, (method, total) in enumerate(totals.items())
+            }
 
-    def update(self, runs: int = 0, evals: int = 0) -> None:
-        if self.runs is not None and runs:
-            self.runs.update(runs)
-        if self.evals is not None and evals:
-            self.evals.update(evals)
+    def update(self, method: str, evals: int) -> None:
+        bar = self.bars.get(method)
+        if bar is not None and evals:
+            bar.update(evals)
 
     def close(self) -> None:
-        for bar in (self.evals, self.runs):
-            if bar is not None:
-                bar.close()
+        for bar in reversed(self.bars.values()):
+            bar.close()
 
 
 def run_store(
@@ -317,22 +313,23 @@ def run_store(
     """Run the store's missing runs on an open ``backend``; finalise its files
     on any exit. Returns the ``(method, seed)`` pairs run. ``registry``: where
     the methods are looked up (``None``:
-    :func:`~bolt_pco64.bench.registry.method_registry`'s)."""
+    :func:`~bolt_pco64.bench.methods.registry.method_registry`'s)."""
     todo = store.todo()
-    n_sel = len(store.selected)
     tasks = [Task(m, s, store.table, config, get_method(m, registry)) for m, s in todo]
     # On a GPU-hour budget a run's evaluations are not known in advance.
     per = config.budget
-    bars = _Bars(progress, n_sel, n_sel * per if per is not None else None)
-    bars.update(runs=n_sel - len(todo), evals=(n_sel - len(todo)) * (per or 0))
+    seeds = len(store.seeds)
+    bars = _Bars(progress, {m: seeds * per if per else None for m in store.methods})
+    for m, _ in set(store.selected) - set(todo):
+        bars.update(m, per or 0)
     ran: list[tuple[str, int]] = []
     status = "complete"
     try:
         store.write_meta("running")
-        for outcome in backend.run(tasks, lambda n: bars.update(evals=n)):
+        for outcome in backend.run(tasks, bars.update):
             store.persist(outcome)
             ran.append((outcome.method, outcome.seed))
-            bars.update(runs=1, evals=max(0, (per or 0) - len(outcome.records)))
+            bars.update(outcome.method, max(0, (per or 0) - len(outcome.records)))
     except KeyboardInterrupt:
         status = "interrupted"
         raise

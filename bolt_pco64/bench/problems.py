@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from torch import Tensor
-
-from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.instances import Instance
-from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
     from bolt_pco64.problem import PCO
@@ -31,13 +27,3 @@ def make_problem(table: Table) -> PCO:
     from bolt_pco64.problem import problem_class
 
     return problem_class(table.instance)(table=table)
-
-
-def _cost_per_row(table: Table) -> Tensor:
-    return TimeModel(table).gpu_hours
-
-
-# A one-line wrapper of TimeModel that nothing used (CHANGELOG.md).
-__getattr__ = deprecated_names(
-    __name__, {"cost_per_row": (lambda: _cost_per_row, "TimeModel(table).gpu_hours")}
-)

@@ -41,7 +41,7 @@ the order the results came in**:
   the run's evaluations (those still running in proportion to the part that
   has run; with one worker, the cumulative cost of the evaluations so far);
   ``run_gpu_hours``: this evaluation's own cost. Both come from the time
-  model (:class:`~bolt_pco64.costs.TimeModel`: start-up plus
+  model (:class:`~bolt_pco64.tables.time_model.TimeModel`: start-up plus
   ``overall_time`` for a run, start-up plus the step in which memory ran
   out for a crash, times ``num_gpus / 3600``). On the simulated stand-in
   these are simulated hours;

@@ -9,7 +9,7 @@ reader can recompute every number without rerunning anything
 - ``"comparison"``: a harness output directory (``meta.json`` with its
   ``report`` block and ``runs.parquet``, :mod:`bolt_pco64.bench.store`):
   ``summary.csv``, ``summary.md``, ``comparisons.csv``, ``regret.png`` and
-  the cost report (:data:`~bolt_pco64.bench.costreport.COST_REPORT_FILES`)
+  the cost report (:data:`~bolt_pco64.bench.report.cost.page.COST_REPORT_FILES`)
   are rewritten by the functions that wrote them at the end of the run, from
   ``runs.parquet`` and ``meta.json`` alone (the table is not read); then its
   sub-folders as in a collection (``docs/results/`` is a comparison that
@@ -18,15 +18,17 @@ reader can recompute every number without rerunning anything
   ``{"combined": "family"}``): each problem's comparison, then the combined
   ``summary.csv``, ``summary.md`` and ``regret.png``
   (:func:`~bolt_pco64.bench.family.write_family_report`); a marker that also
-  names a script (``{"combined": "family", "script": "prior_paired"}``) has
-  that script's ``--report DIR`` run after them, as for a ``"script"`` folder;
+  names a script (``{"combined": "family", "script": "prior_paired"}``) is
+  also listed by :func:`script_folders`;
 - ``"variants"``: a ``bench --standin all`` root (``{"combined":
   "variants"}``): each variant's comparison, then ``robustness.md`` and
   ``robustness.csv`` (:func:`~bolt_pco64.bench.variants.write_robustness`);
-- ``"script"``: a folder a script of the checkout's ``benchmarks/`` wrote
-  (``{"script": "<name>"}``): the script's own ``--report DIR`` rewrites
-  its files from the records it kept there (run with the checkout first on
-  ``PYTHONPATH``), then each sub-folder is rewritten as in a collection;
+- ``"script"``: a folder a script of ``benchmarks/`` wrote (``{"script":
+  "<name>"}``): its sub-folders are rewritten as in a collection; the
+  script's own files are not, since the installed package never runs or
+  imports code of a checkout: :func:`script_folders` lists them, and the
+  checkout's ``benchmarks/report_results.py DIR`` rewrites them (each
+  script's ``--report DIR``);
 - ``"collection"``: any other folder: each sub-folder of one of these kinds,
   in name order (``docs/results/``, say).
 
@@ -42,18 +44,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from bolt_pco64.bench.contract import RunKey
-
-if TYPE_CHECKING:
-    from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.family import FamilyPart, write_family_report
+from bolt_pco64.bench.report.context import ReportContext
+from bolt_pco64.bench.report.cost.page import COST_REPORT_FILES
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.pages import write_report
+from bolt_pco64.bench.spec import BenchConfig
+from bolt_pco64.bench.variants import write_robustness
 
 __all__ = [
     "FOLDER_KINDS",
@@ -65,8 +69,8 @@ __all__ = [
     "regenerate",
     "regenerate_comparison",
     "regenerate_family",
-    "regenerate_script",
     "regenerate_variants",
+    "script_folders",
 ]
 
 #: The marker file of a folder whose report spans several comparisons. Its
@@ -165,8 +169,6 @@ def regenerate_comparison(out: str | os.PathLike[str]) -> list[Path]:
 
 
 def _config(meta: dict[str, Any]) -> BenchConfig:
-    from bolt_pco64.bench.config import BenchConfig
-
     key = {k: v for k, v in meta["config"].items() if k != "table"}
     return BenchConfig(**key)
 
@@ -176,44 +178,23 @@ def _rewrite_comparison(
 ) -> tuple[list[Path], pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """:func:`regenerate_comparison`, also returning the summary, the records
     and ``meta.json``."""
-    from bolt_pco64.bench.costreport import COST_REPORT_FILES, write_cost_report
-    from bolt_pco64.bench.report import TableFacts, cost_label, write_summary
-
     p = Path(out)
     records, meta = read_comparison(p)
     report = meta["report"]
-    facts = TableFacts.from_meta(report["table"])
-    fingerprint = str(meta["config"]["table"])
-    config = _config(meta)
-    failed = RunKey.parse_all(meta["runs"]["failed"])
-    optimal = float(meta["table"]["optimal_value"])
-    worst = float(meta["table"]["worst_feasible_value"])
-    methods = list(report["methods"])
-    summary, _ = write_summary(
-        p,
-        records,
-        facts,
-        optimal,
-        worst,
-        methods,
-        list(report["seeds"]),
-        config,
-        failed,
-        fingerprint,
-        report["reference"],
+    ctx = ReportContext(
+        out=p,
+        records=records,
+        facts=TableFacts.from_meta(report["table"]),
+        optimal_value=float(meta["table"]["optimal_value"]),
+        worst_feasible_value=float(meta["table"]["worst_feasible_value"]),
+        methods=list(report["methods"]),
+        seeds=list(report["seeds"]),
+        config=_config(meta),
+        failed=RunKey.parse_all(meta["runs"]["failed"]),
+        fingerprint=str(meta["config"]["table"]),
+        reference=report["reference"],
     )
-    write_cost_report(
-        p,
-        records,
-        facts,
-        optimal,
-        worst,
-        methods,
-        config,
-        failed,
-        report["reference"],
-        cost_label(facts),
-    )
+    summary, _ = write_report(ctx)
     names = ["summary.csv", "summary.md", "comparisons.csv", "regret.png"]
     written = [p / n for n in (*names, *COST_REPORT_FILES) if (p / n).exists()]
     return written, summary, records, meta
@@ -231,9 +212,6 @@ def _marked_parts(out: Path, key: str) -> list[str]:
 def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
     """Rewrite a ``bench --problem all`` root: each problem's comparison, then
     the combined report; returns the files."""
-    from bolt_pco64.bench.family import FamilyPart, write_family_report
-    from bolt_pco64.bench.report import TableFacts
-
     p = Path(out)
     written: list[Path] = []
     parts = {}
@@ -252,17 +230,12 @@ def regenerate_family(out: str | os.PathLike[str]) -> list[Path]:
     _, _, plot = write_family_report(
         p, parts, _config(meta), report["methods"], report["seeds"]
     )
-    written += [p / "summary.csv", p / "summary.md", plot]
-    if "script" in _read_json(p / REPORT_MARKER):
-        written += _run_script(p)
-    return written
+    return [*written, p / "summary.csv", p / "summary.md", plot]
 
 
 def regenerate_variants(out: str | os.PathLike[str]) -> list[Path]:
     """Rewrite a ``bench --standin all`` root: each variant's comparison, then
     ``robustness.md`` and ``robustness.csv``; returns the files."""
-    from bolt_pco64.bench.variants import write_robustness
-
     p = Path(out)
     marker = _read_json(p / REPORT_MARKER)
     written: list[Path] = []
@@ -281,22 +254,27 @@ def regenerate_variants(out: str | os.PathLike[str]) -> list[Path]:
     return [*written, p / "robustness.md", p / "robustness.csv"]
 
 
-def _script_path(folder: Path, script: str) -> Path:
-    """``benchmarks/<script>.py`` of the checkout that holds ``folder`` (or of
-    the working directory)."""
-    for root in (folder.resolve(), *folder.resolve().parents, Path.cwd()):
-        candidate = root / "benchmarks" / f"{script}.py"
-        if candidate.is_file():
-            return candidate
-    raise ValueError(
-        f"Expected benchmarks/{script}.py (named by {str(folder / REPORT_MARKER)!r}) "
-        "in a checkout holding the folder or in the working directory, got none."
-    )
+def script_folders(out: str | os.PathLike[str]) -> list[tuple[Path, str]]:
+    """The folders under ``out`` (``out`` included) whose marker names a script
+    of ``benchmarks/``, with that script's name, in the order :func:`regenerate`
+    walks them: the files those scripts wrote are left to
+    ``benchmarks/report_results.py``.
+
+    Raises:
+        ValueError: If a marker names no script by a valid name.
+    """
+    p = Path(out)
+    found: list[tuple[Path, str]] = []
+    kind = folder_kind(p)
+    if kind in ("script", "family") and "script" in _read_json(p / REPORT_MARKER):
+        found.append((p, _script_name(p)))
+    if kind in ("script", "collection", "comparison"):
+        for sub in sorted(q for q in p.iterdir() if q.is_dir()):
+            found += script_folders(sub)
+    return found
 
 
-def _run_script(p: Path) -> list[Path]:
-    """``python benchmarks/<script>.py --report p`` for the script ``p``'s marker
-    names; returns the files it lists on standard output, one per line."""
+def _script_name(p: Path) -> str:
     marker = _read_json(p / REPORT_MARKER)
     script = marker.get("script")
     if not isinstance(script, str) or not script.isidentifier():
@@ -304,42 +282,14 @@ def _run_script(p: Path) -> list[Path]:
             f"Expected {str(p / REPORT_MARKER)!r} to name a script "
             f'({{"script": "<name>"}}), got {marker!r}.'
         )
-    path = _script_path(p, script)
-    # The script imports the package of its own checkout.
-    root = str(path.parent.parent)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [root, *filter(None, [os.environ.get("PYTHONPATH")])]
-        ),
-    }
-    done = subprocess.run(
-        [sys.executable, str(path), "--report", str(p)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise ValueError(f"Expected {path.name} --report {p} to succeed, got: {last}")
-    return [Path(line) for line in done.stdout.splitlines() if line.strip()]
+    return script
 
 
-def regenerate_script(out: str | os.PathLike[str]) -> list[Path]:
-    """Rewrite a script's folder: ``python benchmarks/<script>.py --report DIR``,
-    then its sub-folders (:func:`regenerate` of each).
-
-    Returns:
-        The files the script lists on standard output, one per line, and
-        those of the sub-folders.
-
-    Raises:
-        ValueError: If the marker names no script, the script is not found,
-            or it fails (its last line of error output is said).
-    """
-    p = Path(out)
-    return [*_run_script(p), *_regenerate_collection(p)]
+def _regenerate_script(out: Path) -> list[Path]:
+    """A script's folder: its sub-folders (the script's own files are left to
+    ``benchmarks/report_results.py``, :func:`script_folders`)."""
+    _script_name(out)
+    return _regenerate_collection(out)
 
 
 def _regenerate_collection(out: str | os.PathLike[str]) -> list[Path]:
@@ -361,13 +311,15 @@ FOLDER_KINDS: dict[FolderKind, Callable[[Path], list[Path]]] = {
     "comparison": _regenerate_comparison_and_below,
     "family": regenerate_family,
     "variants": regenerate_variants,
-    "script": regenerate_script,
+    "script": _regenerate_script,
     "collection": _regenerate_collection,
 }
 
 
 def regenerate(out: str | os.PathLike[str]) -> list[Path]:
-    """Rewrite every summary, table and plot under ``out`` from its records.
+    """Rewrite every summary, table and plot under ``out`` from its records,
+    with the package's code alone (the files of ``benchmarks/`` scripts are
+    left as they are: :func:`script_folders`).
 
     Returns:
         The files written.

@@ -2,10 +2,10 @@
 
 A run evaluates configurations until its budget is spent: ``budget``
 evaluations (the initial design included), or ``budget_hours`` GPU-hours
-(:class:`~bolt_pco64.bench.config.BenchConfig`). Evaluations run on the
+(:class:`~bolt_pco64.bench.spec.BenchConfig`). Evaluations run on the
 discrete-event clock of :mod:`bolt_pco64.bench.clock` with
 ``config.workers`` workers, each a cluster of the instance's size: a run of a
-configuration takes what the time model (:mod:`bolt_pco64.costs`) says it
+configuration takes what the time model (:mod:`bolt_pco64.tables.time_model`) says it
 takes; a worker that frees takes the next configuration of the current
 proposal or, when there is none, asks the method for the next ones (``q`` at
 a time). The configurations in flight are the method's pending rows
@@ -34,45 +34,30 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from bolt_pco64._deprecated import deprecated_names
-from bolt_pco64.bench.config import BenchConfig
-from bolt_pco64.bench.contract import Method, RunContext, as_method
+from bolt_pco64.bench.contract import (
+    Method,
+    RunContext,
+    as_method,
+    initial_design_size,
+)
 from bolt_pco64.bench.loop import RunLoop
+from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.records import RunOutcome, record_columns
-from bolt_pco64.bench.registry import get_method
-from bolt_pco64.instances import PCO64_INSTANCE
-from bolt_pco64.params import Interval, check_param
-from bolt_pco64.tables.time_model import TimeModel
+from bolt_pco64.bench.spec import BenchConfig
 
 if TYPE_CHECKING:
     from bolt_pco64.tables.table import Table
 
 __all__ = [
     "Task",
-    "initial_design_size",
     "record_columns",
     "run_one",
     "run_task",
 ]
-
-__getattr__ = deprecated_names(
-    __name__,
-    {
-        "RECORD_COLUMNS": (
-            lambda: record_columns(PCO64_INSTANCE),
-            "record_columns(instance)",
-        ),
-        "cost_per_row": (
-            lambda: lambda table: TimeModel(table).gpu_hours,
-            "TimeModel(table).gpu_hours",
-        ),
-    },
-)
 
 
 @contextlib.contextmanager
@@ -98,7 +83,7 @@ def run_one(
 
     Args:
         method: The method's name (recorded; looked up with
-            :func:`~bolt_pco64.bench.registry.get_method` in ``registry``
+            :func:`~bolt_pco64.bench.methods.registry.get_method` in ``registry``
             when ``fn`` is ``None``).
         seed: The run's seed.
         table: The problem's table.
@@ -107,7 +92,7 @@ def run_one(
             a function; to run one that is not registered here).
         on_evaluation: Called with the number of new evaluations after each step.
         registry: Where ``method`` is looked up (``None``:
-            :func:`~bolt_pco64.bench.registry.method_registry`'s).
+            :func:`~bolt_pco64.bench.methods.registry.method_registry`'s).
 
     Returns:
         A :class:`~bolt_pco64.bench.records.RunOutcome`; when the method raises (or proposes invalid rows)
@@ -119,27 +104,11 @@ def run_one(
             not fit the budget.
     """
     impl = get_method(method, registry) if fn is None else as_method(fn)
-    config.check(len(table))
-    n_init = initial_design_size(impl, config, method)
+    config.check_rows(len(table))
+    n_init = initial_design_size(impl, config.n_init, config.budget, method)
     with _one_thread():
         run = RunLoop(method, int(seed), table, config, on_evaluation)
         return run.execute(impl, n_init)
-
-
-def initial_design_size(method: Method, config: BenchConfig, name: str = "") -> int:
-    """The initial-design size of ``method`` under ``config``: its own
-    ``n_init``, else ``config.n_init``.
-
-    Raises:
-        ValueError: If the method's ``n_init`` is not an integer in
-            ``1..config.budget`` (``>= 1`` on a GPU-hour budget).
-    """
-    n = method.n_init
-    if n is None:
-        return config.n_init
-    # At most the budget; on a GPU-hour budget, any integer >= 1.
-    check_param(f"n_init of method {name!r}", n, Interval(Integral, 1, config.budget))
-    return n
 
 
 @dataclass(frozen=True)

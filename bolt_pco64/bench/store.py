@@ -10,7 +10,7 @@ Layout of an output directory ``OUT``:
   summaries);
 - ``OUT/meta.json``: arguments, versions, table, cost model and run status,
   and under ``report`` what the report needs besides the records (methods,
-  seeds, reference, :class:`~bolt_pco64.bench.report.TableFacts`): the
+  seeds, reference, :class:`~bolt_pco64.bench.report.facts.TableFacts`): the
   report is rewritten from ``runs.parquet`` and ``meta.json`` alone
   (``bolt-pco64 report OUT``, :mod:`bolt_pco64.bench.regenerate`).
 
@@ -44,11 +44,12 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import PARQUET_COMPRESSION as _PARQUET_COMPRESSION
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
-from bolt_pco64.bench.summary import checkpoints_for
+from bolt_pco64.bench.report.facts import TableFacts
+from bolt_pco64.bench.report.tables import checkpoints_for
+from bolt_pco64.bench.spec import BenchConfig, check_reference
 from bolt_pco64.tables.time_model import TimeModel
 
 if TYPE_CHECKING:
@@ -232,6 +233,15 @@ class ResultStore:
         self._versions: dict[str, str] | None = None
         self._done: dict[RunKey, tuple[pd.DataFrame, dict[str, str]]] = {}
         self._scan()
+        # The report covers every run of the folder: a rerun of some of the
+        # methods does not shrink the comparison the folder holds.
+        others = sorted({k.method for k in self._done} - set(self.methods))
+        #: The methods the report covers: the requested ones, then those of
+        #: earlier runs in the folder (same configuration), by name.
+        self.report_methods = [*self.methods, *others]
+        #: The seeds the report covers (requested and stored), ascending.
+        self.report_seeds = sorted(set(self.seeds) | {k.seed for k in self._done})
+        self._reported = self.selected | set(self._done)
 
     # -- reading ------------------------------------------------------------
 
@@ -290,9 +300,10 @@ class ResultStore:
         ]
 
     def records(self) -> pd.DataFrame:
-        """The requested runs' records, in method then seed then iteration order."""
-        order = {m: i for i, m in enumerate(self.methods)}
-        frames = [f for k, (f, _) in self._done.items() if k in self.selected]
+        """The records of the runs the report covers (the requested ones and the
+        folder's earlier ones), in method then seed then iteration order."""
+        order = {m: i for i, m in enumerate(self.report_methods)}
+        frames = [f for k, (f, _) in self._done.items() if k in self._reported]
         if not frames:
             return empty_records(instance_of(self.table))
         all_ = pd.concat(frames, ignore_index=True)
@@ -301,28 +312,28 @@ class ResultStore:
         return all_.drop(columns="_o").reset_index(drop=True)
 
     def errors(self) -> dict[str, str]:
-        """``"method/seed" -> error`` of the requested runs that failed."""
+        """``"method/seed" -> error`` of the reported runs that failed."""
         return {
             str(k): meta.get("error", "")
             for k, (_, meta) in sorted(self._done.items())
-            if k in self.selected and meta.get("status") == "failed"
+            if k in self._reported and meta.get("status") == "failed"
         }
 
     def n_init(self) -> dict[str, int]:
         """``"method/seed"`` -> the initial-design size the run used, for the
-        requested runs stored with it."""
+        reported runs stored with it."""
         return {
             str(k): int(meta["n_init"])
             for k, (_, meta) in sorted(self._done.items())
-            if k in self.selected and "n_init" in meta
+            if k in self._reported and "n_init" in meta
         }
 
     def failed(self) -> set[RunKey]:
-        """``(method, seed)`` of the requested runs that failed."""
+        """``(method, seed)`` of the reported runs that failed."""
         return {
             k
             for k, (_, meta) in self._done.items()
-            if k in self.selected and meta.get("status") == "failed"
+            if k in self._reported and meta.get("status") == "failed"
         }
 
     # -- writing ------------------------------------------------------------
@@ -385,9 +396,6 @@ class ResultStore:
 
     def write_meta(self, status: str) -> None:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
-        from bolt_pco64.bench.registry import check_reference
-        from bolt_pco64.bench.report import TableFacts
-
         if self._versions is None:
             self._versions = _versions()
         tab = self.table
@@ -430,15 +438,17 @@ class ResultStore:
                 "requested": len(self.selected),
                 "complete": complete,
                 "failed": sorted(errors),
-                "pending": len(self.selected) - len(complete) - len(errors),
+                "pending": len(self.selected)
+                - len(complete)
+                - len(self.failed() & self.selected),
                 "n_init": self.n_init(),
             },
             "errors": errors,
             "report": {
-                "methods": self.methods,
-                "seeds": self.seeds,
+                "methods": self.report_methods,
+                "seeds": self.report_seeds,
                 "reference": check_reference(
-                    self.arguments.get("reference"), self.methods
+                    self.arguments.get("reference"), self.report_methods
                 ),
                 "table": TableFacts.of(tab).as_meta(),
             },

@@ -1,6 +1,6 @@
 """One comparison on every stand-in variant, and whether its conclusions agree.
 
-The stand-ins ship in variants (:data:`bolt_pco64.standins.STANDIN_VARIANTS`):
+The stand-ins ship in variants (:data:`bolt_pco64.tables.standins.STANDIN_VARIANTS`):
 readings of the job that meet every published figure and put the crash
 boundary in different places (docs/standins.md). :class:`StandinVariants`
 is the table set of :func:`~bolt_pco64.bench.comparison.run_comparison` that runs the
@@ -38,18 +38,13 @@ import pandas as pd
 import scipy.stats as sps
 
 from bolt_pco64._io import atomic_write_text
-from bolt_pco64.bench.comparison import (
-    ComparisonSpec,
-    ComparisonSpecError,
-    _run_deprecated,
-    planned_tables,
-)
-from bolt_pco64.bench.config import DEFAULTS
+from bolt_pco64.bench.comparison import planned_tables
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
+from bolt_pco64.bench.spec import ComparisonSpec, ComparisonSpecError
 from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
 from bolt_pco64.bench.store import check_output_dir
-from bolt_pco64.instances import get_instance
+from bolt_pco64.instances import DEFAULT_INSTANCE, get_instance
 from bolt_pco64.tables.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
 
 __all__ = [
@@ -57,7 +52,6 @@ __all__ = [
     "VariantsResult",
     "agreement",
     "rank_agreement",
-    "run_variants",
     "write_robustness",
 ]
 
@@ -101,11 +95,11 @@ class StandinVariants:
 
     Attributes:
         problem: The instance whose stand-ins are compared.
-        variants: Variant names (:data:`bolt_pco64.standins.STANDIN_VARIANTS`),
+        variants: Variant names (:data:`bolt_pco64.tables.standins.STANDIN_VARIANTS`),
             in report order; ``None``: all of the problem's.
     """
 
-    problem: str = DEFAULTS.problem
+    problem: str = DEFAULT_INSTANCE
     variants: Sequence[str] | None = None
 
     def plan_tables(
@@ -161,73 +155,6 @@ class StandinVariants:
             int(spec.budget),  # type: ignore[arg-type]
         )
         return VariantsResult(root, results, pairs, taus, markdown)
-
-
-def run_variants(
-    problem: str = DEFAULTS.problem,
-    variants: Sequence[str] | None = None,
-    methods: Sequence[str] = DEFAULTS.methods,
-    seeds: int | Sequence[int] = DEFAULTS.seeds,
-    budget: int = DEFAULTS.budget,
-    n_init: int = DEFAULTS.n_init,
-    q: int = DEFAULTS.q,
-    out: str | os.PathLike[str] = DEFAULTS.out,
-    noise: float | str | None = DEFAULTS.noise,
-    workers: int = DEFAULTS.workers,
-    jobs: int = DEFAULTS.jobs,
-    dask_scheduler: str | None = None,
-    progress: bool = True,
-    arguments: dict[str, Any] | None = None,
-    reference: str | None = None,
-    early_stop: str = DEFAULTS.early_stop,
-) -> VariantsResult:
-    """Deprecated: run (or resume) one comparison on each stand-in variant of
-    ``problem``, and the robustness report.
-
-    Use :func:`~bolt_pco64.bench.comparison.run_comparison` instead::
-
-        run_comparison(ComparisonSpec(methods, seeds, budget, ...),
-                       StandinVariants(problem, variants), out=out, jobs=jobs)
-
-    This wrapper builds that spec and calls it, with a ``DeprecationWarning``;
-    its results are the same.
-
-    Arguments: ``methods``, ``seeds``, ``budget``, ``n_init``, ``q``, ``noise``,
-    ``reference``, ``workers`` and ``early_stop`` are
-    :class:`~bolt_pco64.bench.comparison.ComparisonSpec`'s; ``problem`` and ``variants``
-    are :class:`StandinVariants`'s; ``out``, ``jobs``, ``dask_scheduler``, ``progress``
-    and ``arguments`` are :func:`~bolt_pco64.bench.comparison.run_comparison`'s.
-
-    Raises:
-        ValueError: As :func:`~bolt_pco64.bench.comparison.run_comparison` and
-            :class:`~bolt_pco64.bench.comparison.ComparisonSpec`
-            (``ComparisonSpecError``, ``TableError``), before anything is created or
-            written.
-        OutputDirError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        BackendError: As :func:`~bolt_pco64.bench.comparison.run_comparison`.
-        FileNotFoundError: If a named table file does not exist.
-    """
-    return _run_deprecated(
-        "bolt_pco64.bench.variants.run_variants",
-        "StandinVariants(problem, variants)",
-        StandinVariants(problem, variants),
-        dict(
-            methods=methods,
-            seeds=seeds,
-            budget=budget,
-            n_init=n_init,
-            q=q,
-            noise=noise,
-            workers=workers,
-            early_stop=early_stop,
-            reference=reference,
-        ),
-        out=out,
-        jobs=jobs,
-        dask_scheduler=dask_scheduler,
-        progress=progress,
-        arguments=arguments,
-    )
 
 
 def _meta(out: Path) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Everything is checked before anything is written: a bad option is a usage
 error naming it. The options become one
-:class:`~bolt_pco64.bench.comparison.ComparisonSpec`, which checks the settings once,
+:class:`~bolt_pco64.bench.spec.ComparisonSpec`, which checks the settings once,
 run by :func:`~bolt_pco64.bench.comparison.run_comparison` on one table, the family or
 the stand-in variants; a refused setting is one line led by its option
 (``_option_error``).
@@ -10,16 +10,26 @@ the stand-in variants; a refused setting is one line led by its option
 
 from __future__ import annotations
 
+import contextlib
 import re
+import shlex
 import textwrap
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from bolt_pco64.bench.config import DEFAULTS, EARLY_STOP_CHOICES, QUICK, QUICK_FAMILY
+from bolt_pco64.bench.spec import (
+    DEFAULT_REFERENCE,
+    DEFAULTS,
+    EARLY_STOP_CHOICES,
+    QUICK,
+    QUICK_FAMILY,
+    BenchConfig,
+)
 from bolt_pco64.cli._core import (
     _PROBLEM_NAMES,
     _TABLE_TYPE,
@@ -77,7 +87,7 @@ __all__ = ["bench"]
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    default=DEFAULTS.workers,
+    default=BenchConfig.workers,
     show_default=True,
     help="Runs in flight at once on the simulated clock, each on its own "
     "cluster; the method sees the others as pending.",
@@ -85,7 +95,7 @@ __all__ = ["bench"]
 @click.option(
     "--early-stop",
     type=click.Choice(EARLY_STOP_CHOICES),
-    default=DEFAULTS.early_stop,
+    default=BenchConfig.early_stop,
     show_default=True,
     help="Stop a run after a step when its estimate so far shows it will not "
     "beat the best: the runner's posterior rule, or Ax's percentile rule; a "
@@ -95,12 +105,12 @@ __all__ = ["bench"]
     "--n-init",
     type=click.IntRange(min=1),
     default=None,
-    help=f"Initial design size [default: {DEFAULTS.n_init}].",
+    help=f"Initial design size [default: {BenchConfig.n_init}].",
 )
 @click.option(
     "--q",
     type=click.IntRange(min=1),
-    default=DEFAULTS.q,
+    default=BenchConfig.q,
     show_default=True,
     help="Batch size.",
 )
@@ -120,7 +130,7 @@ __all__ = ["bench"]
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    default=DEFAULTS.jobs,
+    default=1,
     show_default=True,
     help="Local worker processes.",
 )
@@ -145,7 +155,7 @@ __all__ = ["bench"]
 @click.option(
     "--standin",
     default=None,
-    help="Run on this stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS), or "
+    help="Run on this stand-in variant (bolt_pco64.tables.standins.STANDIN_VARIANTS), or "
     "'all': on every variant into OUT/<variant>/, then OUT/robustness.md.",
 )
 @click.option(
@@ -159,8 +169,8 @@ __all__ = ["bench"]
     type=_Method(),
     default=None,
     help="Method every other one is compared with, seed by seed, in the summary; "
-    f"one of the compared methods [default: {DEFAULTS.reference}, or the first "
-    f"method when {DEFAULTS.reference} is not compared].",
+    f"one of the compared methods [default: {DEFAULT_REFERENCE}, or the first "
+    f"method when {DEFAULT_REFERENCE} is not compared].",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def bench(
@@ -190,46 +200,19 @@ def bench(
     Everything is checked before anything is written: a refused run leaves
     the file system as it was. With --problem all, OUT/<problem>/ holds each
     problem's results and OUT/summary.md and OUT/regret.png the combined ones.
+    A rerun of the same command resumes: finished runs are kept. A folder
+    holding runs of other methods is summarised with all of them.
     """
-    if problem == "all" and table_path is not None:
-        raise click.BadParameter(
-            "expected one --problem for a table file, got --problem all",
-            param_hint="'--table'",
-        )
-    if instance is not None and (problem == "all" or standin is not None):
-        raise click.BadParameter(
-            "expected no --problem all and no --standin with an instance file",
-            param_hint="'--instance'",
-        )
-    if standin is not None:
-        _check_standin(standin, problem, table_path)
-    if budget is not None and budget_hours is not None:
-        raise click.BadParameter(
-            "expected either --budget (evaluations) or --budget-hours, got both",
-            param_hint="'--budget-hours'",
-        )
-    if problem == "all" and budget_hours is not None:
-        raise click.BadParameter(
-            "expected one --problem for a GPU-hour budget (runs of the problems "
-            "differ in cost), got --problem all",
-            param_hint="'--budget-hours'",
-        )
-    if standin == "all" and budget_hours is not None:
-        raise click.BadParameter(
-            "expected one --standin for a GPU-hour budget (runs of the variants "
-            "differ in cost), got --standin all",
-            param_hint="'--budget-hours'",
-        )
+    _check_combinations(problem, table_path, instance, standin)
     preset = (QUICK_FAMILY if problem == "all" else QUICK) if quick else DEFAULTS
     out_dir = out if out is not None else Path(preset.out)
-    if budget is None and budget_hours is None:
-        budget = preset.budget
     spec = _spec(
-        methods=methods if methods is not None else list(preset.methods),
-        seeds=seeds if seeds is not None else preset.seeds,
+        preset,
+        methods=methods,
+        seeds=seeds,
         budget=budget,
         budget_hours=budget_hours,
-        n_init=n_init if n_init is not None else preset.n_init,
+        n_init=n_init,
         q=q,
         noise=noise,
         workers=workers,
@@ -257,12 +240,77 @@ def bench(
     if standin is not None:
         args["standin"] = standin
     run = _Runner(spec, args, out_dir, jobs, dask_scheduler, not no_progress)
-    if problem == "all":
-        _bench_all(run)
-        return
-    if standin == "all":
-        _bench_variants(run, problem)
-        return
+    with _resume_hint(out_dir):
+        if problem == "all":
+            _bench_all(run)
+        elif standin == "all":
+            _bench_variants(run, problem)
+        else:
+            _bench_one(run, problem, instance, standin, table_path)
+
+
+def _check_combinations(
+    problem: str, table_path: Path | None, instance: Any, standin: str | None
+) -> None:
+    """Options that cannot go together (the spec checks the settings)."""
+    if problem == "all" and table_path is not None:
+        raise click.BadParameter(
+            "expected one --problem for a table file, got --problem all",
+            param_hint="'--table'",
+        )
+    if instance is not None and (problem == "all" or standin is not None):
+        raise click.BadParameter(
+            "expected no --problem all and no --standin with an instance file",
+            param_hint="'--instance'",
+        )
+    if standin is not None:
+        _check_standin(standin, problem, table_path)
+
+
+@contextlib.contextmanager
+def _resume_hint(out: Path) -> Iterator[None]:
+    """On Ctrl-C: say what is kept and the command that resumes, then exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        ctx = click.get_current_context()
+        click.echo(
+            f"\nInterrupted. The finished runs are kept in {out}; the runs in "
+            "progress are not. To resume, rerun the same command with the same "
+            f"--out:\n  {_rerun_command(ctx, out)}",
+            err=True,
+        )
+        ctx.exit(130)
+
+
+def _rerun_command(ctx: click.Context, out: Path) -> str:
+    """The command line that resumes this run: the options given, and --out."""
+    words = ["bolt-pco64", ctx.info_name or "bench"]
+    for param in ctx.command.params:
+        name = param.name or ""
+        given = ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+        if not given or name == "out" or not isinstance(param, click.Option):
+            continue
+        value = ctx.params[name]
+        flag = max(param.opts, key=len)
+        if param.is_flag:
+            words.append(flag)
+        elif name == "instance":
+            words += [flag, str(getattr(value, "path", None) or value.name)]
+        else:
+            text = ",".join(value) if isinstance(value, list) else str(value)
+            words += [flag, text]
+    return shlex.join([*words, "--out", str(out)])
+
+
+def _bench_one(
+    run: _Runner,
+    problem: str,
+    instance: Any,
+    standin: str | None,
+    table_path: Path | None,
+) -> None:
+    """``bench`` on one table: run it, then the terminal summary."""
     table = (
         _load(table_path, problem if instance is None else instance)
         if standin is None
@@ -271,44 +319,72 @@ def bench(
     _check_run_times(table, table_path)
     t0 = time.perf_counter()
     result = run(table)
-    from bolt_pco64.bench.formatting import terminal_summary
+    from bolt_pco64.bench.report.markdown import terminal_summary
 
-    names = list(spec.methods)
-    lines = [
-        terminal_summary(result.summary, _shown_budget(args["budget"], result)),
-        "",
-        *_comparison_lines(result.out, str(spec.reference), names, result.summary),
-        *_failures(result.errors, "meta.json"),
-    ]
     resumed = len(result.summary) and (
         int(result.summary["runs"].sum() + result.summary["failed"].sum())
         - len(result.ran)
     )
-    lines.append("")
-    lines.append(
+    lines = [
+        table_line(result.table),
+        _other_methods_line(result.summary, list(run.spec.methods)),
+        terminal_summary(result.summary, _shown_budget(run.args["budget"], result)),
+        "",
+        *_comparison_lines(
+            result.out,
+            str(run.spec.reference),
+            list(result.summary["method"]),
+            result.summary,
+        ),
+        *_failures(result.errors, "meta.json"),
+        "",
         f"{len(result.ran)} run(s) done, {resumed} resumed from {result.out}, "
-        f"in {time.perf_counter() - t0:.0f} s."
-    )
-    lines.append(f"full tables: {result.out / 'summary.md'}")
-    lines.append(f"plot: {result.plot}")
-    lines.append(f"cost report: {result.out / 'cost_summary.md'}")
+        f"in {time.perf_counter() - t0:.0f} s.",
+        f"full tables: {result.out / 'summary.md'}",
+        f"plot: {result.plot}",
+        f"cost report: {result.out / 'cost_summary.md'}",
+    ]
     if table.is_simulated:
         lines += textwrap.wrap(
             "NOTE: these results are on the SIMULATED stand-in table, not measured "
             "data (`bolt-pco64 fetch` installs the measured one).",
             80,
         )
-    click.echo("\n".join(lines))
+    click.echo("\n".join(line for line in lines if line is not None))
 
 
-def _spec(**settings: Any) -> Any:
-    """The comparison's :class:`~bolt_pco64.bench.comparison.ComparisonSpec`, checked
-    once; a refused setting is a one-line error led by its option
-    (:func:`_option_error`)."""
-    from bolt_pco64.bench.comparison import ComparisonSpec, ComparisonSpecError
+def table_line(table: Any, label: str = "table") -> str:
+    """``"table: pco64, reconstructed: .../pco64_reconstructed.parquet [...]
+    (780 rows, 648 feasible)"``: what a result was computed on."""
+    text = (
+        f"{label}: {table.instance.name}, {table.source} "
+        f"({len(table)} rows, {table.n_feasible} feasible)"
+    )
+    return textwrap.fill(
+        text, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+
+
+def _other_methods_line(summary: Any, asked: list[str]) -> str | None:
+    """A line naming the methods the summary holds besides those asked for
+    (earlier runs in the same --out), or ``None``."""
+    others = [m for m in summary["method"] if m not in asked]
+    if not others:
+        return None
+    return (
+        f"The output folder also holds runs of {', '.join(others)} (same settings): "
+        "the summary compares them all."
+    )
+
+
+def _spec(preset: Any, **settings: Any) -> Any:
+    """The comparison's :class:`~bolt_pco64.bench.spec.ComparisonSpec`: the
+    preset's values replaced by the options given, checked once; a refused
+    setting is a one-line error led by its option (:func:`_option_error`)."""
+    from bolt_pco64.bench.spec import ComparisonSpecError
 
     try:
-        return ComparisonSpec(**settings)
+        return preset.spec(**settings)
     except ComparisonSpecError as err:
         raise _option_error(err) from err
 
@@ -334,7 +410,8 @@ class _Runner:
         self.progress = progress
 
     def __call__(self, tables: Any) -> Any:
-        from bolt_pco64.bench.comparison import ComparisonSpecError, run_comparison
+        from bolt_pco64.bench.comparison import run_comparison
+        from bolt_pco64.bench.spec import ComparisonSpecError
         from bolt_pco64.tables.table import TableError
 
         try:
@@ -356,18 +433,18 @@ class _Runner:
 def _shown_budget(budget: int | None, result: Any) -> int:
     """The evaluations the summary reports: ``--budget``, or on a GPU-hour
     budget the fewest any complete run made
-    (:func:`~bolt_pco64.bench.costmetrics.base.evaluation_horizon`)."""
+    (:func:`~bolt_pco64.bench.report.cost.base.evaluation_horizon`)."""
     if budget is not None:
         return budget
     from bolt_pco64.bench.contract import RunKey
-    from bolt_pco64.bench.costmetrics import evaluation_horizon
+    from bolt_pco64.bench.report.cost import evaluation_horizon
 
     return evaluation_horizon(result.records, RunKey.parse_all(result.errors))
 
 
 def _check_run_times(table: Any, table_path: Path | None) -> None:
     """A one-line :class:`CLIError` naming the table's origin if the time
-    model cannot charge its runs (:class:`~bolt_pco64.costs.TimeModel`)."""
+    model cannot charge its runs (:class:`~bolt_pco64.tables.time_model.TimeModel`)."""
     from bolt_pco64.tables.time_model import TimeModel
 
     try:
@@ -415,7 +492,7 @@ def _comparison_lines(
     checkpoint (``summary.md`` has every checkpoint), or why there are none."""
     import pandas as pd
 
-    from bolt_pco64.bench.formatting import no_comparisons_reason
+    from bolt_pco64.bench.report.markdown import no_comparisons_reason
 
     try:
         comparisons = pd.read_csv(out / "comparisons.csv")
@@ -477,8 +554,12 @@ def _bench_variants(run: _Runner, problem: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SimulatedTableWarning)
         result = run(StandinVariants(problem))
-    lines = [result.markdown.rstrip(), *_failures(result.errors, "each meta.json")]
-    lines.append("")
+    lines = [
+        *_table_lines(result.results),
+        result.markdown.rstrip(),
+        *_failures(result.errors, "each meta.json"),
+        "",
+    ]
     lines.append(
         f"done in {time.perf_counter() - t0:.0f} s; each variant's results in "
         f"{result.out}/<variant>/; robustness: {result.out}/robustness.md."
@@ -498,9 +579,10 @@ def _bench_all(run: _Runner) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SimulatedTableWarning)
         result = run(Family(_PROBLEM_NAMES))
-    from bolt_pco64.bench.formatting import terminal_summary
+    from bolt_pco64.bench.report.markdown import terminal_summary
 
     lines = [
+        *_table_lines(result.results),
         terminal_summary(result.summary, run.spec.budget, first_column="problem"),
         *_failures(result.errors, "each meta.json"),
     ]
@@ -527,3 +609,12 @@ def _bench_all(run: _Runner) -> None:
             80,
         )
     click.echo("\n".join(lines))
+
+
+def _table_lines(results: Any) -> list[str]:
+    """One :func:`table_line` per part of a family or of the variants."""
+    return [
+        table_line(r.table, f"table of {label}")
+        for label, r in results.items()
+        if r.table is not None
+    ]

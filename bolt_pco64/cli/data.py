@@ -182,7 +182,7 @@ def fetch(problem: str, data_home: Path | None, force: bool) -> None:
 @click.option(
     "--variant",
     default=None,
-    help="Stand-in variant (bolt_pco64.standins.STANDIN_VARIANTS) [default: the "
+    help="Stand-in variant (bolt_pco64.tables.standins.STANDIN_VARIANTS) [default: the "
     "problem's default variant].",
 )
 @click.option(

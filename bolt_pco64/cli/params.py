@@ -1,9 +1,9 @@
 """The ``bench`` command's option types and its help on the methods.
 
-The types look methods up in :mod:`bolt_pco64.bench.registry` only when a
+The types look methods up in :mod:`bolt_pco64.bench.methods.registry` only when a
 value is converted or the help is shown. Neither that module nor the
 built-in methods' (:mod:`bolt_pco64.bench.methods`, whose
-:data:`~bolt_pco64.bench.methods.builtins.BUILTINS` gives each method's help line)
+:data:`~bolt_pco64.bench.methods.catalog.BUILTINS` gives each method's help line)
 imports torch.
 """
 
@@ -22,7 +22,7 @@ from bolt_pco64.cli._core import _Command
 __all__ = ["METHOD_HELP"]
 
 #: One line on each built-in method, for ``bench --help`` (read from
-#: :data:`bolt_pco64.bench.methods.builtins.BUILTINS`).
+#: :data:`bolt_pco64.bench.methods.catalog.BUILTINS`).
 METHOD_HELP: Mapping[str, str] = MappingProxyType(
     {name: b.help for name, b in BUILTINS.items()}
 )
@@ -32,7 +32,7 @@ class _BenchCommand(_Command):
     """``bench``, whose help ends with the methods it can compare."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        from bolt_pco64.bench.registry import method_registry
+        from bolt_pco64.bench.methods.registry import method_registry
 
         registry = method_registry()
         rows: list[tuple[str, str]] = []
@@ -103,11 +103,15 @@ class _Methods(click.ParamType):
     ) -> list[str]:
         if isinstance(value, list):
             return value
-        from bolt_pco64.bench.registry import method_names
+        from bolt_pco64.bench.methods.registry import method_names
 
         known = method_names()
-        names = list(dict.fromkeys(m.strip() for m in str(value).split(",")))
-        names = [m for m in names if m]
+        names = [m.strip() for m in str(value).split(",") if m.strip()]
+        repeated = sorted({m for m in names if names.count(m) > 1})
+        if repeated:
+            self.fail(
+                f"expected distinct names, got {', '.join(repeated)} more than once"
+            )
         unknown = [m for m in names if m not in known]
         if not names or unknown:
             self.fail(
@@ -127,7 +131,7 @@ class _Method(click.ParamType):
     def convert(
         self, value: Any, param: click.Parameter | None, ctx: click.Context | None
     ) -> str:
-        from bolt_pco64.bench.registry import method_names
+        from bolt_pco64.bench.methods.registry import method_names
 
         known = method_names()
         name = str(value).strip()
@@ -145,7 +149,7 @@ class _MethodsOption(click.Option):
     when the help is shown (not when the command line is imported)."""
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from bolt_pco64.bench.registry import method_names
+        from bolt_pco64.bench.methods.registry import method_names
 
         record = super().get_help_record(ctx)
         if record is None:

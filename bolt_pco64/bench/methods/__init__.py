@@ -4,12 +4,12 @@ A method follows the contract of :mod:`bolt_pco64.bench.contract`: a
 :class:`~bolt_pco64.bench.contract.Method` (``propose``, and optionally
 ``n_init``, ``new_state``, ``recommend`` and ``predict``) or a plain
 function of the step's :class:`~bolt_pco64.bench.contract.RunContext`.
-:data:`~bolt_pco64.bench.methods.builtins.BUILTINS` is the one list of the
+:data:`~bolt_pco64.bench.methods.catalog.BUILTINS` is the one list of the
 built-in methods: each one's name, its method, its line in ``bench --help``
 and whether the default and the ``--quick`` comparisons run it
-(:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help read
+(:data:`~bolt_pco64.bench.spec.DEFAULTS` and the command line's help read
 it from here). Methods registered by the user and those of other packages'
-entry points are looked up in :mod:`bolt_pco64.bench.registry`.
+entry points are looked up in :mod:`bolt_pco64.bench.methods.registry`.
 
 The modules, by family:
 
@@ -30,8 +30,8 @@ The modules, by family:
   :mod:`bolt_pco64.bo.prior`);
 - :mod:`~bolt_pco64.bench.methods.state`: what the model methods keep across
   a run's steps;
-- :mod:`~bolt_pco64.bench.methods.builtins`: the list of them all
-  (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`).
+- :mod:`~bolt_pco64.bench.methods.catalog`: the list of them all
+  (:data:`~bolt_pco64.bench.methods.catalog.BUILTINS`).
 
 Until a run has its first feasible observation the constrained model methods
 (``qlognei``, ``qlogei``, ``ts``, ``qlognei-box``, ``qlognei-mixed``) choose
@@ -54,8 +54,6 @@ when this package is imported (``bench --help`` lists the methods).
 
 from __future__ import annotations
 
-from typing import Any
-
 from bolt_pco64.bench.contract import (
     ENTRY_POINT_GROUP,
     FunctionMethod,
@@ -64,7 +62,7 @@ from bolt_pco64.bench.contract import (
     RunContext,
 )
 from bolt_pco64.bench.methods.baselines import NaiveMethod, RandomMethod
-from bolt_pco64.bench.methods.builtins import BUILTIN_METHODS, BUILTINS, Builtin
+from bolt_pco64.bench.methods.catalog import BUILTIN_METHODS, BUILTINS, Builtin
 from bolt_pco64.bench.methods.constrained import BoxMethod, ConstrainedMethod
 from bolt_pco64.bench.methods.cost import CostAwareMethod
 from bolt_pco64.bench.methods.crash import CrashAwareMethod
@@ -92,21 +90,3 @@ __all__ = [
     "RandomMethod",
     "RunContext",
 ]
-
-#: What moved to :mod:`bolt_pco64.bench.registry` (still importable from here).
-_MOVED = (
-    "METHODS",
-    "check_methods",
-    "check_reference",
-    "get_method",
-    "method_names",
-    "register_method",
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        from bolt_pco64.bench import registry
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

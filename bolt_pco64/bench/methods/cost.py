@@ -33,7 +33,7 @@ class CostAwareMethod(_ConstrainedModelsMethod):
 
     The constrained GPs of ``qlognei`` plus a GP of the log run cost, fitted
     on the results in that ran; their costs are the run times a scheduler
-    reports (:class:`~bolt_pco64.costs.TimeModel`'s seconds of the evaluated
+    reports (:class:`~bolt_pco64.tables.time_model.TimeModel`'s seconds of the evaluated
     rows), and a crash is expected to cost what the crashes seen so far
     cost (:func:`~bolt_pco64.bo.cost.crash_cost_estimate`). A run stopped
     early (``--early-stop``) is labelled with its full run's seconds, not the

@@ -9,7 +9,7 @@ and the *inference* regret (``inference_regret``: of the configuration the
 method recommends) are reported as medians over seeds with 95% bootstrap
 intervals (:func:`summarize`), and every method is compared with a reference
 method over the shared seeds (:func:`compare_to_reference`;
-:mod:`bolt_pco64.bench.stats`). :mod:`bolt_pco64.bench.formatting` writes
+:mod:`bolt_pco64.bench.stats`). :mod:`bolt_pco64.bench.report.markdown` writes
 both as text.
 """
 
@@ -116,63 +116,92 @@ def summarize(
     rows = []
     complete = complete_runs(records, failed)
     for m in names:
-        n_failed = sum(1 for (mm, _) in failed if mm == m)
         ok = complete[complete["method"] == m]
         row: dict[str, Any] = {"method": m, "runs": ok["seed"].nunique()}
-        row["failed"] = n_failed
-        if row["runs"] == 0:
-            rows.append(row)
-            continue
-        _, mat = outcome_matrix(ok, budget, fill, "regret")
-        ks = checkpoints_for(budget, n_init)
-        for k in ks:
-            col = mat[:, k - 1]
-            row[f"regret_median@{k}"] = float(np.median(col))
-            row[f"regret_q25@{k}"] = float(np.quantile(col, 0.25))
-            row[f"regret_q75@{k}"] = float(np.quantile(col, 0.75))
-        for column, _ in REGRETS:
-            if column not in ok.columns:
-                for k in ks:
-                    for what in ("median", "low", "high"):
-                        row[f"{column}_{what}@{k}"] = math.nan
-                continue
-            ci = median_intervals(ok, budget, fill, ks, column, [m])
-            for c in ci.to_dict("records"):
-                k = c["checkpoint"]
-                row[f"{column}_median@{k}"] = c["median"]
-                row[f"{column}_low@{k}"] = c["low"]
-                row[f"{column}_high@{k}"] = c["high"]
-        hit = mat <= 0
-        found = hit.any(axis=1)
-        first = np.where(found, hit.argmax(axis=1) + 1, np.inf)
-        rate = found_optimum_intervals(ok, budget, fill, "regret", [m]).iloc[0]
-        row["found_optimum"] = float(found.mean())
-        row["found_optimum_low"] = float(rate["low"])
-        row["found_optimum_high"] = float(rate["high"])
-        row["evals_to_optimum_median"] = float(np.median(first))
-        per = ok.groupby("seed")
-        ooms = per["feasible"].apply(lambda f: int((~f.astype(bool)).sum()))
-        row["ooms_median"] = float(ooms.median())
-        row["ooms_total"] = int(ooms.sum())
-        if n_init is not None and budget > n_init:
-            after = ok[ok["iteration"] > n_init].groupby("seed")["feasible"]
-            share = after.apply(lambda f: float((~f.astype(bool)).mean()))
-            row["bo_oom_share_median"] = float(share.median())
-        if "repeat" in ok.columns:
-            repeats = per["repeat"].apply(lambda f: int(f.astype(bool).sum()))
-        else:
-            repeats = ooms * 0
-        row["repeats_median"] = float(repeats.median())
-        row["repeats_total"] = int(repeats.sum())
-        row["gpu_hours_median"] = float(per["gpu_hours"].max().median())
-        bo = ok[ok["iteration"] > (n_init or 0)]
-        if len(bo) and {"fit_seconds", "acq_seconds"} <= set(bo.columns):
-            spent = (bo["fit_seconds"] + bo["acq_seconds"]).groupby(bo["seed"])
-            row["seconds_per_eval_median"] = float(spent.mean().median())
-        else:
-            row["seconds_per_eval_median"] = math.nan
+        row["failed"] = sum(1 for (mm, _) in failed if mm == m)
+        if row["runs"] > 0:
+            _, mat = outcome_matrix(ok, budget, fill, "regret")
+            row.update(_regret_columns(ok, mat, budget, fill, n_init, m))
+            row.update(_optimum_columns(ok, mat, budget, fill, m))
+            row.update(_count_columns(ok, budget, n_init))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _regret_columns(
+    ok: pd.DataFrame,
+    mat: np.ndarray,
+    budget: int,
+    fill: float,
+    n_init: int | None,
+    method: str,
+) -> dict[str, float]:
+    """One method's regret quantiles and median intervals at the checkpoints."""
+    row: dict[str, float] = {}
+    ks = checkpoints_for(budget, n_init)
+    for k in ks:
+        col = mat[:, k - 1]
+        row[f"regret_median@{k}"] = float(np.median(col))
+        row[f"regret_q25@{k}"] = float(np.quantile(col, 0.25))
+        row[f"regret_q75@{k}"] = float(np.quantile(col, 0.75))
+    for column, _ in REGRETS:
+        if column not in ok.columns:
+            for k in ks:
+                for what in ("median", "low", "high"):
+                    row[f"{column}_{what}@{k}"] = math.nan
+            continue
+        ci = median_intervals(ok, budget, fill, ks, column, [method])
+        for c in ci.to_dict("records"):
+            k = c["checkpoint"]
+            row[f"{column}_median@{k}"] = c["median"]
+            row[f"{column}_low@{k}"] = c["low"]
+            row[f"{column}_high@{k}"] = c["high"]
+    return row
+
+
+def _optimum_columns(
+    ok: pd.DataFrame, mat: np.ndarray, budget: int, fill: float, method: str
+) -> dict[str, float]:
+    """One method's found-optimum rate (with its interval) and evaluations to it."""
+    hit = mat <= 0
+    found = hit.any(axis=1)
+    first = np.where(found, hit.argmax(axis=1) + 1, np.inf)
+    rate = found_optimum_intervals(ok, budget, fill, "regret", [method]).iloc[0]
+    return {
+        "found_optimum": float(found.mean()),
+        "found_optimum_low": float(rate["low"]),
+        "found_optimum_high": float(rate["high"]),
+        "evals_to_optimum_median": float(np.median(first)),
+    }
+
+
+def _count_columns(
+    ok: pd.DataFrame, budget: int, n_init: int | None
+) -> dict[str, float | int]:
+    """One method's OOMs, repeats, GPU-hours and proposal seconds per run."""
+    row: dict[str, float | int] = {}
+    per = ok.groupby("seed")
+    ooms = per["feasible"].apply(lambda f: int((~f.astype(bool)).sum()))
+    row["ooms_median"] = float(ooms.median())
+    row["ooms_total"] = int(ooms.sum())
+    if n_init is not None and budget > n_init:
+        after = ok[ok["iteration"] > n_init].groupby("seed")["feasible"]
+        share = after.apply(lambda f: float((~f.astype(bool)).mean()))
+        row["bo_oom_share_median"] = float(share.median())
+    if "repeat" in ok.columns:
+        repeats = per["repeat"].apply(lambda f: int(f.astype(bool).sum()))
+    else:
+        repeats = ooms * 0
+    row["repeats_median"] = float(repeats.median())
+    row["repeats_total"] = int(repeats.sum())
+    row["gpu_hours_median"] = float(per["gpu_hours"].max().median())
+    bo = ok[ok["iteration"] > (n_init or 0)]
+    if len(bo) and {"fit_seconds", "acq_seconds"} <= set(bo.columns):
+        spent = (bo["fit_seconds"] + bo["acq_seconds"]).groupby(bo["seed"])
+        row["seconds_per_eval_median"] = float(spent.mean().median())
+    else:
+        row["seconds_per_eval_median"] = math.nan
+    return row
 
 
 #: The measures of the paired comparisons (column, title, what "better" means).

@@ -3,7 +3,7 @@
 :func:`write_cost_report` writes ``cost_summary.md``, ``cost_ert.csv``,
 ``cost_comparisons.csv``, ``cost_sensitivity.csv`` and ``cost.png`` into a
 comparison's directory from the metrics of
-:mod:`bolt_pco64.bench.costmetrics` (time to target, ERT, paired comparisons
+:mod:`bolt_pco64.bench.report.cost` (time to target, ERT, paired comparisons
 on cost, ERT ratios at several targets, regret against the cost axes).
 
 An ERT ratio's lower bound is printed "unbounded" where the reference never
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.costmetrics import (
+from bolt_pco64.bench.report.context import ReportContext
+from bolt_pco64.bench.report.cost import (
     COST_AXES,
     compare_costs,
     cost_grid,
@@ -32,8 +33,8 @@ from bolt_pco64.bench.costmetrics import (
     regret_on_grid,
     within_budget,
 )
-from bolt_pco64.bench.costmetrics.base import _methods
-from bolt_pco64.bench.plots import (
+from bolt_pco64.bench.report.cost.base import _methods
+from bolt_pco64.bench.report.plots import (
     add_caption,
     draw_median,
     method_style,
@@ -44,9 +45,6 @@ from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from bolt_pco64.bench.config import BenchConfig
-    from bolt_pco64.bench.report import TableFacts
-    from bolt_pco64.tables.table import Table
 
 __all__ = [
     "COST_REPORT_FILES",
@@ -84,7 +82,7 @@ def ratio_interval(ratio: float, low: float, high: float) -> str:
 
 def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
     """A Markdown table of
-    :func:`~bolt_pco64.bench.costmetrics.ert.ert_sensitivity`: one row per
+    :func:`~bolt_pco64.bench.report.cost.ert.ert_sensitivity`: one row per
     method, one column per target."""
     targets = sorted(set(table["target"]))
     head = " | ".join(_pct(t) for t in targets)
@@ -116,7 +114,7 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
 
 
 def ert_markdown(ert: pd.DataFrame, unit: str) -> str:
-    """A Markdown table of :func:`~bolt_pco64.bench.costmetrics.ert.ert_table`'s
+    """A Markdown table of :func:`~bolt_pco64.bench.report.cost.ert.ert_table`'s
     result (one row per method and target)."""
     lines = [
         f"| method | target | reached | ERT ({unit}) [95% CI] | median cost ({unit}) |",
@@ -170,9 +168,9 @@ def plot_cost(
     ``budget_hours`` when given, else where the first run stops) and against
     simulated wall-clock hours (where the first run stops), each run's
     regret forward-filled on one grid
-    (:func:`~bolt_pco64.bench.costmetrics.curves.regret_on_grid`); lines, bands
+    (:func:`~bolt_pco64.bench.report.cost.curves.regret_on_grid`); lines, bands
     and single runs by the regret plot's one rule
-    (:func:`~bolt_pco64.bench.plots.draw_median`: a band only with enough
+    (:func:`~bolt_pco64.bench.report.plots.draw_median`: a band only with enough
     seeds for it to say something, each method in its own style). Drawn on a
     :class:`matplotlib.figure.Figure` of its own (pyplot's state and the
     backend are left alone).
@@ -209,107 +207,56 @@ COST_REPORT_FILES = (
 )
 
 
-def write_cost_report(
-    out: str | os.PathLike[str],
-    records: pd.DataFrame,
-    table: Table | TableFacts,
-    optimal_value: float,
-    worst_feasible_value: float,
-    methods: Sequence[str],
-    config: BenchConfig,
-    failed: set[tuple[str, int]] | None = None,
-    reference: str | None = None,
-    cost: str = "GPU-hours",
-) -> str:
+def write_cost_report(ctx: ReportContext) -> str:
     """Write the cost report of a comparison: :data:`COST_REPORT_FILES`.
 
-    ``cost_ert.csv``: :func:`~bolt_pco64.bench.costmetrics.ert.ert_table` on
+    ``cost_ert.csv``: :func:`~bolt_pco64.bench.report.cost.ert.ert_table` on
     both axes (column ``axis``); ``cost_comparisons.csv``:
-    :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against
-    ``reference`` on both axes (empty without complete runs of it);
+    :func:`~bolt_pco64.bench.report.cost.ert.compare_costs` against
+    ``ctx.reference`` on both axes (empty without complete runs of it);
     ``cost_sensitivity.csv``:
-    :func:`~bolt_pco64.bench.costmetrics.ert.ert_sensitivity` against
-    ``reference`` in GPU-hours at
-    :attr:`~bolt_pco64.bench.costmetrics.base.CostMetricsDefaults.sensitivity_targets`
+    :func:`~bolt_pco64.bench.report.cost.ert.ert_sensitivity` against
+    the reference in GPU-hours at
+    :attr:`~bolt_pco64.bench.report.cost.base.CostMetricsDefaults.sensitivity_targets`
     (empty without complete runs of it); ``cost_summary.md`` the three as
     Markdown; ``cost.png``: :func:`plot_cost`. Failed runs are
     left out. On a GPU-hour budget only the results that came in within it
-    count (:func:`~bolt_pco64.bench.costmetrics.base.within_budget`), on
+    count (:func:`~bolt_pco64.bench.report.cost.base.within_budget`), on
     either axis.
 
     Returns:
         ``cost_summary.md``'s text.
     """
-    from pathlib import Path
-
-    from bolt_pco64.bench.report import TableFacts
-
-    facts = TableFacts.of(table)
-    path = Path(out)
-    done = within_budget(complete_runs(records, failed), config.budget_hours)
-    done = done[done["method"].isin(list(methods))]
-    names = [m for m in methods if (done["method"] == m).any()]
-    lines = [
-        f"# {facts.name} cost report",
-        "",
-        f"{len(names)} methods, {config.describe_budget()} per run, "
-        f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
-        f"{cost} by the time model (bolt_pco64.costs): "
-        f"{facts.time_model}.",
-        "",
-        "Time to target: the first result whose best feasible throughput is "
-        "within the target of the optimum. ERT = the cost spent by all seeds "
-        "(a seed that never got there: its whole budget, or its whole run on an "
-        "axis without a budget) / the seeds that got there; ∞ when none did. "
-        "Intervals: 95% percentile "
-        f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
-        "",
-    ]
+    config, cost, path = ctx.config, ctx.cost, ctx.out
+    done = within_budget(complete_runs(ctx.records, ctx.failed), config.budget_hours)
+    done = done[done["method"].isin(list(ctx.methods))]
+    names = [m for m in ctx.methods if (done["method"] == m).any()]
+    reference = ctx.reference if (done["method"] == ctx.reference).any() else None
+    lines = _cost_header(ctx, len(names))
     erts, cmps = [], []
     axes = {"gpu_hours": cost, "wall_hours": "simulated wall-clock hours"}
     for axis, unit in axes.items():
         cap = config.budget_hours if axis == "gpu_hours" else None
-        ert = ert_table(done, optimal_value, axis=axis, budget=cap, methods=names)
+        ert = ert_table(done, ctx.optimal_value, axis=axis, budget=cap, methods=names)
         erts.append(ert.assign(axis=axis))
         lines += [f"## Time to target in {unit}", "", ert_markdown(ert, unit)]
-        if reference is not None and (done["method"] == reference).any():
+        if reference is not None:
             cmp = compare_costs(
-                done, reference, optimal_value, axis=axis, budget=cap, methods=names
+                done, reference, ctx.optimal_value, axis=axis, budget=cap, methods=names
             )
             cmps.append(cmp.assign(axis=axis))
-            lines += [
-                f"Against {reference}, seed by seed (cost to the target; a seed "
-                "that never got there costs ∞): ERT ratio [95% paired bootstrap "
-                f"CI], cheaper / tied / dearer seeds, sign-test p; {reference} ∞: "
-                f"the share of resamples where {reference} never reached the "
-                "target (the lower bound is unbounded where it reaches "
-                f"{(1 - STATS_DEFAULTS.level) / 2:.1%}).",
-                "",
-                "| method | target | ERT ratio | cheaper / tied / dearer | p | "
-                f"{reference} ∞ |",
-                "|---|---|---|---|---|---|",
-            ]
-            for r in cmp.itertuples(index=False):
-                n = r.pairs
-                lines.append(
-                    f"| {r.method} | {r.target:.0%} | "
-                    f"{ratio_interval(r.ert_ratio, r.ratio_low, r.ratio_high)} | "
-                    f"{round(r.better * n)} / {round(r.tied * n)} / "
-                    f"{round(r.worse * n)} | {r.p_value:.2g} | "
-                    f"{r.reference_infinite:.0%} |"
-                )
-            lines.append("")
+            lines += _comparison_lines(cmp, reference)
     atomic_write_text(
         path / "cost_ert.csv", pd.concat(erts, ignore_index=True).to_csv(index=False)
     )
     cmp_frame = pd.concat(cmps, ignore_index=True) if cmps else pd.DataFrame()
     atomic_write_text(path / "cost_comparisons.csv", cmp_frame.to_csv(index=False))
     sens = pd.DataFrame()
-    if reference is not None and (done["method"] == reference).any():
+    if reference is not None:
         sens = ert_sensitivity(
             done,
             reference,
-            optimal_value,
+            ctx.optimal_value,
             axis="gpu_hours",
             budget=config.budget_hours,
             methods=names,
@@ -326,11 +273,58 @@ def write_cost_report(
         plot_cost(
             done,
             path / "cost.png",
-            optimal_value,
-            worst_feasible_value,
+            ctx.optimal_value,
+            ctx.worst_feasible_value,
             names,
-            title=f"{facts.name}: regret against cost",
+            title=f"{ctx.facts.name}: regret against cost",
             budget_hours=config.budget_hours,
             cost=cost,
         )
     return md
+
+
+def _cost_header(ctx: ReportContext, n_methods: int) -> list[str]:
+    """``cost_summary.md``'s title and the paragraphs above its tables."""
+    config = ctx.config
+    return [
+        f"# {ctx.facts.name} cost report",
+        "",
+        f"{n_methods} methods, {config.describe_budget()} per run, "
+        f"{config.workers} worker{'s' if config.workers > 1 else ''}; "
+        f"{ctx.cost} by the time model (bolt_pco64.tables.time_model): "
+        f"{ctx.facts.time_model}.",
+        "",
+        "Time to target: the first result whose best feasible throughput is "
+        "within the target of the optimum. ERT = the cost spent by all seeds "
+        "(a seed that never got there: its whole budget, or its whole run on an "
+        "axis without a budget) / the seeds that got there; ∞ when none did. "
+        "Intervals: 95% percentile "
+        f"bootstrap over seeds ({STATS_DEFAULTS.resamples} resamples).",
+        "",
+    ]
+
+
+def _comparison_lines(cmp: pd.DataFrame, reference: str) -> list[str]:
+    """The paired cost comparisons with ``reference`` on one axis, as Markdown."""
+    lines = [
+        f"Against {reference}, seed by seed (cost to the target; a seed "
+        "that never got there costs ∞): ERT ratio [95% paired bootstrap "
+        f"CI], cheaper / tied / dearer seeds, sign-test p; {reference} ∞: "
+        f"the share of resamples where {reference} never reached the "
+        "target (the lower bound is unbounded where it reaches "
+        f"{(1 - STATS_DEFAULTS.level) / 2:.1%}).",
+        "",
+        f"| method | target | ERT ratio | cheaper / tied / dearer | p | {reference} ∞ |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in cmp.itertuples(index=False):
+        n = r.pairs
+        lines.append(
+            f"| {r.method} | {r.target:.0%} | "
+            f"{ratio_interval(r.ert_ratio, r.ratio_low, r.ratio_high)} | "
+            f"{round(r.better * n)} / {round(r.tied * n)} / "
+            f"{round(r.worse * n)} | {r.p_value:.2g} | "
+            f"{r.reference_infinite:.0%} |"
+        )
+    lines.append("")
+    return lines

@@ -5,7 +5,7 @@ They read the harness's records (``stopped``, ``steps_run``,
 table (each row's full cost under the time model and its true throughput):
 
 - **GPU-hours saved** (:func:`early_stop_summary`): per stopped run, what its
-  complete run would have cost (:attr:`~bolt_pco64.costs.TimeModel.gpu_hours`)
+  complete run would have cost (:attr:`~bolt_pco64.tables.time_model.TimeModel.gpu_hours`)
   minus what it was charged; summed over a method's runs, with the share of
   all GPU-hours those runs would have cost without stopping.
 - **Wrongly stopped**: a stopped run whose configuration is *near-optimal*
@@ -20,20 +20,20 @@ table (each row's full cost under the time model and its true throughput):
   costs nothing on the way to it.
 - **Whether the optimum was found or stopped** (found-optimum and regret-0
   rates, end-of-budget regret, the optimum started and stopped, each setting
-  against the reference paired by seed): :mod:`bolt_pco64.bench.earlyoutcomes`
+  against the reference paired by seed): :mod:`_early_outcomes`
   (a near-optimal target and ERT do not see a stopped optimum).
 - **ERT with and without early termination, paired by seed**
   (:func:`paired_ert`): the comparisons under different ``--early-stop``
   settings are separate result directories of the same methods and seeds
   (the same initial designs); each method's runs are labelled
   ``"<method> [<setting>]"`` and read by the cost metrics
-  (:func:`~bolt_pco64.bench.costmetrics.ert.ert_table` and
-  :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against the
+  (:func:`~bolt_pco64.bench.report.cost.ert.ert_table` and
+  :func:`~bolt_pco64.bench.report.cost.ert.compare_costs` against the
   reference setting's label): ERT to each target with its bootstrap
   interval, and the ERT ratio with a *paired* bootstrap interval.
 
 Records beyond a GPU-hour budget (the run that crosses it) are left out
-(:func:`~bolt_pco64.bench.costmetrics.base.within_budget`), as in the cost metrics.
+(:func:`~bolt_pco64.bench.report.cost.base.within_budget`), as in the cost metrics.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import stats as sps
 
-from bolt_pco64.bench.costmetrics import compare_costs, ert_table, within_budget
+from bolt_pco64.bench.report.cost import compare_costs, ert_table, within_budget
 from bolt_pco64.bench.stats import STATS_DEFAULTS
 from bolt_pco64.tables.time_model import TimeModel
 
@@ -253,9 +253,9 @@ def paired_ert(
         axis: ``"gpu_hours"`` or ``"wall_hours"``.
 
     Returns:
-        ``(ert, comparisons)``: :func:`~bolt_pco64.bench.costmetrics.ert.ert_table`
+        ``(ert, comparisons)``: :func:`~bolt_pco64.bench.report.cost.ert.ert_table`
         and, per method and other setting,
-        :func:`~bolt_pco64.bench.costmetrics.ert.compare_costs` against the same
+        :func:`~bolt_pco64.bench.report.cost.ert.compare_costs` against the same
         method under ``reference`` (``ert_ratio`` < 1: early termination
         reached the target for less), with ``setting`` and ``method`` columns.
 

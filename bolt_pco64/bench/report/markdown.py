@@ -3,7 +3,7 @@
 Markdown tables for ``summary.md`` (:func:`summary_markdown`,
 :func:`comparisons_markdown`, :func:`no_comparisons_reason`) and the compact
 plain-text summary the terminal shows (:func:`terminal_summary`), from the
-frames of :mod:`bolt_pco64.bench.summary`.
+frames of :mod:`bolt_pco64.bench.report.tables`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
+from bolt_pco64.bench.report.tables import MEASURES, summary_checkpoints
 from bolt_pco64.bench.stats import STATS_DEFAULTS
-from bolt_pco64.bench.summary import MEASURES, summary_checkpoints
 
 __all__ = [
     "comparisons_markdown",
@@ -91,13 +92,13 @@ def summary_markdown(
     """The summary as a Markdown table (median [IQR] of regret at checkpoints).
 
     Args:
-        summary: :func:`~bolt_pco64.bench.summary.summarize`'s frame (an extra
+        summary: :func:`~bolt_pco64.bench.report.tables.summarize`'s frame (an extra
             leading ``problem`` column is shown when ``first_column`` is
             ``"problem"``).
         budget: Evaluations per run.
         header: Lines written above the table.
         cost: The cost column's unit
-            (:func:`~bolt_pco64.bench.report.cost_label`).
+            (:func:`~bolt_pco64.bench.report.facts.cost_label`).
         first_column: ``"method"``, or ``"problem"`` for a combined table.
     """
     ks = summary_checkpoints(summary)
@@ -119,35 +120,55 @@ def summary_markdown(
     lines = [*header, "", "| " + " | ".join(cols) + " |"]
     lines.append("|" + "|".join("---" for _ in cols) + "|")
     for r in summary.to_dict("records"):
-        cells = [str(r[c]) for c in lead]
-        runs = f"{r['runs']}" + (f" (+{r['failed']} failed)" if r["failed"] else "")
-        cells.append(runs)
-        if r["runs"] == 0:
-            lines.append(
-                "| " + " | ".join(cells + ["–"] * (len(cols) - len(cells))) + " |"
-            )
-            continue
-        for k in ks:
-            cells.append(
-                _ci(
-                    r[f"regret_median@{k}"], r[f"regret_low@{k}"], r[f"regret_high@{k}"]
-                )
-            )
-        e = r["evals_to_optimum_median"]
-        cells += [
-            f"{100 * r['found_optimum']:.0f}% [{100 * r['found_optimum_low']:.0f}%, "
-            f"{100 * r['found_optimum_high']:.0f}%]",
-            f"> {budget}" if math.isinf(e) else f"{e:g}",
-            f"{r['ooms_median']:g}",
-            _fmt(r.get("bo_oom_share_median", math.nan)),
-            f"{r['ooms_total']}",
-            f"{r.get('repeats_median', 0):g}",
-            f"{r.get('repeats_total', 0)}",
-            f"{r['gpu_hours_median']:.1f}",
-            _seconds(r.get("seconds_per_eval_median", math.nan)),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(
+            "| " + " | ".join(_summary_cells(r, lead, ks, budget, cols)) + " |"
+        )
+    lines += _inference_lines(summary, lead, ks)
     lines += [
+        "",
+        "Medians over seeds; intervals: 95% percentile bootstrap over seeds "
+        f"({STATS_DEFAULTS.resamples} resamples). Repeats: evaluations of a row "
+        "already evaluated in the run (a method that proposes points of the box "
+        "can snap to one); a repeat costs an evaluation and returns the row's "
+        "first observation. s per evaluation: model fitting plus acquisition "
+        "wall seconds per evaluation after the initial design.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_cells(
+    r: dict[str, Any], lead: list[str], ks: list[int], budget: int, cols: list[str]
+) -> list[str]:
+    """One summary row's cells (dashes for a method without complete runs)."""
+    cells = [str(r[c]) for c in lead]
+    cells.append(f"{r['runs']}" + (f" (+{r['failed']} failed)" if r["failed"] else ""))
+    if r["runs"] == 0:
+        return cells + ["–"] * (len(cols) - len(cells))
+    for k in ks:
+        cells.append(
+            _ci(r[f"regret_median@{k}"], r[f"regret_low@{k}"], r[f"regret_high@{k}"])
+        )
+    e = r["evals_to_optimum_median"]
+    return [
+        *cells,
+        f"{100 * r['found_optimum']:.0f}% [{100 * r['found_optimum_low']:.0f}%, "
+        f"{100 * r['found_optimum_high']:.0f}%]",
+        f"> {budget}" if math.isinf(e) else f"{e:g}",
+        f"{r['ooms_median']:g}",
+        _fmt(r.get("bo_oom_share_median", math.nan)),
+        f"{r['ooms_total']}",
+        f"{r.get('repeats_median', 0):g}",
+        f"{r.get('repeats_total', 0)}",
+        f"{r['gpu_hours_median']:.1f}",
+        _seconds(r.get("seconds_per_eval_median", math.nan)),
+    ]
+
+
+def _inference_lines(
+    summary: pd.DataFrame, lead: list[str], ks: list[int]
+) -> list[str]:
+    """The inference-regret table below the summary."""
+    lines = [
         "",
         "Inference regret (of the configuration each method recommends: its "
         "model's best posterior mean among the evaluated feasible ones; for "
@@ -169,16 +190,7 @@ def summary_markdown(
             for k in ks
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "Medians over seeds; intervals: 95% percentile bootstrap over seeds "
-        f"({STATS_DEFAULTS.resamples} resamples). Repeats: evaluations of a row "
-        "already evaluated in the run (a method that proposes points of the box "
-        "can snap to one); a repeat costs an evaluation and returns the row's "
-        "first observation. s per evaluation: model fitting plus acquisition "
-        "wall seconds per evaluation after the initial design.",
-    ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def no_comparisons_reason(
@@ -190,7 +202,7 @@ def no_comparisons_reason(
     Args:
         reference: The reference method.
         methods: The methods compared.
-        summary: :func:`~bolt_pco64.bench.summary.summarize`'s frame (its
+        summary: :func:`~bolt_pco64.bench.report.tables.summarize`'s frame (its
             ``runs`` say which methods have complete runs).
     """
     runs = dict(zip(summary["method"], summary["runs"], strict=True))
@@ -232,7 +244,7 @@ def terminal_summary(
     for four checkpoints, so that it does not wrap in a terminal.
 
     Args:
-        summary: :func:`~bolt_pco64.bench.summary.summarize`'s frame (with a
+        summary: :func:`~bolt_pco64.bench.report.tables.summarize`'s frame (with a
             leading ``problem`` column when ``first_column`` is ``"problem"``).
         budget: Evaluations per run.
         first_column: ``"method"``, or ``"problem"`` for a combined table.

@@ -42,7 +42,7 @@ class CostMetricsDefaults:
         targets: Relative distances to the optimum of the time-to-target
             metrics (0.01 = within 1 % of the optimal throughput).
         sensitivity_targets: The targets of the sensitivity table of ERT
-            ratios (:func:`~bolt_pco64.bench.costmetrics.ert.ert_sensitivity`).
+            ratios (:func:`~bolt_pco64.bench.report.cost.ert.ert_sensitivity`).
         grid_points: Points of the shared cost grid of the curves.
     """
 

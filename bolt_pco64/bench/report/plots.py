@@ -292,7 +292,7 @@ def plot_regret(
     backend are left alone.
 
     Args:
-        cost: The cost unit (:func:`~bolt_pco64.bench.report.cost_label`);
+        cost: The cost unit (:func:`~bolt_pco64.bench.report.facts.cost_label`);
             kept for callers, the plot has no cost axis.
     """
     plot_panels(

@@ -4,7 +4,7 @@ Three sources, looked up in this order:
 
 - the methods registered in this process with :func:`register_method`
   (a registered name, a built-in one included, takes precedence);
-- the built-in methods (:data:`~bolt_pco64.bench.methods.builtins.BUILTINS`);
+- the built-in methods (:data:`~bolt_pco64.bench.methods.catalog.BUILTINS`);
 - the entry points of other packages in the group
   :data:`~bolt_pco64.bench.contract.ENTRY_POINT_GROUP` (``bolt_pco64.methods``), e.g. in
   a distribution's ``pyproject.toml``::
@@ -33,7 +33,7 @@ without registering anything::
 from __future__ import annotations
 
 import re
-from collections import ChainMap
+from collections import ChainMap, Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, overload
@@ -45,7 +45,7 @@ from bolt_pco64.bench.contract import (
     as_method,
     method_entry_points,
 )
-from bolt_pco64.bench.methods import BUILTIN_METHODS
+from bolt_pco64.bench.methods.catalog import BUILTIN_METHODS
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 if TYPE_CHECKING:
@@ -56,7 +56,6 @@ __all__ = [
     "METHODS",
     "MethodRegistry",
     "check_methods",
-    "check_reference",
     "get_method",
     "method_names",
     "method_registry",
@@ -224,14 +223,20 @@ def get_method(name: str, registry: Mapping[str, object] | None = None) -> Metho
 def check_methods(
     methods: Sequence[str], registry: Mapping[str, object] | None = None
 ) -> list[str]:
-    """``methods`` without duplicates, in order, each loaded (:func:`get_method`).
+    """``methods``, in order, each loaded (:func:`get_method`).
 
     Raises:
-        ValueError: If it is empty, names an unknown method or an entry point
-            that does not load.
+        ValueError: If it is empty, names a method twice, names an unknown
+            method or an entry point that does not load.
     """
     found = _resolve(registry)
-    names = list(dict.fromkeys(methods))
+    names = list(methods)
+    repeated = [m for m, n in Counter(names).items() if n > 1]
+    if repeated:
+        raise ValueError(
+            f"Expected distinct methods, got {', '.join(map(repr, repeated))} "
+            "more than once."
+        )
     unknown = [m for m in names if m not in found]
     if not names or unknown:
         raise ValueError(
@@ -240,28 +245,3 @@ def check_methods(
     for m in names:
         get_method(m, found)
     return names
-
-
-def check_reference(reference: str | None, methods: Sequence[str]) -> str:
-    """The reference method of the paired comparisons, checked before any run.
-
-    Args:
-        reference: One of ``methods``, or ``None`` for the default:
-            ``DEFAULTS.reference`` where it is compared, else the first method.
-        methods: The compared methods.
-
-    Raises:
-        ValueError: If ``reference`` is given and is not among ``methods``
-            (there would be nothing to pair its runs with).
-    """
-    from bolt_pco64.bench.config import DEFAULTS
-
-    names = list(methods)
-    if reference is None:
-        return DEFAULTS.reference if DEFAULTS.reference in names else names[0]
-    if reference not in names:
-        raise ValueError(
-            f"Expected reference to be one of the compared methods "
-            f"({', '.join(names)}), got {reference!r}."
-        )
-    return reference

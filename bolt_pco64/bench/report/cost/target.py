@@ -1,7 +1,7 @@
 """Time to a target: what a run spent to come within ``p`` of the optimum.
 
 A target ``p`` (1 %, 2 %, 5 %:
-:attr:`~bolt_pco64.bench.costmetrics.base.CostMetricsDefaults.targets`) is
+:attr:`~bolt_pco64.bench.report.cost.base.CostMetricsDefaults.targets`) is
 reached when the best feasible throughput found is within ``p`` of the
 optimum (regret ``<= p x optimal``). A run that reaches it spent the axis
 value at that result; one that does not is charged its **whole budget**
@@ -9,7 +9,7 @@ when there is one (``budget``: a run stops once its budget is spent, so
 whatever it held back is still what an unsuccessful seed costs), else its
 whole run (the axis value of its last result: on an evaluation budget, all
 its evaluations): :func:`time_to_target`, per run, which the expected
-running time of :mod:`~bolt_pco64.bench.costmetrics.ert` reads.
+running time of :mod:`~bolt_pco64.bench.report.cost.ert` reads.
 :func:`random_search_costs` gives what random search spends on a table to
 reach a target, drawn from the table alone (no run needed).
 """
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from bolt_pco64.bench.costmetrics.base import (
+from bolt_pco64.bench.report.cost.base import (
     COST_METRICS_DEFAULTS,
     _check_columns,
     _methods,
@@ -111,7 +111,7 @@ def random_search_costs(
     Random search draws the table's rows uniformly without replacement, one
     at a time (as the harness's ``random`` with one worker); each draw here
     is a permutation from ``numpy.random.default_rng(seed)``, charged by the
-    time model (:class:`~bolt_pco64.costs.TimeModel`). Works on any table.
+    time model (:class:`~bolt_pco64.tables.time_model.TimeModel`). Works on any table.
 
     Args:
         table: The table.

@@ -2,7 +2,7 @@
 
 :data:`BUILTINS` gives each one's name, its method, its line in
 ``bench --help`` and whether the default and the ``--quick`` comparisons run it
-(:data:`~bolt_pco64.bench.config.DEFAULTS` and the command line's help read
+(:data:`~bolt_pco64.bench.spec.DEFAULTS` and the command line's help read
 it from here). Torch and BoTorch are imported when a method first runs, not
 when this module is imported (``bench --help`` lists the methods).
 """
@@ -31,9 +31,9 @@ class Builtin:
         method: The method.
         help: Its line in ``bench --help``.
         default: Whether the default comparison runs it
-            (:data:`~bolt_pco64.bench.config.DEFAULTS`' ``methods``).
+            (:data:`~bolt_pco64.bench.spec.DEFAULTS`' ``methods``).
         quick: Whether ``--quick`` runs it
-            (:data:`~bolt_pco64.bench.config.QUICK`'s ``methods``).
+            (:data:`~bolt_pco64.bench.spec.QUICK`'s ``methods``).
     """
 
     method: Method

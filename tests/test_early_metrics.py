@@ -1,4 +1,4 @@
-"""Early-termination metrics (bolt_pco64.bench.earlymetrics, earlyoutcomes) on tiny
+"""Early-termination metrics (benchmarks/_early_metrics.py, _early_outcomes.py) on tiny
 hand-made records; every expected value is worked out by hand in the test."""
 
 from __future__ import annotations
@@ -7,11 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bolt_pco64.bench.earlymetrics import early_stop_summary, paired_ert
-from bolt_pco64.bench.earlyoutcomes import optimum_outcomes, paired_outcomes
 from bolt_pco64.tables.table import Table, load_table
 from bolt_pco64.tables.time_model import TimeModel
+from tests._scripts import load_script
 from tests._tables import frame_from
+
+_metrics = load_script("_early_metrics")
+_outcomes = load_script("_early_outcomes")
+early_stop_summary = _metrics.early_stop_summary
+paired_ert = _metrics.paired_ert
+optimum_outcomes = _outcomes.optimum_outcomes
+paired_outcomes = _outcomes.paired_outcomes
 
 _CONFIGS = [(dp, 0, 0, 0, 0, 6, 0, 0) for dp in range(4)]
 
@@ -133,7 +139,7 @@ def test_records_without_early_stop_columns_are_refused(table: Table) -> None:
         early_stop_summary(recs, table)
 
 
-# -- the optimum, found or stopped (bolt_pco64.bench.earlyoutcomes) ----------
+# -- the optimum, found or stopped (benchmarks/_early_outcomes.py) ----------
 #
 # The table above: row 0 is the optimum (1.0), row 1 near it (0.995), row 2
 # at 0.5 (the worst feasible), row 3 crashes. Regret as the records hold it:

@@ -1,7 +1,7 @@
 """Regret against cost: median curves on one grid shared by every run.
 
 Each run's simple regret is a step function of the cost axis
-(:data:`~bolt_pco64.bench.costmetrics.base.COST_AXES`: the regret of the
+(:data:`~bolt_pco64.bench.report.cost.base.COST_AXES`: the regret of the
 last result in by then; before the first one, or before the first feasible
 one, ``optimal - worst feasible``); the runs of a method are evaluated on
 one grid shared by every method and seed (:func:`cost_grid`), never aligned
@@ -21,7 +21,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from bolt_pco64.bench.costmetrics.base import (
+from bolt_pco64.bench.report.cost.base import (
     COST_METRICS_DEFAULTS,
     _check_columns,
     _methods,
@@ -68,7 +68,7 @@ def regret_on_grid(
 
     Args:
         records: The records of *one* method.
-        axis: A :data:`~bolt_pco64.bench.costmetrics.base.COST_AXES` name.
+        axis: A :data:`~bolt_pco64.bench.report.cost.base.COST_AXES` name.
         grid: ``points``-dim array of axis values.
         fill: The regret before a run's first feasible result.
 

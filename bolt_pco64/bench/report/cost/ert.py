@@ -1,7 +1,7 @@
 """Expected running time to a target (ERT), and paired comparisons on cost.
 
 **ERT** (:func:`ert_table`). From each run's cost to a target
-(:func:`~bolt_pco64.bench.costmetrics.target.time_to_target`), the
+(:func:`~bolt_pco64.bench.report.cost.target.time_to_target`), the
 *expected running time* (ERT; Hansen et al. 2021, "COCO: a platform for
 comparing continuous optimizers in a black-box setting", Optimization
 Methods and Software 36) is the cost spent over all seeds divided by the
@@ -11,7 +11,7 @@ Reported with the success rate; both with percentile-bootstrap intervals
 over the seeds (generator keyed by method, axis and target).
 :func:`ert_sensitivity` gives the ERT ratios against a reference at the
 targets of
-:attr:`~bolt_pco64.bench.costmetrics.base.CostMetricsDefaults.sensitivity_targets`
+:attr:`~bolt_pco64.bench.report.cost.base.CostMetricsDefaults.sensitivity_targets`
 (0.5, 1, 2 and 5 %), so that the choice of target (and of a budget tied to
 it) can be seen.
 
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from bolt_pco64.bench.costmetrics.base import COST_METRICS_DEFAULTS, _methods
-from bolt_pco64.bench.costmetrics.target import _check_targets, time_to_target
+from bolt_pco64.bench.report.cost.base import COST_METRICS_DEFAULTS, _methods
+from bolt_pco64.bench.report.cost.target import _check_targets, time_to_target
 from bolt_pco64.bench.stats import STATS_DEFAULTS, bootstrap_interval, keyed_rng
 
 __all__ = ["compare_costs", "ert_sensitivity", "ert_table"]
@@ -79,7 +79,7 @@ def ert_table(
 
     Args:
         records, optimal_value, targets, axis, budget: As in
-            :func:`~bolt_pco64.bench.costmetrics.target.time_to_target`.
+            :func:`~bolt_pco64.bench.report.cost.target.time_to_target`.
         methods: Which methods, in order; default all, in order of appearance.
         level, resamples, seed: Of the bootstrap (seeds resampled).
 
@@ -192,45 +192,9 @@ def compare_costs(
             shared = sorted(set(a.index) & set(b.index))
             if not shared:
                 continue
-            ca, ra = (a.loc[shared, c].to_numpy() for c in ("cost", "reached"))
-            cb, rb = (b.loc[shared, c].to_numpy() for c in ("cost", "reached"))
-            ca, cb = ca.astype(np.float64), cb.astype(np.float64)
-            ra, rb = ra.astype(bool), rb.astype(bool)
-            ta, tb = np.where(ra, ca, np.inf), np.where(rb, cb, np.inf)
-            n = len(shared)
-            better = int((ta < tb).sum())
-            worse = int((ta > tb).sum())
             rng = keyed_rng(seed, m, reference, axis, f"ratio{t}")
-            idx = rng.integers(0, n, size=(resamples, n))
-            ref_ert = _ert(cb[idx], rb[idx])
-            infinite = float(np.isinf(ref_ert).mean())
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratios = _ert(ca[idx], ra[idx]) / ref_ert
-                whole = float(_ert(cb, rb))
-                ratio = (
-                    float(_ert(ca, ra) / whole) if math.isfinite(whole) else math.nan
-                )
-            # A resample where the reference never got there has ratio 0 (or
-            # NaN): it bounds nothing, so it is the lowest value of the ratio.
-            ratios = np.where(np.isinf(ref_ert), -np.inf, ratios)
-            lo, hi = _percentile_interval(ratios, level)
-            lo = lo if math.isfinite(lo) else math.nan
-            rows.append(
-                {
-                    "method": m,
-                    "reference": reference,
-                    "target": t,
-                    "pairs": n,
-                    "better": better / n,
-                    "tied": (n - better - worse) / n,
-                    "worse": worse / n,
-                    "p_value": _sign_test_p(better, worse),
-                    "ert_ratio": ratio,
-                    "ratio_low": lo,
-                    "ratio_high": hi,
-                    "reference_infinite": infinite,
-                }
-            )
+            row = _paired_costs(a.loc[shared], b.loc[shared], rng, level, resamples)
+            rows.append({"method": m, "reference": reference, "target": t, **row})
     return pd.DataFrame(
         rows,
         columns=[
@@ -248,6 +212,47 @@ def compare_costs(
             "reference_infinite",
         ],
     )
+
+
+def _paired_costs(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    rng: np.random.Generator,
+    level: float,
+    resamples: int,
+) -> dict[str, float]:
+    """One method (``a``) against the reference (``b``) on the same seeds
+    (rows): :func:`compare_costs`'s columns from ``pairs`` on."""
+    ca, ra = (a[c].to_numpy() for c in ("cost", "reached"))
+    cb, rb = (b[c].to_numpy() for c in ("cost", "reached"))
+    ca, cb = ca.astype(np.float64), cb.astype(np.float64)
+    ra, rb = ra.astype(bool), rb.astype(bool)
+    ta, tb = np.where(ra, ca, np.inf), np.where(rb, cb, np.inf)
+    n = len(a)
+    better = int((ta < tb).sum())
+    worse = int((ta > tb).sum())
+    idx = rng.integers(0, n, size=(resamples, n))
+    ref_ert = _ert(cb[idx], rb[idx])
+    infinite = float(np.isinf(ref_ert).mean())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = _ert(ca[idx], ra[idx]) / ref_ert
+        whole = float(_ert(cb, rb))
+        ratio = float(_ert(ca, ra) / whole) if math.isfinite(whole) else math.nan
+    # A resample where the reference never got there has ratio 0 (or NaN):
+    # it bounds nothing, so it is the lowest value of the ratio.
+    ratios = np.where(np.isinf(ref_ert), -np.inf, ratios)
+    lo, hi = _percentile_interval(ratios, level)
+    return {
+        "pairs": n,
+        "better": better / n,
+        "tied": (n - better - worse) / n,
+        "worse": worse / n,
+        "p_value": _sign_test_p(better, worse),
+        "ert_ratio": ratio,
+        "ratio_low": lo if math.isfinite(lo) else math.nan,
+        "ratio_high": hi,
+        "reference_infinite": infinite,
+    }
 
 
 def ert_sensitivity(

@@ -2,7 +2,7 @@
 
 A stopped configuration is never measured fully (methods propose only
 untried rows), so stopping the optimum makes regret 0 unreachable; a
-near-optimal target (:mod:`bolt_pco64.bench.earlymetrics`) and ERT do not
+near-optimal target (:mod:`_early_metrics`) and ERT do not
 see that loss. These metrics do. They read the harness's records
 (:mod:`bolt_pco64.bench.records`: ``method, seed, iteration, row, feasible,
 stopped, regret``, and ``gpu_hours`` on a GPU-hour budget) and the problem's
@@ -33,7 +33,7 @@ table (its rows' true throughput):
 
 An *optimum row* is a row of the table's highest ``throughput_mean`` (rows
 tied with it included). Results beyond a GPU-hour budget do not count
-(:func:`~bolt_pco64.bench.costmetrics.base.within_budget`).
+(:func:`~bolt_pco64.bench.report.cost.base.within_budget`).
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-
-from bolt_pco64.bench.costmetrics import within_budget
-from bolt_pco64.bench.earlymetrics import (
+from _early_metrics import (
     check_early_records,
     check_reference_setting,
     exact_interval,
 )
+from scipy import stats as sps
+
+from bolt_pco64.bench.report.cost import within_budget
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
     _signed_rank_p,
