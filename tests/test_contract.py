@@ -551,10 +551,11 @@ def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
         ("bolt_pco64.tables.time_model", "run_gpu_hours"),
     ],
 )
-def test_pco64_only_aliases_warn_and_are_not_public(module: str, name: str) -> None:
+def test_removed_pco64_only_names_are_gone(module: str, name: str) -> None:
+    """The never-released 0.x aliases were removed, not kept behind a warning."""
     import importlib
 
     mod = importlib.import_module(module)
     assert name not in getattr(mod, "__all__", ())
-    with pytest.warns(DeprecationWarning, match=name):
+    with pytest.raises(AttributeError, match=name):
         getattr(mod, name)

@@ -308,7 +308,7 @@ def plot_time_to_target(result: ProtocolResult) -> Figure:
     """
     from matplotlib.figure import Figure
 
-    from bolt_pco64.bench.plots import add_caption, method_style
+    from bolt_pco64.bench.report.plots import add_caption, method_style
 
     timed = [e for e in result.endpoints if e.kind == "time"]
     cols = 2 if len(timed) > 1 else 1

@@ -25,6 +25,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
+from bolt_pco64.bench.protocol.analysis import ProtocolResult, run_protocol
+from bolt_pco64.bench.protocol.render import PROTOCOL_FILES, write_protocol
 from bolt_pco64.bench.report.context import ReportContext
 from bolt_pco64.bench.report.cost.page import write_cost_report
 from bolt_pco64.bench.report.facts import standin_caveats
@@ -35,10 +37,13 @@ from bolt_pco64.bench.report.markdown import (
 )
 from bolt_pco64.bench.report.plots import plot_regret
 from bolt_pco64.bench.report.tables import compare_to_reference, summarize
+from bolt_pco64.bench.stats import complete_runs
 
 __all__ = [
     "REPORT_SECTIONS",
     "ReportContext",
+    "protocol_result",
+    "write_protocol_section",
     "write_report",
     "write_summary",
 ]
@@ -52,15 +57,51 @@ REPORT_SECTIONS: list[ReportSection] = [write_cost_report]
 
 
 def write_report(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
-    """Write the summary page, then each of :data:`REPORT_SECTIONS`.
+    """Write the protocol's files, the summary page that leads with the
+    protocol's section, then each of :data:`REPORT_SECTIONS`.
 
     Returns:
         The summary frame and ``summary.md``'s text.
     """
-    summary, md = write_summary(ctx)
+    summary, md = write_summary(ctx, lead=write_protocol_section(ctx))
     for section in REPORT_SECTIONS:
         section(ctx)
     return summary, md
+
+
+def protocol_result(ctx: ReportContext) -> ProtocolResult:
+    """The protocol (:func:`~bolt_pco64.bench.protocol.analysis.run_protocol`) on
+    the complete runs of ``ctx``'s methods that have any."""
+    records = complete_runs(ctx.records, ctx.failed)
+    ran = set(records["method"])
+    return run_protocol(
+        records,
+        ctx.optimal_value,
+        ctx.worst_feasible_value,
+        ctx.config.n_init,
+        ctx.budget,
+        methods=[m for m in ctx.methods if m in ran],
+        problem=ctx.facts.name,
+    )
+
+
+def write_protocol_section(ctx: ReportContext) -> str:
+    """Write the protocol's files (:data:`~bolt_pco64.bench.protocol.render.PROTOCOL_FILES`)
+    into ``ctx.out``.
+
+    Returns:
+        What ``summary.md`` leads with: the section's power statement and
+        grouped ranking (the whole section, every pair on every endpoint, is
+        ``protocol.md``).
+    """
+    md = write_protocol(ctx.out, protocol_result(ctx))
+    head, *sections = md.split("\n### ")
+    kept = [s for s in sections if s.startswith("Grouped ranking")]
+    link = (
+        "Every pair on every endpoint (test, interval, verdict, the seeds it "
+        f"would need): [{PROTOCOL_FILES['page']}]({PROTOCOL_FILES['page']})."
+    )
+    return "\n### ".join([head, *kept]).rstrip() + "\n\n" + link + "\n"
 
 
 def _header(ctx: ReportContext) -> list[str]:
@@ -93,8 +134,11 @@ def _caveats(ctx: ReportContext) -> list[str]:
     return standin_caveats(ctx.methods) if ctx.facts.is_simulated else []
 
 
-def write_summary(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
+def write_summary(ctx: ReportContext, lead: str = "") -> tuple[pd.DataFrame, str]:
     """Write ``summary.csv``, ``summary.md``, ``comparisons.csv`` and ``regret.png``.
+
+    ``lead`` (the protocol's section, :func:`write_protocol_section`) stands
+    between ``summary.md``'s header and its tables.
 
     Without complete runs of ``ctx.reference`` ``summary.md`` says so and
     ``comparisons.csv`` is empty
@@ -107,7 +151,8 @@ def write_summary(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
     values = (ctx.optimal_value, ctx.worst_feasible_value, budget, ctx.failed)
     summary = summarize(ctx.records, *values, ctx.methods, ctx.config.n_init)
     atomic_write_text(path / "summary.csv", summary.to_csv(index=False))
-    md = summary_markdown(summary, budget, _header(ctx), cost=ctx.cost)
+    header = [*_header(ctx), "", lead.strip()] if lead else _header(ctx)
+    md = summary_markdown(summary, budget, header, cost=ctx.cost)
     comparisons = compare_to_reference(
         ctx.records, ctx.reference, *values, ctx.methods, ctx.config.n_init
     )
