@@ -74,7 +74,6 @@ except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
 _DEPRECATED: dict[str, str] = {
     "COLUMNS": "bolt_pco64.table",
     "INPUT_COLUMNS": "bolt_pco64.table",
-    "PCO64OutcomeConstraint": "bolt_pco64.problem",
 }
 
 

@@ -25,15 +25,20 @@ is that rule written as a full ``n x N`` distance matrix, and
    reference formula, which settles ties by canonical order.
 
 Memory is bounded by the chunk sizes, not by ``n x N``; everything runs on the
-device of ``X``.
+device of ``X``. :meth:`RowSnapper.nearest` also counts, in the same pass, the points
+that were not configurations themselves and those that snapped far (more than one
+lattice step from their rounded point); :class:`~bolt_pco64.problem.PCO` adds them to
+its :class:`~bolt_pco64.problem.SnapCounts`.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import Tensor
 
-__all__ = ["RowSnapper", "nearest_rows_reference"]
+__all__ = ["FAR_SNAP_DISTANCE", "RowSnapper", "Snap", "nearest_rows_reference"]
 
 #: Points handled per step of the lattice fast path (its ``chunk x d`` temporaries
 #: stay in cache: 1 << 16 was fastest of 1 << 12 ... 1 << 18 on CPU).
@@ -46,6 +51,10 @@ DENSE_KEYS_MAX = 1 << 20
 DISTANCE_BLOCK_BYTES = 1 << 23
 #: Distance of a coordinate to a half-way value below which a point is "ambiguous".
 HALF_MARGIN = 1e-6
+#: Euclidean distance (encoded space) from the lattice point a point rounds to, to
+#: the row it snaps to, beyond which the snap counts as far: one lattice step (a
+#: real point rounding to a row, or next to one, is not far).
+FAR_SNAP_DISTANCE = 1.0
 #: Gap between the two smallest approximate squared distances that decides the
 #: argmin for certain (the product's rounding error is below 1e-10 for the
 #: coordinate ranges a table can have, see ``MAX_LOG2`` in :mod:`bolt_pco64.table`).
@@ -134,15 +143,34 @@ class RowSnapper(torch.nn.Module):
         Returns:
             A ``batch_shape``-dim long tensor of row indices, on ``X``'s device.
         """
+        return self.nearest(X).rows
+
+    def nearest(self, X: Tensor) -> Snap:
+        """Snap points to rows, counting the points moved and those snapped far.
+
+        Args:
+            X: A ``batch_shape x d``-dim tensor, as for :meth:`forward`.
+
+        Returns:
+            A :class:`Snap`: the ``batch_shape``-dim long row indices (on ``X``'s
+            device), how many points were not a row themselves (``moved``), and
+            how many of those lay more than one lattice step from their row,
+            measured from the lattice point they round to (``far``).
+        """
         d = self.rows.shape[1]
         flat = X.detach().reshape(-1, d)
         out = torch.empty(flat.shape[0], dtype=torch.int64, device=X.device)
+        moved = far = 0
         for start in range(0, flat.shape[0], LATTICE_CHUNK):
             stop = min(start + LATTICE_CHUNK, flat.shape[0])
-            out[start:stop] = self._snap_chunk(flat[start:stop].to(torch.float64))
-        return out.reshape(X.shape[:-1])
+            x = flat[start:stop].to(torch.float64)
+            rows, chunk_moved, chunk_far = self._snap_chunk(x)
+            out[start:stop] = rows
+            moved += chunk_moved
+            far += chunk_far
+        return Snap(out.reshape(X.shape[:-1]), moved, far)
 
-    def _snap_chunk(self, x: Tensor) -> Tensor:
+    def _snap_chunk(self, x: Tensor) -> tuple[Tensor, int, int]:
         rounded = (x - 0.5).ceil_()
         # A no-op inside the bounding box; outside it (a caller that did not
         # validate), it keeps the key from aliasing another row: such a point is
@@ -165,20 +193,30 @@ class RowSnapper(torch.nn.Module):
             hit = keys[pos] == key
         # Most points are clear of every half-way value: one max decides them
         # (NaN-safe: a NaN offset is "not clear" and gets the full check).
-        check = (hit & ~(offset.amax(dim=-1) < 0.5 - HALF_MARGIN)).nonzero()
-        check = check.squeeze(-1)
+        largest = offset.amax(dim=-1)
+        check = (hit & ~(largest < 0.5 - HALF_MARGIN)).nonzero().squeeze(-1)
         if check.numel():
             near = offset[check]
             clear = ((near < 0.5 - HALF_MARGIN) | (near == 0.5)).all(dim=-1)
             hit[check] = clear
+        # A point is a row itself iff it rounds onto one at offset 0.
+        moved = x.shape[0] - int((hit & (largest == 0)).sum())
         if bool(hit.all()):
-            return pos
+            return pos, moved, 0
         miss = (~hit).nonzero().squeeze(-1)
-        pos[miss] = self._nearest_exact(x[miss])
-        return pos
+        found = self._nearest_exact(x[miss])
+        pos[miss] = found
+        # Integer points: the squared lattice distance is exact.
+        steps = (rounded[miss] - self.rows[found].to(torch.float64)).square_()
+        far = int((steps.sum(dim=-1) > FAR_SNAP_DISTANCE**2).sum())
+        return pos, moved, far
 
     def _nearest_exact(self, x: Tensor) -> Tensor:
-        """Exact nearest rows of ``n x d`` float64 points, in bounded-memory chunks."""
+        """Exact nearest rows of ``n x d`` float64 points, in bounded-memory chunks.
+
+        The argmin of each block is NumPy's on the CPU (vectorised, about ten
+        times torch's there), torch's elsewhere.
+        """
         n_rows = self.num_rows
         out = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
         if n_rows == 1 or x.shape[0] == 0:
@@ -190,12 +228,18 @@ class RowSnapper(torch.nn.Module):
         buffer = torch.empty(
             min(step, x.shape[0]), n_rows, dtype=torch.float64, device=x.device
         )
+        on_cpu = x.device.type == "cpu"
         for start in range(0, x.shape[0], step):
             block = x[start : start + step]
             approx = buffer[: block.shape[0]]
             torch.addmm(norms, block, minus_two_t, out=approx)
-            best, idx = approx.min(dim=-1)
-            approx.scatter_(1, idx.unsqueeze(-1), float("inf"))
+            if on_cpu:
+                idx = torch.from_numpy(approx.numpy().argmin(axis=-1))
+            else:
+                idx = approx.argmin(dim=-1)
+            where = idx.unsqueeze(-1)
+            best = approx.gather(1, where).squeeze(-1)
+            approx.scatter_(1, where, float("inf"))
             second = approx.amin(dim=-1)
             unsure = (second - best) <= GAP_TOLERANCE
             if bool(unsure.any()):
@@ -203,3 +247,18 @@ class RowSnapper(torch.nn.Module):
                 idx[which] = nearest_rows_reference(block[which], table)
             out[start : start + block.shape[0]] = idx
         return out
+
+
+class Snap(NamedTuple):
+    """What :meth:`RowSnapper.nearest` returns.
+
+    Attributes:
+        rows: A ``batch_shape``-dim long tensor of row indices.
+        moved: How many points were not a row themselves.
+        far: How many points snapped more than one lattice step away from the
+            lattice point they round to.
+    """
+
+    rows: Tensor
+    moved: int
+    far: int
