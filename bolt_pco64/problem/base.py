@@ -63,8 +63,10 @@ class PCO(ConstrainedSyntheticTestFunction):
     :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.is_feasible`
     works as in BoTorch.
 
-    Bounds, optimum and optimizer are the table's (whatever its size); the
-    instance's published figures are ``instance.published``.
+    Bounds, optimum and optimizer are the table's, whatever its size (the
+    class attributes ``dim``, ``_bounds``, ``_optimal_value`` and
+    ``_optimizers`` of :class:`PCO16`, :class:`PCO32` and :class:`PCO64` state
+    their instance's published figures).
 
     Attributes:
         instance (~bolt_pco64.instances.Instance): The instance served (a

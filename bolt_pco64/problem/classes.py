@@ -2,8 +2,9 @@
 
 :class:`~bolt_pco64.problem.PCO16`, :class:`~bolt_pco64.problem.PCO32` and
 :class:`~bolt_pco64.problem.PCO64` are :class:`~bolt_pco64.problem.PCO`
-with the instance fixed (a class attribute; plain classes, pickled by
-reference); any other :class:`~bolt_pco64.instances.Instance` (a user's own
+with the instance fixed (plain classes, pickled by reference; their class
+attributes state the instance's published figures, as BoTorch's test
+functions do); any other :class:`~bolt_pco64.instances.Instance` (a user's own
 cluster) is served by ``PCO(instance=..., table=...)`` itself.
 :func:`~bolt_pco64.problem.problem_class` finds the class.
 """
@@ -22,6 +23,23 @@ from bolt_pco64.problem.base import PCO
 __all__ = ["PCO16", "PCO32", "PCO64", "problem_class"]
 
 
+def _stated(
+    inst: Instance,
+) -> tuple[
+    int, list[tuple[float, float]], float | None, list[tuple[float, ...]] | None
+]:
+    """An instance's published figures as BoTorch's class attributes: ``dim``,
+    ``_bounds``, ``_optimal_value`` and ``_optimizers`` (a problem recomputes
+    the last three from the table it serves)."""
+    pub = inst.published
+    return (
+        inst.dim,
+        [(float(lo), float(hi)) for lo, hi in inst.bounds],
+        None if pub is None else pub.best_value,
+        None if pub is None else [tuple(float(v) for v in pub.best_config)],
+    )
+
+
 class PCO64(PCO):
     r"""pco64: throughput of LLM training on 64 GPUs (16 hosts) by parallelism configuration.
 
@@ -35,6 +53,7 @@ class PCO64(PCO):
     """
 
     instance = PCO64_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO64_INSTANCE)
 
 
 class PCO32(PCO):
@@ -48,6 +67,7 @@ class PCO32(PCO):
     """
 
     instance = PCO32_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO32_INSTANCE)
 
 
 class PCO16(PCO):
@@ -65,6 +85,7 @@ class PCO16(PCO):
     """
 
     instance = PCO16_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO16_INSTANCE)
 
 
 #: The class of each shipped instance.
