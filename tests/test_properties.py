@@ -179,10 +179,8 @@ def test_shuffling_the_table_rows_changes_nothing(data, perm_seed, st_data) -> N
     _assert_same(g.candidates(), f.candidates())
     _assert_same(g.lookup(X), f.lookup(X))
     _assert_same(g(X), f(X))
-    # BoTorch's public methods take integer points (every input is discrete).
-    Xi = X.round()
-    _assert_same(g.evaluate_slack_true(Xi), f.evaluate_slack_true(Xi))
-    _assert_same(g.evaluate_true(Xi), f.evaluate_true(Xi))
+    _assert_same(g.evaluate_slack_true(X), f.evaluate_slack_true(X))
+    _assert_same(g.evaluate_true(X), f.evaluate_true(X))
     assert g.optimal_value == f.optimal_value
     _assert_same(g.optimizers, f.optimizers)
     _assert_same(g.bounds, f.bounds)
@@ -202,9 +200,7 @@ def test_float32_and_float64_agree(data, st_data) -> None:
     _assert_same(f.lookup(X32), idx)
     _assert_same(f(X64), thr[idx])
     _assert_same(f(X32), thr[idx].float())
-    Xi = X32.round()  # BoTorch's public methods take integer points
-    idx_i = nearest_rows_reference(Xi, rows)
-    _assert_same(f.evaluate_slack_true(Xi), -margin[idx_i].float().unsqueeze(-1))
+    _assert_same(f.evaluate_slack_true(X32), -margin[idx].float().unsqueeze(-1))
 
 
 @examples(20)
@@ -225,8 +221,8 @@ def test_results_do_not_depend_on_the_batch_shape(data, st_data) -> None:
         _assert_same(f.lookup(Xs), flat_rows.reshape(shape))
         _assert_same(f(Xs), flat.reshape(shape))
         _assert_same(
-            f.evaluate_slack_true(Xs.round()).squeeze(-1),
-            f.evaluate_slack_true(X.round()).squeeze(-1).reshape(shape),
+            f.evaluate_slack_true(Xs).squeeze(-1),
+            f.evaluate_slack_true(X).squeeze(-1).reshape(shape),
         )
     # a transposed (non-contiguous) batch
     Xt = X.reshape(a, b, 8).transpose(0, 1)
@@ -247,9 +243,7 @@ def test_negate_flips_values_and_keeps_nan(data, st_data, noise) -> None:
     oom = expected.isnan()
     f = _problem(frame, noise_std=noise)
     g = _problem(frame, noise_std=noise, negate=True)
-    Xi = X.round()  # BoTorch's evaluate_true takes integer points
-    expected_i = thr[nearest_rows_reference(Xi, rows)]
-    _assert_same(g.evaluate_true(Xi), expected_i)  # evaluate_true is never negated
+    _assert_same(g.evaluate_true(X), expected)  # evaluate_true is never negated
     _assert_same(g(X, noise=False), -expected)
     torch.manual_seed(0)
     fx = f(X)
