@@ -541,7 +541,6 @@ def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
     [
         ("bolt_pco64", "INPUT_COLUMNS"),
         ("bolt_pco64", "COLUMNS"),
-        ("bolt_pco64", "PCO64OutcomeConstraint"),
         ("bolt_pco64.fetch", "HF_REPO_ID"),
         ("bolt_pco64.bench", "RECORD_COLUMNS"),
         ("bolt_pco64.table", "ENV_TABLE"),
