@@ -20,7 +20,8 @@ objective GP). Each loop appends the proposal as proposed, as a user's loop
 would, with the value of the configuration it snaps to.
 
 Writes ``records.csv`` (one row per proposal) and ``README.md`` (the shares
-by arm) into ``--out``, atomically.
+by arm) into ``--out``, atomically; ``--report`` rewrites ``README.md`` from
+the records there (give the run's ``--seeds``, ``--steps`` and ``--n-init``).
 
 Run: ``python benchmarks/grid_proposals.py [--seeds 2] [--steps 4] [--out DIR]``
 (a few minutes on two cores).
@@ -176,19 +177,26 @@ def main() -> None:
     parser.add_argument("--n-init", type=int, default=8)
     parser.add_argument("--table", default=None)
     parser.add_argument("--out", default=None, help="folder for the results")
+    parser.add_argument(
+        "--report", action="store_true", help="rewrite README.md from --out's records"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
     f = PCO64(table=args.table)
-    records = []
-    arms = itertools.product(SPACES, OPTIMIZERS, ACQUISITIONS, range(args.seeds))
-    for space, optimizer, acq, seed in arms:
-        records += run(f, space, optimizer, acq, seed, args.n_init, args.steps)
-        print(f"{space:>8} {optimizer:>5} {acq:>7} seed {seed}: done", flush=True)
-    frame = pd.DataFrame(records)
+    if args.report:
+        frame = pd.read_csv(Path(args.out) / "records.csv")
+    else:
+        records = []
+        arms = itertools.product(SPACES, OPTIMIZERS, ACQUISITIONS, range(args.seeds))
+        for space, optimizer, acq, seed in arms:
+            records += run(f, space, optimizer, acq, seed, args.n_init, args.steps)
+            print(f"{space:>8} {optimizer:>5} {acq:>7} seed {seed}: done", flush=True)
+        frame = pd.DataFrame(records)
     table = summary(frame)
+    source = str(f.table.source).replace(f"{Path.cwd()}/", "")
     text = (
-        f"Table: {f.table.source}. {args.seeds} seeds x {args.steps} proposals per "
+        f"Table: {source}. {args.seeds} seeds x {args.steps} proposals per "
         f"arm after {args.n_init} random configurations; "
         f"{SETTINGS['num_restarts']} restarts, {SETTINGS['raw_samples']} raw "
         "samples, q = 1, one torch thread.\n\n"
@@ -199,9 +207,10 @@ def main() -> None:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        buffer = io.StringIO()
-        frame.to_csv(buffer, index=False)
-        atomic_write_text(out / "records.csv", buffer.getvalue())
+        if not args.report:
+            buffer = io.StringIO()
+            frame.to_csv(buffer, index=False)
+            atomic_write_text(out / "records.csv", buffer.getvalue())
         command = (
             f"python benchmarks/grid_proposals.py --seeds {args.seeds} --steps "
             f"{args.steps} --n-init {args.n_init} --out {args.out}"
