@@ -19,9 +19,9 @@ constraint GP on all) and ``ucb`` (``UpperConfidenceBound``, beta 4, on the
 objective GP). Each loop appends the proposal as proposed, as a user's loop
 would, with the value of the configuration it snaps to.
 
-Writes ``records.csv`` (one row per proposal) and ``README.md`` (the shares
-by arm) into ``--out``, atomically; ``--report`` rewrites ``README.md`` from
-the records there (give the run's ``--seeds``, ``--steps`` and ``--n-init``).
+Writes ``records.csv`` (one row per proposal), ``report.json`` (the run's
+settings) and ``README.md`` (the shares by arm) into ``--out``, atomically;
+``--report DIR`` rewrites ``README.md`` from the records and settings there.
 
 Run: ``python benchmarks/grid_proposals.py [--seeds 2] [--steps 4] [--out DIR]``
 (a few minutes on two cores).
@@ -33,6 +33,7 @@ import argparse
 import functools
 import io
 import itertools
+import json
 import time
 import warnings
 from collections.abc import Callable
@@ -178,11 +179,15 @@ def main() -> None:
     parser.add_argument("--table", default=None)
     parser.add_argument("--out", default=None, help="folder for the results")
     parser.add_argument(
-        "--report", action="store_true", help="rewrite README.md from --out's records"
+        "--report", default=None, help="rewrite DIR/README.md from its records"
     )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)
+    if args.report:
+        settings = json.loads((Path(args.report) / "report.json").read_text())
+        args.seeds, args.steps = settings["seeds"], settings["steps"]
+        args.n_init, args.out = settings["n_init"], args.report
     f = PCO64(table=args.table)
     if args.report:
         frame = pd.read_csv(Path(args.out) / "records.csv")
@@ -211,6 +216,11 @@ def main() -> None:
             buffer = io.StringIO()
             frame.to_csv(buffer, index=False)
             atomic_write_text(out / "records.csv", buffer.getvalue())
+            settings = {"script": "grid_proposals", "seeds": args.seeds}
+            settings |= {"steps": args.steps, "n_init": args.n_init}
+            atomic_write_text(
+                out / "report.json", json.dumps(settings, indent=2) + "\n"
+            )
         command = (
             f"python benchmarks/grid_proposals.py --seeds {args.seeds} --steps "
             f"{args.steps} --n-init {args.n_init} --out {args.out}"
