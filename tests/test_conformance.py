@@ -287,7 +287,7 @@ def test_snap_counts_count_every_evaluated_point() -> None:
     f(row)
     f(torch.cat([near, rounds_to_row.float()]))
     assert f.snap_counts == SnapCounts(points=3, moved=2, far=0)
-    f.lookup(far)  # lookups, projections and constraints are not counted
+    f.lookup(far)  # lookups, projections and constraints are not counted...
     f.project(far)
     f.is_feasible(far)
     f.outcome_constraint(far)
@@ -299,5 +299,7 @@ def test_snap_counts_count_every_evaluated_point() -> None:
     assert str(f.snap_counts).startswith(
         "8 points evaluated: 7 snapped to another configuration, 5 of them far"
     )
+    f.lookup(far, count=True)  # ... unless asked
+    assert f.snap_counts == SnapCounts(points=9, moved=8, far=6)
     f.snap_counts.reset()
     assert f.snap_counts == SnapCounts()

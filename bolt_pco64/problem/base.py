@@ -306,16 +306,21 @@ class PCO(ConstrainedSyntheticTestFunction):
         """
         return self._snapper.rows.to(dtype=self.bounds.dtype, copy=True)
 
-    def lookup(self, X: Tensor) -> Tensor:
-        """Indices of the rows that ``X`` snaps to (not counted in :attr:`snap_counts`).
+    def lookup(self, X: Tensor, count: bool = False) -> Tensor:
+        """Indices of the rows that ``X`` snaps to.
 
         Args:
             X: A ``batch_shape x d``-dim tensor of points inside the bounds.
+            count: If True, count the points in :attr:`snap_counts`, as an
+                evaluation does (a harness that reads its values from the rows
+                counts its proposals so); not counted by default.
 
         Returns:
             A ``batch_shape``-dim long tensor of canonical row indices; read any
             column with ``f.table.frame[column].to_numpy()[rows]``.
         """
+        if count:
+            return self._snap(X).rows
         return self.outcome_constraint.lookup(X)
 
     def is_configuration(self, X: Tensor) -> Tensor:
