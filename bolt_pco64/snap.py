@@ -19,10 +19,12 @@ is that rule written as a full ``n x N`` distance matrix, and
    that float rounding in the reference can never disagree.
 2. **Chunked exact path.** The remaining points are processed in chunks whose
    ``chunk x N`` distance block stays under a fixed memory budget. Squared
-   distances are computed with one matrix product (``|t|^2 - 2 x.t``); where the
-   two smallest are separated by more than a safe tolerance the argmin is
+   distances are computed with one matrix product (``|t|^2 - 2 x.t``), in
+   float32 where the table's values are small enough for a float32 block to
+   decide most points (:data:`FLOAT32_GAP_MAX`), else in float64; where the two
+   smallest are separated by more than the product's error bound the argmin is
    certain, and the few rows where they are not are recomputed with the
-   reference formula, which settles ties by canonical order.
+   reference formula in float64, which settles ties by canonical order.
 
 Memory is bounded by the chunk sizes, not by ``n x N``; everything runs on the
 device of ``X``. :meth:`RowSnapper.nearest` also counts, in the same pass, the points
@@ -47,7 +49,8 @@ LATTICE_CHUNK = 1 << 16
 #: lookup is one gather from a dense ``key -> row`` table instead of a binary
 #: search (8 MB of int64 at most; the published table's box has 29,160 keys).
 DENSE_KEYS_MAX = 1 << 20
-#: Bytes allowed for one ``chunk x N`` float64 distance block of the exact path.
+#: Bytes allowed for one ``chunk x N`` float64 distance block of the exact path
+#: (a float32 block takes as many points, in half the bytes).
 DISTANCE_BLOCK_BYTES = 1 << 23
 #: Distance of a coordinate to a half-way value below which a point is "ambiguous".
 HALF_MARGIN = 1e-6
@@ -59,6 +62,27 @@ FAR_SNAP_DISTANCE = 1.0
 #: argmin for certain (the product's rounding error is below 1e-10 for the
 #: coordinate ranges a table can have, see ``MAX_LOG2`` in :mod:`bolt_pco64.table`).
 GAP_TOLERANCE = 1e-6
+#: Largest float32 gap tolerance for which the exact path computes its blocks in
+#: float32 (about 1 % of uniform points in pco64's bounds fall within its 2.2e-3
+#: and are recomputed; float32 halves the block's memory traffic).
+FLOAT32_GAP_MAX = 1e-2
+
+
+def _float32_gap(rows: Tensor) -> float:
+    """A bound, doubled, on the float32 rounding error of ``|t|^2 - 2 x.t``.
+
+    For integer rows ``t`` and points ``x`` inside their bounding box, with
+    ``m_k`` the largest magnitude of column ``k``: ``|t|^2 <= sum m_k^2`` and
+    ``sum |x_k t_k| <= sum m_k^2``, so each entry is a sum of ``d + 1`` terms of
+    total magnitude at most ``S = 3 sum m_k^2``, and rounding ``x`` to float32
+    adds at most ``2 sum |t_k| |x_k| 2^-24``. Each entry is then within
+    ``(d + 2) 2^-24 S`` of its exact value; two entries whose float32 values
+    differ by more than twice that (times a safety factor of 4) are ordered
+    as their exact values.
+    """
+    m = rows.abs().amax(dim=0).to(torch.float64)
+    scale = 3.0 * float(m.square().sum())
+    return 8.0 * (rows.shape[1] + 2) * 2.0**-24 * scale
 
 
 def nearest_rows_reference(X: Tensor, table: Tensor) -> Tensor:
@@ -128,6 +152,10 @@ class RowSnapper(torch.nn.Module):
             dense[keys] = torch.arange(rows.shape[0])
         # Derived from ``keys``: moves with the module, not part of its state.
         self.register_buffer("dense_rows", dense, persistent=False)
+        gap = _float32_gap(rows)
+        #: The exact path's block dtype and the gap that decides its argmin.
+        self.block_dtype = torch.float32 if gap <= FLOAT32_GAP_MAX else torch.float64
+        self.gap = gap if gap <= FLOAT32_GAP_MAX else GAP_TOLERANCE
 
     @property
     def num_rows(self) -> int:
@@ -215,24 +243,26 @@ class RowSnapper(torch.nn.Module):
         """Exact nearest rows of ``n x d`` float64 points, in bounded-memory chunks.
 
         The argmin of each block is NumPy's on the CPU (vectorised, about ten
-        times torch's there), torch's elsewhere.
+        times torch's there), torch's elsewhere; points whose two nearest rows
+        are within :attr:`gap` are recomputed by the reference in float64.
         """
         n_rows = self.num_rows
         out = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
         if n_rows == 1 or x.shape[0] == 0:
             return out
-        table = self.rows.to(torch.float64)
+        exact = self.rows.to(torch.float64)
+        table = exact.to(self.block_dtype)
         norms = table.square().sum(dim=-1)
         minus_two_t = -2.0 * table.T
         step = max(1, DISTANCE_BLOCK_BYTES // (8 * n_rows))
         buffer = torch.empty(
-            min(step, x.shape[0]), n_rows, dtype=torch.float64, device=x.device
+            min(step, x.shape[0]), n_rows, dtype=self.block_dtype, device=x.device
         )
         on_cpu = x.device.type == "cpu"
         for start in range(0, x.shape[0], step):
             block = x[start : start + step]
             approx = buffer[: block.shape[0]]
-            torch.addmm(norms, block, minus_two_t, out=approx)
+            torch.addmm(norms, block.to(self.block_dtype), minus_two_t, out=approx)
             if on_cpu:
                 idx = torch.from_numpy(approx.numpy().argmin(axis=-1))
             else:
@@ -241,10 +271,10 @@ class RowSnapper(torch.nn.Module):
             best = approx.gather(1, where).squeeze(-1)
             approx.scatter_(1, where, float("inf"))
             second = approx.amin(dim=-1)
-            unsure = (second - best) <= GAP_TOLERANCE
+            unsure = (second - best) <= self.gap
             if bool(unsure.any()):
                 which = unsure.nonzero().squeeze(-1)
-                idx[which] = nearest_rows_reference(block[which], table)
+                idx[which] = nearest_rows_reference(block[which], exact)
             out[start : start + block.shape[0]] = idx
         return out
 

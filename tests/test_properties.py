@@ -345,6 +345,27 @@ def test_row_snapper_equals_the_reference(case, small_chunks) -> None:
             p.stop()
 
 
+@pytest.mark.parametrize("scale", [1, 1000])
+def test_row_snapper_blocks_in_float32_or_float64_agree_with_the_reference(
+    scale: int,
+) -> None:
+    """Small values: float32 blocks, near-ties recomputed; large: float64."""
+    rng = np.random.default_rng(2)
+    space = list(itertools.product(range(6), range(3), range(5), range(4)))
+    keep = sorted(space[i] for i in rng.choice(len(space), size=150, replace=False))
+    table = torch.tensor(keep, dtype=torch.float64) * torch.tensor([1, 1, 1, scale])
+    snapper = RowSnapper(table)
+    expected_dtype = torch.float32 if scale == 1 else torch.float64
+    assert snapper.block_dtype == expected_dtype
+    low, high = _box(table)
+    gen = torch.Generator().manual_seed(3)
+    X = low + (high - low) * torch.rand(3000, 4, dtype=torch.float64, generator=gen)
+    X[:200] = X[:200].round() + 0.5  # ties and near-ties on half-lattice points
+    X[200:400] = X[200:400].round() + 0.5 + 1e-7
+    X = torch.minimum(X, high)
+    _assert_same(snapper(X), nearest_rows_reference(X, table))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_row_snapper_ties_on_a_full_half_lattice(dtype) -> None:
     """Every half-lattice point of a dense 3-d box, against the reference."""
