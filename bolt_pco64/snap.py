@@ -242,27 +242,37 @@ class RowSnapper(torch.nn.Module):
     def _nearest_exact(self, x: Tensor) -> Tensor:
         """Exact nearest rows of ``n x d`` float64 points, in bounded-memory chunks.
 
-        The argmin of each block is NumPy's on the CPU (vectorised, about ten
-        times torch's there), torch's elsewhere; points whose two nearest rows
-        are within :attr:`gap` are recomputed by the reference in float64.
+        Blocks in :attr:`block_dtype`; points whose two nearest rows are
+        within :attr:`gap` there go through float64 blocks, and those still
+        undecided (near-ties) through the reference.
+        """
+        return self._nearest_blocks(x, self.block_dtype, self.gap)
+
+    def _nearest_blocks(self, x: Tensor, dtype: torch.dtype, gap: float) -> Tensor:
+        """The argmin of each ``chunk x N`` block of ``|t|^2 - 2 x.t`` in
+        ``dtype``, where it leads the runner-up by more than ``gap``.
+
+        The argmin of a block is NumPy's on the CPU (vectorised, about ten times
+        torch's there), torch's elsewhere.
         """
         n_rows = self.num_rows
         out = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
         if n_rows == 1 or x.shape[0] == 0:
             return out
         exact = self.rows.to(torch.float64)
-        table = exact.to(self.block_dtype)
+        table = exact.to(dtype)
         norms = table.square().sum(dim=-1)
         minus_two_t = -2.0 * table.T
         step = max(1, DISTANCE_BLOCK_BYTES // (8 * n_rows))
         buffer = torch.empty(
-            min(step, x.shape[0]), n_rows, dtype=self.block_dtype, device=x.device
+            min(step, x.shape[0]), n_rows, dtype=dtype, device=x.device
         )
         on_cpu = x.device.type == "cpu"
+        unsure = torch.empty(x.shape[0], dtype=torch.bool, device=x.device)
         for start in range(0, x.shape[0], step):
             block = x[start : start + step]
             approx = buffer[: block.shape[0]]
-            torch.addmm(norms, block.to(self.block_dtype), minus_two_t, out=approx)
+            torch.addmm(norms, block.to(dtype), minus_two_t, out=approx)
             if on_cpu:
                 idx = torch.from_numpy(approx.numpy().argmin(axis=-1))
             else:
@@ -271,11 +281,19 @@ class RowSnapper(torch.nn.Module):
             best = approx.gather(1, where).squeeze(-1)
             approx.scatter_(1, where, float("inf"))
             second = approx.amin(dim=-1)
-            unsure = (second - best) <= self.gap
-            if bool(unsure.any()):
-                which = unsure.nonzero().squeeze(-1)
-                idx[which] = nearest_rows_reference(block[which], exact)
+            torch.le(second - best, gap, out=unsure[start : start + len(idx)])
             out[start : start + block.shape[0]] = idx
+        which = unsure.nonzero().squeeze(-1)
+        if which.numel() == 0:
+            return out
+        if dtype != torch.float64:
+            out[which] = self._nearest_blocks(x[which], torch.float64, GAP_TOLERANCE)
+            return out
+        # Near-ties: the reference, its ``n x N x d`` tensor within the budget.
+        step = max(1, step // self.rows.shape[1])
+        for start in range(0, which.numel(), step):
+            chunk = which[start : start + step]
+            out[chunk] = nearest_rows_reference(x[chunk], exact)
         return out
 
 
