@@ -58,9 +58,7 @@ def main() -> None:
     rows = f.lookup(X)  # canonical row indices, to read any other column
     peak_mem = f.table.column("peak_mem")[rows]  # inf where the run OOMed
     overall_time = f.table.column("overall_time")[rows]  # NaN where it OOMed
-    # BoTorch's is_feasible takes integer points (every input is discrete):
-    # ask it about the configurations the points snapped to.
-    feasible = f.is_feasible(candidates[rows])
+    feasible = f.is_feasible(X)  # BoTorch's, on the configurations X snaps to
 
     configs = [
         " ".join(f"{key}={v}" for key, v in decode_inputs(candidates[r]).items())

@@ -1,11 +1,12 @@
-"""BoTorch conformance of the problems (issue 30): base class, input types,
-constructor, ``oom=``, :meth:`PCO.is_configuration` and the far-snap warning."""
+"""BoTorch conformance of the problems: one class, input types, constructor,
+``oom=``, one snap on every evaluation path, :meth:`PCO.is_configuration` and
+the snap counts."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-import warnings
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -18,8 +19,8 @@ from botorch.optim import optimize_acqf_mixed_alternating
 from botorch.test_functions.synthetic import ConstrainedSyntheticTestFunction
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
-from bolt_pco64 import PCO, PCO16, PCO64, problem_class
-from bolt_pco64.problem import FarSnapWarning
+from bolt_pco64 import PCO, PCO16, PCO32, PCO64, problem_class
+from bolt_pco64.problem import SnapCounts
 from tests._tables import frame_from, small_frame
 
 INPUTS = PCO64.instance.input_columns
@@ -30,13 +31,37 @@ def frame() -> pd.DataFrame:
     return small_frame(seed=11, n=60, oom_share=0.4)
 
 
-def test_problems_are_botorch_constrained_synthetic_functions() -> None:
-    for cls in (PCO, PCO16, PCO64):
-        assert issubclass(cls, ConstrainedSyntheticTestFunction)
-        for name in ("forward", "evaluate_true", "evaluate_slack_true"):
-            assert name not in vars(cls), f"{cls.__name__} defines {name}"
-        assert "_evaluate_true" in vars(PCO)
-        assert "_evaluate_slack_true" in vars(PCO)
+def test_problems_are_one_botorch_class_the_named_ones_fix_the_instance(
+    frame: pd.DataFrame,
+) -> None:
+    assert issubclass(PCO, ConstrainedSyntheticTestFunction)
+    for cls in (PCO16, PCO32, PCO64):
+        assert cls.__bases__ == (PCO,)
+        own = {k for k in vars(cls) if not k.startswith(("__", "_abc"))}
+        stated = {"dim", "_bounds", "_optimal_value", "_optimizers"}
+        assert own == {"instance", *stated}, f"{cls.__name__} defines {own}"
+    f = PCO(instance="pco64", table=frame)
+    g = PCO64(table=frame)
+    assert type(f) is PCO
+    assert isinstance(g, PCO)
+    assert not isinstance(f, PCO64)
+    assert f.instance is g.instance is PCO64.instance
+    C = f.candidates()
+    assert torch.equal(f(C).isnan(), g(C).isnan())
+    for problem in (f, g):
+        again = pickle.loads(pickle.dumps(problem))  # by reference: plain classes
+        assert type(again) is type(problem)
+        torch.testing.assert_close(again(C), problem(C), equal_nan=True)
+
+
+def test_pco_needs_an_instance_and_a_named_class_refuses_another(
+    frame: pd.DataFrame,
+) -> None:
+    with pytest.raises(TypeError, match="Expected `instance`"):
+        PCO(table=frame)
+    with pytest.raises(ValueError, match="Expected `instance` to be None or pco64"):
+        PCO64(instance="pco16", table=frame)
+    assert PCO64(instance="pco64", table=frame).instance is PCO64.instance
 
 
 def test_every_input_is_declared_discrete(frame: pd.DataFrame) -> None:
@@ -44,7 +69,9 @@ def test_every_input_is_declared_discrete(frame: pd.DataFrame) -> None:
     assert f.discrete_inds == list(range(8))
     assert f.continuous_inds == []
     assert f.categorical_inds == []
-    assert PCO16.discrete_inds == list(range(PCO16.dim))
+    g = PCO16(table=small_frame(seed=3, instance="pco16"))
+    assert g.discrete_inds == list(range(PCO16.instance.dim))
+    assert g.discrete_inds is not f.discrete_inds  # no list shared between problems
 
 
 def test_constructor_takes_botorchs_arguments_in_botorchs_order() -> None:
@@ -94,9 +121,10 @@ def test_bad_oom_is_refused(frame: pd.DataFrame) -> None:
 def test_problem_class_of_an_unknown_name_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="pco128"):
         problem_class("pco128")
-    # any Instance, a user's own too, has a class bound to it
+    # any Instance, a user's own too, is served: by PCO itself
     other = dataclasses.replace(PCO64.instance, name="pco128")
-    assert problem_class(other).instance is other
+    assert problem_class(other) is PCO
+    assert problem_class(dataclasses.replace(other, name="pco64")) is PCO64
 
 
 # -- oom="impute" -------------------------------------------------------------
@@ -154,67 +182,78 @@ def test_tutorial_loop_runs_unmodified_with_impute(frame: pd.DataFrame) -> None:
         gp = SingleTaskGP(X, Y)
         fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
         acqf = qLogNoisyExpectedImprovement(gp, X_baseline=X)
-        lo, hi = problem.bounds.to(torch.int64).tolist()
-        discrete_dims = {
-            i: list(range(lo[i], hi[i] + 1)) for i in problem.discrete_inds
-        }
         x_next, _ = optimize_acqf_mixed_alternating(
             acqf,
             bounds=problem.bounds,
-            discrete_dims=discrete_dims,
+            discrete_dims=problem.discrete_dims,
             q=1,
             num_restarts=2,
             raw_samples=32,
         )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FarSnapWarning)
-            y_next = problem(x_next).unsqueeze(-1)
+        y_next = problem(x_next).unsqueeze(-1)
         assert bool(torch.isfinite(y_next).all())
         X, Y = torch.cat([X, x_next]), torch.cat([Y, y_next])
 
 
-def test_mixed_optimizer_needs_only_what_the_problem_declares(
-    frame: pd.DataFrame,
-) -> None:
-    """``discrete_dims`` from ``discrete_inds`` and the bounds; the points it
-    returns are integer points BoTorch's own ``evaluate_true`` accepts."""
+def test_mixed_optimizer_takes_the_problems_grid(frame: pd.DataFrame) -> None:
+    """``discrete_dims``, ``inequality_constraints`` and ``project`` go to
+    BoTorch's mixed optimizer as they are; it proposes a configuration."""
     problem = PCO64(table=frame)
     X = problem.candidates()[:10]
     Y = problem.evaluate_slack_true(X)
     gp = SingleTaskGP(X, Y)
     fit_gpytorch_mll(ExactMarginalLogLikelihood(gp.likelihood, gp))
-    lo, hi = problem.bounds.to(torch.int64).tolist()
-    discrete_dims = {i: list(range(lo[i], hi[i] + 1)) for i in problem.discrete_inds}
-    cat_dims = {i: list(range(lo[i], hi[i] + 1)) for i in problem.categorical_inds}
     x_next, _ = optimize_acqf_mixed_alternating(
         qLogNoisyExpectedImprovement(gp, X_baseline=X),
         bounds=problem.bounds,
-        discrete_dims=discrete_dims,
-        cat_dims=cat_dims,
+        discrete_dims=problem.discrete_dims,
+        inequality_constraints=problem.inequality_constraints,
+        post_processing_func=problem.project,
         q=1,
         num_restarts=2,
         raw_samples=32,
     )
-    assert torch.equal(x_next, x_next.round())
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FarSnapWarning)
-        assert problem.evaluate_true(x_next).shape == (1,)
+    assert bool(problem.is_configuration(x_next).all())
 
 
-# -- snapping: which points are configurations, and the far-snap warning -------
+# -- one snap on every path ------------------------------------------------------
 
 
-def test_botorchs_evaluate_true_wants_integers_while_f_snaps(
+def test_evaluate_true_snaps_any_real_point_as_forward_does(
     frame: pd.DataFrame,
 ) -> None:
-    f = PCO64(table=frame)
-    C = f.candidates()[:2]
-    X = torch.where(f.bounds[1] > C, C + 0.2, C - 0.2)
-    with pytest.raises(ValueError, match="integer values"):
-        f.evaluate_true(X)
+    f = PCO64(table=frame, noise_std=0.5, negate=True)
+    lo, hi = f.bounds
+    gen = torch.Generator().manual_seed(0)
+    X = lo + (hi - lo) * torch.rand(50, 8, dtype=torch.double, generator=gen)
     torch.testing.assert_close(
-        f(X, noise=False), f.evaluate_true(f.candidates()[:2]), equal_nan=True
+        f.forward(X, noise=False), -f.evaluate_true(X), equal_nan=True
     )
+    C = f.candidates()[f.lookup(X)]
+    torch.testing.assert_close(f.evaluate_true(X), f.evaluate_true(C), equal_nan=True)
+    torch.testing.assert_close(f.evaluate_slack_true(X), f.evaluate_slack_true(C))
+    assert torch.equal(f.is_feasible(X, noise=False), f.is_feasible(C))
+
+
+def test_an_evaluation_looks_its_rows_up_once(
+    frame: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = PCO64(table=frame)
+    calls: list[int] = []
+    snapper = type(f.outcome_constraint.snapper)
+    nearest = snapper.nearest
+
+    def counted(self, X):  # type: ignore[no-untyped-def]
+        calls.append(X.shape[0])
+        return nearest(self, X)
+
+    monkeypatch.setattr(snapper, "nearest", counted)
+    C = f.candidates()[:7]
+    X = torch.where(f.bounds[1] > C, C + 0.1, C - 0.1)
+    f(X)
+    f.evaluate_true(X)
+    f.evaluate_slack(X)
+    assert calls == [7, 7, 7]
 
 
 def test_is_configuration(frame: pd.DataFrame) -> None:
@@ -238,25 +277,29 @@ def test_is_configuration(frame: pd.DataFrame) -> None:
         f.is_configuration(torch.cat([C[:1, :2], C[:1, 2:] + 99], dim=-1))
 
 
-def test_a_far_snap_warns_once_at_the_callers_line() -> None:
+def test_snap_counts_count_every_evaluated_point() -> None:
     configs = [(1, 0, 0, 0, 0, 6, 0, 0), (5, 2, 2, 2, 2, 9, 2, 2)]
     f = PCO64(table=frame_from(configs, [0.1, 0.2]))
+    row = torch.tensor([configs[0]], dtype=torch.double)
     near = torch.tensor([[2.0, 0, 0, 0, 0, 6, 0, 0]])  # one step from row 0
-    rounds_to_row = torch.tensor([configs[0]], dtype=torch.float) + 0.45
+    rounds_to_row = row + 0.45  # 1.27 from row 0, but its lattice point is row 0
     far = torch.tensor([[1.0, 0, 0, 0, 0, 6, 1, 1]])  # sqrt(2) from row 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FarSnapWarning)
-        f(near)
-        f(rounds_to_row)  # 1.27 from row 0, but its integer point is row 0
-        f.lookup(far)  # lookup is silent
-    with pytest.warns(FarSnapWarning, match="1.41 lattice steps") as record:
+    f(row)
+    f(torch.cat([near, rounds_to_row.float()]))
+    assert f.snap_counts == SnapCounts(points=3, moved=2, far=0)
+    f.lookup(far)  # lookups, projections and constraints are not counted...
+    f.project(far)
+    f.is_feasible(far)
+    f.outcome_constraint(far)
+    assert f.snap_counts == SnapCounts(points=3, moved=2, far=0)
+    for _ in range(3):  # counted every time, not once
         f(far)
-    assert record[0].filename == __file__
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", FarSnapWarning)
-        f(far)  # once per problem
-        f.evaluate_true(far)
-    other = PCO64(table=frame_from(configs, [0.1, 0.2]))
-    with pytest.warns(FarSnapWarning) as record:
-        other.evaluate_slack_true(far)
-    assert record[0].filename == __file__
+    f.evaluate_true(far.expand(2, 8))
+    assert f.snap_counts == SnapCounts(points=8, moved=7, far=5)
+    assert str(f.snap_counts).startswith(
+        "8 points evaluated: 7 snapped to another configuration, 5 of them far"
+    )
+    f.lookup(far, count=True)  # ... unless asked
+    assert f.snap_counts == SnapCounts(points=9, moved=8, far=6)
+    f.snap_counts.reset()
+    assert f.snap_counts == SnapCounts()

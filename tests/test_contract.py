@@ -549,6 +549,10 @@ def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
         ("bolt_pco64.tables.table", "ENV_TABLE"),
         ("bolt_pco64.tables.time_model", "run_seconds"),
         ("bolt_pco64.tables.time_model", "run_gpu_hours"),
+        ("bolt_pco64.bench", "RECORD_COLUMNS"),
+        ("bolt_pco64.bench", "DEFAULT_METHODS"),
+        ("bolt_pco64.bench.run", "cost_per_row"),
+        ("bolt_pco64.bench.problems", "cost_per_row"),
     ],
 )
 def test_removed_pco64_only_names_are_gone(module: str, name: str) -> None:

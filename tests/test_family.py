@@ -16,6 +16,7 @@ import torch
 from botorch.utils.testing import (
     BaseTestProblemTestCaseMixIn,
     BotorchTestCase,
+    ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
 from hypothesis import given
@@ -41,7 +42,6 @@ from bolt_pco64.tables import table as table_module
 from bolt_pco64.tables.standins import standin_registry
 from bolt_pco64.tables.table import decode_inputs
 from tests._hypothesis import encode, examples, tables
-from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import CAPACITY, PAD, frame_from, small_frame
 
 NAMES = ("pco16", "pco32", "pco64")
@@ -52,7 +52,7 @@ class TestFamilyBoTorchMixins(
     BotorchTestCase,
     BaseTestProblemTestCaseMixIn,
     SyntheticTestFunctionTestCaseMixin,
-    DiscreteConstrainedTestProblemTestCaseMixin,
+    ConstrainedTestProblemTestCaseMixin,
 ):
     """BoTorch's own test mixins on all three classes, on small synthetic tables
     of each instance's schema (built when a test runs)."""
@@ -74,7 +74,7 @@ def test_problem_classes_are_one_implementation_bound_to_each_instance() -> None
         f = cls(table=small_frame(seed=1, instance=name))
         assert f.table.instance is INSTANCES[name]
         assert f.candidates().shape[-1] == cls.dim == len(cls._bounds)
-    with pytest.raises(TypeError, match="bound to an instance"):
+    with pytest.raises(TypeError, match="Expected `instance`"):
         PCO()
     with pytest.raises(ValueError, match="instance name"):
         problem_class("pco128")

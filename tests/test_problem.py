@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import warnings
 
 import numpy as np
@@ -15,13 +16,13 @@ from botorch.test_functions.synthetic import SyntheticTestFunction
 from botorch.utils.testing import (
     BaseTestProblemTestCaseMixIn,
     BotorchTestCase,
+    ConstrainedTestProblemTestCaseMixin,
     SyntheticTestFunctionTestCaseMixin,
 )
 
 from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
 from bolt_pco64.tables.locations import bundled_table_path
 from bolt_pco64.tables.table import SimulatedTableWarning
-from tests._mixins import DiscreteConstrainedTestProblemTestCaseMixin
 from tests._tables import PAD, frame_from, small_frame
 
 INPUT_COLUMNS = PCO64.instance.input_columns
@@ -52,7 +53,7 @@ class TestPCO64BoTorchMixins(
     BotorchTestCase,
     BaseTestProblemTestCaseMixIn,
     SyntheticTestFunctionTestCaseMixin,
-    DiscreteConstrainedTestProblemTestCaseMixin,
+    ConstrainedTestProblemTestCaseMixin,
 ):
     """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in.
 
@@ -200,7 +201,9 @@ def test_bad_shapes_and_types_are_refused(
 def test_nan_inf_and_out_of_bounds_name_the_entry(problem: PCO64) -> None:
     X = problem.candidates()[:3].clone()
     X[1, 4] = float("nan")
-    with pytest.raises(ValueError, match=r"finite values.*X\[1, 4\] \(log2_sp_size\)"):
+    with pytest.raises(
+        ValueError, match=r"finite values.*X\[1, 4\] = nan \(log2_sp_size\)"
+    ):
         problem(X)
     X[1, 4] = float("inf")
     with pytest.raises(ValueError, match=r"finite values.*X\[1, 4\]"):
@@ -211,13 +214,46 @@ def test_nan_inf_and_out_of_bounds_name_the_entry(problem: PCO64) -> None:
         ValueError, match=r"within the bounds.*X\[2, 5\].*\(log2_dp_bucket_size_mb\)"
     ):
         problem(X)
-    # BoTorch's public methods validate first, with BoTorch's own message.
-    with pytest.raises(ValueError, match="within the bounds"):
-        problem.evaluate_true(X)
-    with pytest.raises(ValueError, match="within the bounds"):
-        problem.evaluate_slack_true(X)
-    with pytest.raises(ValueError, match="within the bounds"):
-        problem.lookup(X)
+    # Every public method validates once, with the same located message.
+    value = re.escape(repr(X[2, 5].item()))
+    for method in (
+        problem.evaluate_true,
+        problem.evaluate_slack_true,
+        problem.evaluate_slack,
+        problem.is_feasible,
+        problem.lookup,
+        problem.project,
+        problem.is_configuration,
+    ):
+        with pytest.raises(
+            ValueError, match=rf"within the bounds.*X\[2, 5\] = {value} outside"
+        ):
+            method(X)
+    X[2, 5] = float("nan")
+    for method in (problem.evaluate_true, problem.evaluate_slack, problem.is_feasible):
+        with pytest.raises(
+            ValueError, match=r"^Expected finite values in `X`, got X\[2, 5\] = nan"
+        ):
+            method(X)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_messages_give_the_exact_value_not_a_rounded_one(
+    problem: PCO64, dtype: torch.dtype
+) -> None:
+    X = problem.candidates()[:1].to(dtype)
+    hi = problem.bounds[1, 0].item()
+    X[0, 0] = hi + 1e-9 if dtype == torch.float64 else hi + 1e-6
+    exact = repr(X[0, 0].item())
+    assert exact != repr(hi)
+    expected = (
+        f"Expected `X` to be within the bounds of the test problem, got "
+        f"X[0, 0] = {exact} outside [{problem.bounds[0, 0].item()!r}, {hi!r}] "
+        "(log2_dp_size)."
+    )
+    with pytest.raises(ValueError) as err:
+        problem(X)
+    assert str(err.value) == expected
 
 
 def test_outcome_constraint_is_a_module_with_table_buffers(
@@ -290,6 +326,36 @@ def test_noise_and_negate_behave_as_in_botorch(frame: pd.DataFrame) -> None:
     got_slack = noisy.evaluate_slack(C)
     torch.manual_seed(4)
     torch.testing.assert_close(got_slack, slack + 0.25 * torch.randn_like(slack))
+
+
+@pytest.mark.parametrize("std", [0.25, [0.25]])
+def test_outcome_constraint_carries_the_constraint_noise(
+    frame: pd.DataFrame, std: float | list[float]
+) -> None:
+    """Wherever the constraint is served it is noisy: ``c(X)`` is minus the
+    noisy slack, draw for draw; ``noise=False`` gives the table's margin."""
+    base = PCO64(table=frame)
+    noisy = PCO64(table=frame, constraint_noise_std=std)
+    C = base.candidates()
+    margin = base.outcome_constraint(C)
+    assert torch.equal(noisy.outcome_constraint(C, noise=False), margin)
+    first, second = noisy.outcome_constraint(C), noisy.outcome_constraint(C)
+    assert not torch.equal(first, second)
+    torch.manual_seed(6)
+    got = noisy.outcome_constraint(C)
+    torch.manual_seed(6)
+    torch.testing.assert_close(got, margin - 0.25 * torch.randn_like(margin))
+    torch.manual_seed(6)
+    torch.testing.assert_close(-noisy.evaluate_slack(C).squeeze(-1), got)
+    with torch.random.fork_rng():
+        torch.manual_seed(8)
+        again = noisy.outcome_constraint(C)
+    torch.manual_seed(8)
+    assert torch.equal(again, noisy.outcome_constraint(C))
+    assert noisy.outcome_constraint(C[0]).shape == ()
+    noisy.constraint_noise_std = None  # BoTorch's attribute drives the module
+    assert torch.equal(noisy.outcome_constraint(C), margin)
+    assert noisy.outcome_constraint.noise_std is None
 
 
 def test_measured_noise_uses_each_rows_std(frame: pd.DataFrame) -> None:

@@ -179,10 +179,8 @@ def test_shuffling_the_table_rows_changes_nothing(data, perm_seed, st_data) -> N
     _assert_same(g.candidates(), f.candidates())
     _assert_same(g.lookup(X), f.lookup(X))
     _assert_same(g(X), f(X))
-    # BoTorch's public methods take integer points (every input is discrete).
-    Xi = X.round()
-    _assert_same(g.evaluate_slack_true(Xi), f.evaluate_slack_true(Xi))
-    _assert_same(g.evaluate_true(Xi), f.evaluate_true(Xi))
+    _assert_same(g.evaluate_slack_true(X), f.evaluate_slack_true(X))
+    _assert_same(g.evaluate_true(X), f.evaluate_true(X))
     assert g.optimal_value == f.optimal_value
     _assert_same(g.optimizers, f.optimizers)
     _assert_same(g.bounds, f.bounds)
@@ -202,9 +200,7 @@ def test_float32_and_float64_agree(data, st_data) -> None:
     _assert_same(f.lookup(X32), idx)
     _assert_same(f(X64), thr[idx])
     _assert_same(f(X32), thr[idx].float())
-    Xi = X32.round()  # BoTorch's public methods take integer points
-    idx_i = nearest_rows_reference(Xi, rows)
-    _assert_same(f.evaluate_slack_true(Xi), -margin[idx_i].float().unsqueeze(-1))
+    _assert_same(f.evaluate_slack_true(X32), -margin[idx].float().unsqueeze(-1))
 
 
 @examples(20)
@@ -225,8 +221,8 @@ def test_results_do_not_depend_on_the_batch_shape(data, st_data) -> None:
         _assert_same(f.lookup(Xs), flat_rows.reshape(shape))
         _assert_same(f(Xs), flat.reshape(shape))
         _assert_same(
-            f.evaluate_slack_true(Xs.round()).squeeze(-1),
-            f.evaluate_slack_true(X.round()).squeeze(-1).reshape(shape),
+            f.evaluate_slack_true(Xs).squeeze(-1),
+            f.evaluate_slack_true(X).squeeze(-1).reshape(shape),
         )
     # a transposed (non-contiguous) batch
     Xt = X.reshape(a, b, 8).transpose(0, 1)
@@ -247,9 +243,7 @@ def test_negate_flips_values_and_keeps_nan(data, st_data, noise) -> None:
     oom = expected.isnan()
     f = _problem(frame, noise_std=noise)
     g = _problem(frame, noise_std=noise, negate=True)
-    Xi = X.round()  # BoTorch's evaluate_true takes integer points
-    expected_i = thr[nearest_rows_reference(Xi, rows)]
-    _assert_same(g.evaluate_true(Xi), expected_i)  # evaluate_true is never negated
+    _assert_same(g.evaluate_true(X), expected)  # evaluate_true is never negated
     _assert_same(g(X, noise=False), -expected)
     torch.manual_seed(0)
     fx = f(X)
@@ -349,6 +343,27 @@ def test_row_snapper_equals_the_reference(case, small_chunks) -> None:
     finally:
         for p in patches:
             p.stop()
+
+
+@pytest.mark.parametrize("scale", [1, 1000])
+def test_row_snapper_blocks_in_float32_or_float64_agree_with_the_reference(
+    scale: int,
+) -> None:
+    """Small values: float32 blocks, near-ties recomputed; large: float64."""
+    rng = np.random.default_rng(2)
+    space = list(itertools.product(range(6), range(3), range(5), range(4)))
+    keep = sorted(space[i] for i in rng.choice(len(space), size=150, replace=False))
+    table = torch.tensor(keep, dtype=torch.float64) * torch.tensor([1, 1, 1, scale])
+    snapper = RowSnapper(table)
+    expected_dtype = torch.float32 if scale == 1 else torch.float64
+    assert snapper.block_dtype == expected_dtype
+    low, high = _box(table)
+    gen = torch.Generator().manual_seed(3)
+    X = low + (high - low) * torch.rand(3000, 4, dtype=torch.float64, generator=gen)
+    X[:200] = X[:200].round() + 0.5  # ties and near-ties on half-lattice points
+    X[200:400] = X[200:400].round() + 0.5 + 1e-7
+    X = torch.minimum(X, high)
+    _assert_same(snapper(X), nearest_rows_reference(X, table))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

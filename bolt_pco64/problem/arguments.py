@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import pandas as pd
 
@@ -18,14 +18,11 @@ from bolt_pco64.params import is_noise_std
 from bolt_pco64.problem.oom import OOM_POLICIES
 from bolt_pco64.tables.table import Table
 
-if TYPE_CHECKING:
-    from bolt_pco64.problem.base import PCO
-
 __all__ = ["NoiseStd", "TableLike"]
 
 #: A problem's ``table`` argument, a path (parquet or raw CSV), a DataFrame, a
-#: loaded :class:`~bolt_pco64.table.Table`, or ``None`` for the default source
-#: order (:func:`~bolt_pco64.table.load_table`).
+#: loaded :class:`~bolt_pco64.tables.table.Table`, or ``None`` for the default source
+#: order (:func:`~bolt_pco64.tables.table.load_table`).
 TableLike = str | os.PathLike[str] | pd.DataFrame | Table | None
 #: A problem's ``noise_std`` argument, ``None`` (noiseless), a standard
 #: deviation, or ``"measured"`` (each row's own measured noise).
@@ -39,25 +36,42 @@ def _is_constraint_noise(value: object) -> bool:
     return value != "measured" and is_noise_std(value)
 
 
-def _check_instance(cls: type[PCO], instance: str | Instance | None) -> None:
-    """Check that ``cls`` is bound to an instance, and ``instance`` is ``None``
-    or that one.
+def _resolve_instance(
+    fixed: Instance | None,
+    class_name: str,
+    instance: str | Instance | None,
+    table: object,
+) -> Instance:
+    """The instance a problem serves.
+
+    Args:
+        fixed: The instance the class fixes (``PCO64``'s), or ``None`` (``PCO``).
+        class_name: The class's name, for the messages.
+        instance: The ``instance`` argument.
+        table: The ``table`` argument (a loaded table names its instance).
 
     Raises:
-        TypeError: If ``cls`` binds no instance.
-        ValueError: If ``instance`` is another instance.
+        TypeError: If neither the class, ``instance`` nor ``table`` names one.
+        ValueError: If ``instance`` is not the one the class fixes, or no
+            instance has that name.
     """
-    if not hasattr(cls, "instance"):
+    if instance is None:
+        if fixed is not None:
+            return fixed
+        if isinstance(table, Table):
+            return table.instance
         raise TypeError(
-            "Expected a problem class bound to an instance (PCO16, PCO32, "
-            f"PCO64, problem_class(instance) or PCO(instance=...)), got "
-            f"{cls.__name__}."
+            "Expected `instance` (a name such as 'pco64' or an Instance) or a "
+            f"loaded Table, got neither: {class_name} serves any instance "
+            "(PCO(instance='pco16'), PCO(instance=Instance(...), table=path))."
         )
-    if instance is not None and get_instance(instance) != cls.instance:
+    inst = get_instance(instance)
+    if fixed is not None and inst != fixed:
         raise ValueError(
-            f"Expected `instance` to be None or {cls.instance.name}, the "
-            f"instance {cls.__name__} serves, got {get_instance(instance).name!r}."
+            f"Expected `instance` to be None or {fixed.name}, the instance "
+            f"{class_name} serves, got {inst.name!r}."
         )
+    return inst
 
 
 def _check_options(

@@ -1,16 +1,15 @@
-"""The problem class of each instance.
+"""The problem class of each shipped instance.
 
 :class:`~bolt_pco64.problem.PCO16`, :class:`~bolt_pco64.problem.PCO32` and
-:class:`~bolt_pco64.problem.PCO64` bind a shipped instance each, written
-out with their docstrings; any other
-:class:`~bolt_pco64.instances.Instance` (a user's own cluster) gets a
-:class:`~bolt_pco64.problem.PCO` subclass built once per instance and
-process. :func:`~bolt_pco64.problem.problem_class` finds either.
+:class:`~bolt_pco64.problem.PCO64` are :class:`~bolt_pco64.problem.PCO`
+with the instance fixed (plain classes, pickled by reference; their class
+attributes state the instance's published figures, as BoTorch's test
+functions do); any other :class:`~bolt_pco64.instances.Instance` (a user's own
+cluster) is served by ``PCO(instance=..., table=...)`` itself.
+:func:`~bolt_pco64.problem.problem_class` finds the class.
 """
 
 from __future__ import annotations
-
-import functools
 
 from bolt_pco64.instances import (
     PCO16_INSTANCE,
@@ -22,6 +21,23 @@ from bolt_pco64.instances import (
 from bolt_pco64.problem.base import PCO
 
 __all__ = ["PCO16", "PCO32", "PCO64", "problem_class"]
+
+
+def _stated(
+    inst: Instance,
+) -> tuple[
+    int, list[tuple[float, float]], float | None, list[tuple[float, ...]] | None
+]:
+    """An instance's published figures as BoTorch's class attributes: ``dim``,
+    ``_bounds``, ``_optimal_value`` and ``_optimizers`` (a problem recomputes
+    the last three from the table it serves)."""
+    pub = inst.published
+    return (
+        inst.dim,
+        [(float(lo), float(hi)) for lo, hi in inst.bounds],
+        None if pub is None else pub.best_value,
+        None if pub is None else [tuple(float(v) for v in pub.best_config)],
+    )
 
 
 class PCO64(PCO):
@@ -37,6 +53,7 @@ class PCO64(PCO):
     """
 
     instance = PCO64_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO64_INSTANCE)
 
 
 class PCO32(PCO):
@@ -50,6 +67,7 @@ class PCO32(PCO):
     """
 
     instance = PCO32_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO32_INSTANCE)
 
 
 class PCO16(PCO):
@@ -67,45 +85,25 @@ class PCO16(PCO):
     """
 
     instance = PCO16_INSTANCE
+    dim, _bounds, _optimal_value, _optimizers = _stated(PCO16_INSTANCE)
 
 
-#: The classes written out for the shipped instances (with their docstrings).
+#: The class of each shipped instance.
 _NAMED_CLASSES: dict[Instance, type[PCO]] = {
     cls.instance: cls for cls in (PCO16, PCO32, PCO64)
 }
 
 
-@functools.cache
-def _built_class(inst: Instance) -> type[PCO]:
-    """A :class:`PCO` subclass bound to ``inst`` (one per instance and process)."""
-    return type(
-        f"PCO_{inst.name}",
-        (PCO,),
-        {
-            "instance": inst,
-            "__module__": __name__,
-            "__doc__": f"The pco problem of the instance {inst.name!r} "
-            f"({inst.num_gpus} GPUs). See :class:`PCO` for the arguments.",
-        },
-    )
-
-
-def _bare_problem(instance: Instance) -> PCO:
-    """An uninitialised problem of ``instance``'s built class (unpickling)."""
-    cls = problem_class(instance)
-    return cls.__new__(cls)
-
-
 def problem_class(instance: str | Instance) -> type[PCO]:
     """The problem class of an instance (``"pco16"`` -> :class:`PCO16`).
 
-    Any :class:`~bolt_pco64.instances.Instance` has one: a shipped instance
-    its named class, another (a user's own cluster) a :class:`PCO` subclass
-    bound to it, built once per instance and process (named after it, e.g.
-    ``PCO_my8``).
+    A shipped instance has its named class; any other
+    :class:`~bolt_pco64.instances.Instance` (a user's own cluster) is served
+    by :class:`PCO` itself, given the instance:
+    ``problem_class(inst)(instance=inst, table=path)`` builds either (a named
+    class accepts its own instance).
 
     Raises:
         ValueError: If no instance has that name.
     """
-    inst = get_instance(instance)
-    return _NAMED_CLASSES.get(inst) or _built_class(inst)
+    return _NAMED_CLASSES.get(get_instance(instance), PCO)

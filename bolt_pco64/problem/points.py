@@ -29,7 +29,8 @@ def validate_points(
         TypeError: If ``X`` is not a tensor, or is boolean or complex.
         ValueError: If the last dimension is not ``d``, an entry is NaN/inf, or a
             point lies outside the bounds; the message names the first offending
-            entry.
+            entry, its input and its exact value (``X[0, 0] = 6.000000001
+            outside [1.0, 6.0] (log2_dp_size)``).
     """
     if not isinstance(X, Tensor):
         raise TypeError(f"Expected `X` to be a torch.Tensor, got {type(X).__name__}.")
@@ -50,22 +51,23 @@ def validate_points(
     hi = bounds[1].to(device=X.device, dtype=torch.float64)
     if bool(((low.to(torch.float64) >= lo) & (high.to(torch.float64) <= hi)).all()):
         return X
-    if X.is_floating_point():
-        finite = torch.isfinite(X)
+    x = X.detach()
+    if x.is_floating_point():
+        finite = torch.isfinite(x)
         if not bool(finite.all()):
             where = tuple(int(i) for i in (~finite).nonzero()[0])
             raise ValueError(
-                f"Expected finite values in `X`, got {X[where].item()} at X{list(where)} "
-                f"({names[where[-1]]})."
+                f"Expected finite values in `X`, got X{list(where)} = "
+                f"{x[where].item()!r} ({names[where[-1]]})."
             )
-    x = X.detach().to(torch.float64)
+    x = x.to(torch.float64)
     outside = (x < lo) | (x > hi)
     if bool(outside.any()):
         where = tuple(int(i) for i in outside.nonzero()[0])
         k = where[-1]
         raise ValueError(
             "Expected `X` to be within the bounds of the test problem, got "
-            f"X{list(where)} = {x[where].item():g} outside [{lo[k].item():g}, "
-            f"{hi[k].item():g}] ({names[k]})."
+            f"X{list(where)} = {x[where].item()!r} outside [{lo[k].item()!r}, "
+            f"{hi[k].item()!r}] ({names[k]})."
         )
     return X

@@ -16,6 +16,7 @@ from pathlib import Path
 ORDER: tuple[str, ...] = (
     "quickstart.py",
     "constrained_bo.py",
+    "mixed_optimizers.py",
     "compare_acquisitions.py",
     "cost_workers.py",
     "early_termination.py",
@@ -28,6 +29,7 @@ ORDER: tuple[str, ...] = (
 #: Command-line arguments per script at build time (small budgets).
 ARGV: dict[str, str] = {
     "constrained_bo.py": "--budget 14 --n-init 10",
+    "mixed_optimizers.py": "--budget 11 --n-init 8",
     "compare_acquisitions.py": "--methods random,qlognei --seeds 2 --budget 11 --n-init 8",
     "cost_workers.py": "--seeds 2 --budget-hours 100",
     "early_termination.py": "--budget-hours 80",

@@ -55,7 +55,8 @@ def get_problem(
                 f"{type(table).__name__}."
             )
         return instance
-    return problem_class(get_instance(instance))(table=table)
+    inst = get_instance(instance)
+    return problem_class(inst)(instance=inst, table=table)
 
 
 def knob_levels(problem: PCO) -> dict[str, tuple[int, ...]]:
