@@ -24,7 +24,7 @@ BENCHMARKS = ROOT / "benchmarks"
 #: snap -> problem -> bo -> bench, with integrations and cli on top). A module
 #: may import from its own layer and the layers below it, never from above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_io", "_stack", "params", "_deprecated"),
+    ("_io", "_stack", "params"),
     ("instances", "instance_file"),
     # traces.py and reconstruct/ join tables/ (issue 38); either place is this layer.
     ("tables", "traces", "reconstruct"),

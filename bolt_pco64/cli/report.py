@@ -44,8 +44,8 @@ def report(folder: Path) -> None:
     click.echo(f"{len(written)} file(s) rewritten from the records under {folder}.")
     if scripts:
         click.echo(
-            f"{len(scripts)} folder(s) hold files a benchmarks/ script wrote, left "
-            "as they are (python benchmarks/report_results.py DIR in a checkout "
+            f"{len(scripts)} folder(s) hold files a study script of the source "
+            "checkout wrote, left as they are (its report_results.py DIR "
             "rewrites them):"
         )
         click.echo("\n".join(f"  {p} ({name})" for p, name in scripts))
