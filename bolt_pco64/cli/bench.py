@@ -329,6 +329,7 @@ def _bench_one(
         table_line(result.table),
         _other_methods_line(result.summary, list(run.spec.methods)),
         terminal_summary(result.summary, _shown_budget(run.args["budget"], result)),
+        *_snap_lines(result.records),
         "",
         *_comparison_lines(
             result.out,
@@ -363,6 +364,20 @@ def table_line(table: Any, label: str = "table") -> str:
     return textwrap.fill(
         text, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
     )
+
+
+def _snap_lines(records: Any) -> list[str]:
+    """One line per method whose proposals were snapped to other rows: the
+    points it evaluated, those moved and those moved far
+    (:func:`~bolt_pco64.bench.report.tables.snap_counts`)."""
+    from bolt_pco64.bench.report.tables import snap_counts
+
+    return [
+        f"snaps of {r.method}: {r.points} points evaluated, {r.moved} snapped to "
+        f"another configuration, {r.far} of them far (more than one lattice step)"
+        for r in snap_counts(records).itertuples()
+        if r.moved
+    ]
 
 
 def _other_methods_line(summary: Any, asked: list[str]) -> str | None:

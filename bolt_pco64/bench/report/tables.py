@@ -37,6 +37,7 @@ __all__ = [
     "REGRETS",
     "checkpoints_for",
     "compare_to_reference",
+    "snap_counts",
     "summarize",
     "summary_checkpoints",
 ]
@@ -265,3 +266,39 @@ def compare_to_reference(
         for r in out.to_dict("records")
     ]
     return out
+
+
+def snap_counts(records: pd.DataFrame) -> pd.DataFrame:
+    """Per method, the proposed points its runs evaluated, as
+    :class:`~bolt_pco64.problem.SnapCounts` counts them.
+
+    A method that proposes rows proposes configurations, which nothing moves;
+    one that proposes points of the box (``qlognei-box``, ``qlognei-mixed``, a
+    user's point method) has each point snapped to the nearest row. Counted
+    from the records' ``proposed_*`` and input columns, so the counts are the
+    same whether a run was computed now or resumed.
+
+    Returns:
+        Columns ``method``, ``points``, ``moved`` (proposed points that were
+        not a configuration themselves) and ``far`` (moved points more than
+        :data:`~bolt_pco64.snap.FAR_SNAP_DISTANCE` from the lattice point they
+        round to), one row per method in order of appearance.
+    """
+    from bolt_pco64.bench.records import PROPOSED_PREFIX
+    from bolt_pco64.snap import FAR_SNAP_DISTANCE
+
+    proposed = [c for c in records.columns if c.startswith(PROPOSED_PREFIX)]
+    inputs = [c[len(PROPOSED_PREFIX) :] for c in proposed]
+    x = records[proposed].to_numpy(dtype=float)
+    rows = records[inputs].to_numpy(dtype=float)
+    moved = (x != rows).any(axis=1)
+    far = moved & (np.linalg.norm(np.round(x) - rows, axis=1) > FAR_SNAP_DISTANCE)
+    frame = pd.DataFrame(
+        {"method": records["method"], "points": 1, "moved": moved, "far": far}
+    )
+    return (
+        frame.groupby("method", sort=False)[["points", "moved", "far"]]
+        .sum()
+        .astype(int)
+        .reset_index()
+    )
