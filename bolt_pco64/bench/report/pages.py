@@ -94,6 +94,12 @@ def write_protocol_section(ctx: ReportContext) -> str:
         grouped ranking (the whole section, every pair on every endpoint, is
         ``protocol.md``).
     """
+    if ctx.budget <= ctx.config.n_init:
+        return (
+            "## Which methods differ (the protocol)\n\n"
+            f"Nothing to compare: the runs reported end at {ctx.budget} "
+            f"evaluations, within the initial design of {ctx.config.n_init}.\n"
+        )
     md = write_protocol(ctx.out, protocol_result(ctx))
     head, *sections = md.split("\n### ")
     kept = [s for s in sections if s.startswith("Grouped ranking")]
