@@ -714,7 +714,7 @@ def test_stand_in_rows_are_the_reconstructions(name: str) -> None:
 
 
 def test_published_bo_spot_check_configurations_are_rows() -> None:
-    """The evaluations of three further published trials (records in
+    """The evaluations of four further published trials (records in
     docs/results/reconstruction/spot_check) are rows of the reconstructions,
     with the traces' feasibility and, on exact rows, their peak memory."""
     records = pd.read_csv(
