@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bolt_pco64.instances import INSTANCES, PCO16_INSTANCE, PCO64_INSTANCE
@@ -215,3 +216,52 @@ def test_shipped_pco64_best_is_the_cards() -> None:
     assert enc == list(PCO64_INSTANCE.published.best_config)
     assert best["throughput_exact"] == PCO64_INSTANCE.published.best_value
     assert round(best["peak_mem"], 1) == PCO64_INSTANCE.published.best_peak_mem_gb
+
+
+def _encoded_rows(name: str, path: Path) -> dict[tuple[int, ...], pd.Series]:
+    """The rows of a table file keyed by their encoded configuration."""
+    inst = INSTANCES[name]
+    frame = pd.read_parquet(path)
+    names = [spec.name for spec in inst.inputs]
+    return {
+        tuple(
+            spec.encode(int(v)) for spec, v in zip(inst.inputs, raw, strict=True)
+        ): row
+        for raw, (_, row) in zip(
+            frame[names].itertuples(index=False, name=None),
+            frame.iterrows(),
+            strict=True,
+        )
+    }
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_every_shipped_trace_configuration_is_a_reconstruction_row(name: str) -> None:
+    """Every configuration any shipped trace evaluates is a row of the shipped
+    reconstruction, with the trace's feasibility and exact peak memory."""
+    inst = INSTANCES[name]
+    path = locations.reconstructed_table_path(name)
+    assert path is not None
+    rows = _encoded_rows(name, path)
+    assert len(rows) == inst.published.rows
+    evaluated = 0
+    for trace_path in locations.trace_paths(name):
+        trace = read_trace(trace_path, name)
+        for trial in trace.trials:
+            for x, c in zip(
+                trial.candidates.tolist(), trial.seen_c.tolist(), strict=True
+            ):
+                key = tuple(int(v) for v in x)
+                assert key in rows, (
+                    f"{trace_path.name} seed {trial.seed}: {key} not a row"
+                )
+                row = rows[key]
+                assert bool(row["ran_successfully"]) == (c != OOM_SLACK), key
+                if c != OOM_SLACK:
+                    assert math.isclose(
+                        float(row["peak_mem"]),
+                        inst.gpu_memory_gb * (1 - c),
+                        rel_tol=1e-12,
+                    ), key
+                evaluated += 1
+    assert evaluated > 0

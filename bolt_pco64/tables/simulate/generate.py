@@ -69,7 +69,7 @@ __all__ = [
 
 #: Version of the generator, recorded in the parquet metadata. Bump it whenever
 #: the model, the constants or the output format change.
-GENERATOR_VERSION = "3.0.0"
+GENERATOR_VERSION = "3.1.0"
 #: ``peak_mem_normalised`` of an OOM row: a fixed positive pad (docs/architecture.md §1).
 OOM_PAD = 1.0
 #: Decimals of the seconds in ``all_time_steps``.
