@@ -26,5 +26,5 @@ def test_a_few_seeds_are_a_smoke_test_that_leads_the_page(tmp_path: Path) -> Non
     protocol = md.index("## Which methods differ")
     assert protocol < md.index("| method | runs |")
     assert "Smoke test: no comparison" in md
-    assert (tmp_path / "protocol.md").read_text().startswith("## Which methods differ")
+    assert (tmp_path / "protocol.md").read_text().startswith("# Which methods differ")
     assert (tmp_path / "protocol_km.png").stat().st_size > 0

@@ -205,7 +205,7 @@ _WHERE: dict[str, str] = {
     "QUICK_FAMILY": "spec",
     "BenchConfig": "spec",
     "Preset": "spec",
-    "ENTRY_POINT_GROUP": "methods.registry",
+    "ENTRY_POINT_GROUP": "contract",
     "METHODS": "methods.registry",
     "MethodRegistry": "methods.registry",
     "method_registry": "methods.registry",

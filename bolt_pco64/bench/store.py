@@ -236,7 +236,7 @@ class ResultStore:
         # The report covers every run of the folder: a rerun of some of the
         # methods does not shrink the comparison the folder holds.
         others = sorted({k.method for k in self._done} - set(self.methods))
-        #: The methods the report covers: the requested ones, then those of
+        #: The methods the report covers, the requested ones first, then those of
         #: earlier runs in the folder (same configuration), by name.
         self.report_methods = [*self.methods, *others]
         #: The seeds the report covers (requested and stored), ascending.

@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "METHODS",
     "MethodRegistry",
     "check_methods",

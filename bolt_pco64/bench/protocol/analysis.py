@@ -1,5 +1,6 @@
-"""The protocol on one problem's records: :func:`run_protocol` and its
-:class:`ProtocolResult`.
+"""The protocol on one problem's records:
+:func:`~bolt_pco64.bench.protocol.analysis.run_protocol` and its
+:class:`~bolt_pco64.bench.protocol.analysis.ProtocolResult`.
 
 Per method and endpoint an estimate with an interval (:func:`method_estimates`):
 

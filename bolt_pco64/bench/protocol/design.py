@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 __all__ = ["PROTOCOL_DEFAULTS", "PROTOCOL_SEEDS", "ProtocolDesign"]
 
-#: The seeds of the default comparison: 100 seeds that did not choose the
+#: The seeds of the default comparison, 100 seeds that did not choose the
 #: protocol (the seeds 0-19 of the earlier comparisons did: the findings that
 #: motivated it were read off them). The power analysis behind 100 is in
 #: ``docs/protocol.md``.

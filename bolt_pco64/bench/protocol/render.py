@@ -390,6 +390,14 @@ def _csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, float_format="%.10g")
 
 
+def _page(md: str) -> str:
+    """The section as a page of its own: every heading one level up (the
+    section's ``##`` title becomes the page's ``#``)."""
+    return "\n".join(
+        line[1:] if line.startswith("##") else line for line in md.split("\n")
+    )
+
+
 def write_protocol(
     out: str | os.PathLike[str],
     result: ProtocolResult,
@@ -417,7 +425,7 @@ def write_protocol(
         result, PROTOCOL_FILES["figure"] if "figure" in files else None
     )
     writers = {
-        "page": lambda: atomic_write_text(path / PROTOCOL_FILES["page"], md),
+        "page": lambda: atomic_write_text(path / PROTOCOL_FILES["page"], _page(md)),
         "methods": lambda: atomic_write_text(
             path / PROTOCOL_FILES["methods"], _csv(result.estimates)
         ),

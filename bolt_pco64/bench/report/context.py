@@ -1,4 +1,5 @@
-"""What every page of a comparison's report reads: :class:`ReportContext`."""
+"""What every page of a comparison's report reads:
+:class:`~bolt_pco64.bench.report.context.ReportContext`."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class ReportContext:
 
     @property
     def budget(self) -> int:
-        """The evaluations the statistics run to: the budget, or on a GPU-hour
+        """The evaluations the statistics run to, the budget, or on a GPU-hour
         budget the fewest any complete run made."""
         if self.config.budget is not None:
             return self.config.budget

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-#: A section of the report: writes its files into ``ctx.out``.
+#: A section of the report, which writes its files into ``ctx.out``.
 ReportSection = Callable[[ReportContext], object]
 
 #: The sections written after the summary page, in order.
