@@ -4,13 +4,18 @@ Benchmarking acquisition functions
 
 Compare acquisition functions on pco64 with the benchmark harness.
 
-Calls :func:`~bolt_pco64.bench.comparison.run_comparison` for a small comparison
+Calls :func:`~bolt_pco64.bench.comparison.run_comparison` for four methods
 (random, constrained qLogNEI and qLogEI, and the naive qLogNEI that ignores the
-constraint), prints the summary table and the path of the regret plot. A rerun with the
-same ``--out`` resumes instead of recomputing.
+constraint), prints ``summary.md`` and shows the regret plot. A rerun with the same
+``--out`` resumes instead of recomputing.
 
-Seeds, budget and initial design default to ``--quick``'s
-(``bolt_pco64.bench.QUICK``).
+The page leads with the protocol (:mod:`bolt_pco64.bench.protocol`): which methods
+differ, on which endpoint, with its power. On the few seeds a tutorial can afford it
+says that it is a smoke test and compares nothing; the default design of
+``bolt-pco64 bench`` (100 paired seeds × 100 evaluations) is the one that
+separates methods (:doc:`/protocol`).
+
+Seeds and budget default to ``--quick``'s (``bolt_pco64.bench.QUICK``).
 
 Run: ``python examples/compare_acquisitions.py [--seeds 3] [--budget 30]``
 """
@@ -50,9 +55,13 @@ def main() -> None:
     for name, error in result.errors.items():
         print(f"failed run {name}: {error}")
     print(f"regret plot: {result.plot}")
-    # The plot, as a figure (the site shows the figures a tutorial leaves open).
-    _, ax = plt.subplots(figsize=(10, 4))
-    ax.imshow(plt.imread(result.plot))
+    # The plot, as a figure at the image's own size (the site shows the figures a
+    # tutorial leaves open).
+    image = plt.imread(result.plot)
+    dpi = 110
+    fig = plt.figure(figsize=(image.shape[1] / dpi, image.shape[0] / dpi), dpi=dpi)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.imshow(image)
     ax.set_axis_off()
 
 

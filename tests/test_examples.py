@@ -126,6 +126,7 @@ def test_compare_acquisitions(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "| random | 1 |" in out
     assert "| qlognei | 1 |" in out
+    assert "Smoke test: no comparison" in out  # one seed compares nothing
     assert f"regret plot: {tmp_path / 'cmp' / 'regret.png'}" in out
     assert (tmp_path / "cmp" / "regret.png").stat().st_size > 0
 

@@ -92,3 +92,23 @@ def test_bands_and_summary_state_the_same_resample_count(
     assert len(in_caption) == 1
     assert in_summary
     assert set(in_summary) == set(in_caption)
+
+
+@pytest.mark.parametrize("width", [6.0, 12.0])
+def test_a_caption_is_whole_inside_its_figure(width: float) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from bolt_pco64.bench.report.plots import add_caption, plot_caption
+
+    fig = Figure(figsize=(width, 4.8))
+    fig.add_subplot()
+    add_caption(fig, plot_caption([20] * 10) + " " + "wide words " * 40)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    (caption,) = fig.texts
+    box = caption.get_window_extent(renderer)
+    assert box.x0 >= 0
+    assert box.x1 <= fig.bbox.x1
+    assert box.y0 >= 0

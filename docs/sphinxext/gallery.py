@@ -30,7 +30,7 @@ ORDER: tuple[str, ...] = (
 ARGV: dict[str, str] = {
     "constrained_bo.py": "--budget 14 --n-init 10",
     "mixed_optimizers.py": "--budget 11 --n-init 8",
-    "compare_acquisitions.py": "--methods random,qlognei --seeds 2 --budget 11 --n-init 8",
+    "compare_acquisitions.py": "--seeds 2 --budget 14 --n-init 8",
     "cost_workers.py": "--seeds 2 --budget-hours 100",
     "early_termination.py": "--budget-hours 80",
     "informed_prior.py": "--steps 3",
