@@ -191,6 +191,7 @@ class ConstrainedLane(LaneAdapter):
                         ctx.y[feasible],
                         ctx.step_seed,
                         None if prev is None else prev.objective,
+                        pad_to=len(feasible),
                     )
                 )
             con = len(fits)
@@ -200,6 +201,7 @@ class ConstrainedLane(LaneAdapter):
                     ctx.margin,
                     ctx.step_seed + 1,
                     None if prev is None else prev.constraint,
+                    pad_to=len(feasible),
                 )
             )
             where.append((obj, con))
@@ -340,7 +342,11 @@ class CrashLane(LaneAdapter):
                 obj = len(fits)
                 fits.append(
                     GPFit(
-                        ctx.X[feasible], ctx.y[feasible], ctx.step_seed, state.objective
+                        ctx.X[feasible],
+                        ctx.y[feasible],
+                        ctx.step_seed,
+                        state.objective,
+                        pad_to=len(feasible),
                     )
                 )
             where[i] = (crash, obj)

@@ -74,6 +74,8 @@ class GPFit:
         optimize: ``False`` only conditions ``warm_start`` on the data.
         Yvar: Known noise variances (shape of ``Y``), or ``None``.
         model_class: ``SingleTaskGP`` or a subclass naming the model.
+        pad_to: Pad its matrices to at least this size in a batch
+            (:attr:`padded`).
     """
 
     X: Tensor
@@ -83,6 +85,15 @@ class GPFit:
     optimize: bool = True
     Yvar: Tensor | None = None
     model_class: type[SingleTaskGP] = SingleTaskGP
+    pad_to: int = 0
+
+    @property
+    def padded(self) -> int:
+        """The size its matrices are padded to in a batch: ``max(n, pad_to)``
+        rounded up to a multiple of 8. Fits of equal padded size share a
+        batch; a lane pads every GP of a step to the step's number of
+        observations, which its seeds share."""
+        return -(-max(self.X.shape[0], self.pad_to) // 8) * 8
 
 
 @dataclass
@@ -122,8 +133,9 @@ def _as_2d(Y: Tensor) -> Tensor:
 
 def _group_key(f: GPFit) -> tuple[Any, ...]:
     return (
-        tuple(f.X.shape),
-        tuple(_as_2d(f.Y).shape),
+        f.padded,
+        f.X.shape[-1],
+        _as_2d(f.Y).shape[-1],
         f.Yvar is None,
         f.X.dtype,
     )
@@ -239,7 +251,8 @@ class _BatchedLoss:
             ARD lengthscales and (optionally) a homoskedastic noise.
     """
 
-    def __init__(self, model: SingleTaskGP) -> None:
+    def __init__(self, models: Sequence[SingleTaskGP], n_pad: int) -> None:
+        model = models[0]
         params, pbounds = get_parameters_and_bounds(model, requires_grad=True)
         if set(params) - {_NOISE, _MEAN, _LENGTHSCALE} or _LENGTHSCALE not in params:
             raise ValueError(
@@ -247,32 +260,54 @@ class _BatchedLoss:
                 f"an optional homoskedastic noise, got parameters {sorted(params)}."
             )
         self.names = [n for n in (_MEAN, _LENGTHSCALE, _NOISE) if n in params]
-        B = model.train_inputs[0].shape[0]
         self.shapes = [params[n].shape[1:] for n in self.names]
         self.sizes = [int(params[n][0].numel()) for n in self.names]
-        self.x0 = np.concatenate(
-            [params[n].detach().reshape(B, -1).numpy() for n in self.names], axis=1
-        )
         self.bounds = [
             (lo, hi)
             for n, s in zip(self.names, self.sizes, strict=True)
             for lo, hi in [pbounds.get(n, (None, None))] * s
         ]
+        self.n_pad = n_pad
+        x0, Xs, Ys, noises, ns = [], [], [], [], []
         with torch.no_grad():
-            self.X = model.transform_inputs(model.train_inputs[0]).detach()
-            self.Y = model.train_targets.detach()
-            fixed = model.likelihood.noise if _NOISE not in params else None
-            self.fixed_noise = None if fixed is None else fixed.detach()
+            for mod in models:
+                ps = dict(mod.named_parameters())
+                B, n = mod.train_inputs[0].shape[:2]
+                x0.append(
+                    np.concatenate(
+                        [ps[k].detach().reshape(B, -1).numpy() for k in self.names],
+                        axis=1,
+                    )
+                )
+                p = n_pad - n
+                X = mod.transform_inputs(mod.train_inputs[0]).detach()
+                Xs.append(torch.nn.functional.pad(X, (0, 0, 0, p)))
+                Ys.append(torch.nn.functional.pad(mod.train_targets.detach(), (0, p)))
+                if _NOISE not in params:
+                    noise = mod.likelihood.noise.detach()
+                    noises.append(torch.nn.functional.pad(noise, (0, p), value=1.0))
+                ns.append(torch.full((B,), n, dtype=torch.long))
+        self.x0 = np.concatenate(x0)
+        self.X = torch.cat(Xs)  # B x n_pad x d
+        self.Y = torch.cat(Ys)  # B x [m] x n_pad
+        self.fixed_noise = torch.cat(noises) if noises else None
+        self.n = torch.cat(ns)  # B: each seed's own n
         self.ls_prior = model.covar_module.lengthscale_prior
         self.noise_prior = (
             model.likelihood.noise_covar.noise_prior if _NOISE in params else None
         )
-        self.n = self.X.shape[-2]
-        self.n_pad = -(-self.n // 8) * 8
-        smallest = min(self.n * self.n, *(s for s in self.sizes))
+        smallest = min(int(self.n.min()) ** 2, *(s for s in self.sizes))
         #: Padding seeds per evaluation (see __call__).
         self.pad = max(2, -(-_VECTOR_TAIL // max(smallest, 1)))
         self.evaluations = 0
+
+    def reorder(self, order: np.ndarray) -> None:
+        """Put the seeds in ``order`` (an index array)."""
+        idx = torch.as_tensor(order, dtype=torch.long)
+        self.x0 = self.x0[order]
+        self.X, self.Y, self.n = self.X[idx], self.Y[idx], self.n[idx]
+        if self.fixed_noise is not None:
+            self.fixed_noise = self.fixed_noise[idx]
 
     def __call__(self, x: np.ndarray, batch_indices: list[int]) -> tuple[Any, Any]:
         """Losses (``A``) and gradients (``A x P``) of the seeds ``batch_indices``
@@ -316,39 +351,43 @@ class _BatchedLoss:
         matrix products whose last bits depend on the batch size.
         """
         ls = parts[_LENGTHSCALE]  # A x [m] x 1 x d
-        X = self.X[rows]  # A x n x d
-        Y = self.Y[rows]  # A x [m] x n
+        X = self.X[rows]  # A x N x d (N = n_pad)
+        Y = self.Y[rows]  # A x [m] x N
+        n = self.n[rows]  # A
+        N = self.n_pad
+        real = (torch.arange(N) < n.unsqueeze(-1)).to(X.dtype)  # A x N
         if ls.dim() == 4:
             X = X.unsqueeze(1)
-        D = (X.unsqueeze(-2) - X.unsqueeze(-3)).pow(2)  # A x [m] x n x n x d
+            real = real.unsqueeze(1)
+        pair = real.unsqueeze(-1) * real.unsqueeze(-2)  # A x [m] x N x N
+        # Each seed's matrices are padded to N with an identity block (exact
+        # algebra), so that every seed's matrix has the same size and
+        # alignment in any batch: the LAPACK/BLAS kernels' last bits depend
+        # on both.
+        D = (X.unsqueeze(-2) - X.unsqueeze(-3)).pow(2) * pair.unsqueeze(-1)
         l2 = ls.pow(2).unsqueeze(-2)  # A x [m] x 1 x 1 x d
-        Kf = torch.exp(-0.5 * (D / l2).sum(-1))
-        n, p = self.n, self.n_pad - self.n
+        Kf = torch.exp(-0.5 * (D / l2).sum(-1)) * pair
         if _NOISE in parts:
             noise = parts[_NOISE]  # A x [m] x 1
-            diag = noise.expand(*noise.shape[:-1], n)
+            diag = noise * real + (1.0 - real)
         else:
             assert self.fixed_noise is not None
             diag = self.fixed_noise[rows]
-        # Padded to a multiple of 8 rows with an identity block, so that
-        # every seed's matrix starts at the same alignment in any batch
-        # (the LAPACK/BLAS kernels' last bits depend on alignment).
-        diag = torch.nn.functional.pad(diag, (0, p), value=1.0)
-        K = torch.nn.functional.pad(Kf, (0, p, 0, p)) + torch.diag_embed(diag)
+        K = Kf + torch.diag_embed(diag)
         L = _cholesky_rows(K)
-        r = torch.nn.functional.pad(Y - parts[_MEAN].unsqueeze(-1), (0, p))
+        r = (Y - parts[_MEAN].unsqueeze(-1)) * real
         alpha = torch.cholesky_solve(r.unsqueeze(-1), L).squeeze(-1)
+        nf = n.to(X.dtype).reshape(-1, *([1] * (r.dim() - 2)))
         ll = -0.5 * (
             (r * alpha).sum(-1)
             + 2.0 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-            + n * math.log(2 * math.pi)
+            + nf * math.log(2 * math.pi)
         )
-        eye = torch.eye(self.n_pad, dtype=K.dtype).expand(K.shape).contiguous()
-        Kinv = torch.cholesky_solve(eye, L)[..., :n, :n]
-        alpha = alpha[..., :n]
+        eye = torch.eye(N, dtype=K.dtype).expand(K.shape).contiguous()
+        Kinv = torch.cholesky_solve(eye, L)
         nd = ll.dim()
         # dll/dK
-        G = 0.5 * (alpha.unsqueeze(-1) * alpha.unsqueeze(-2) - Kinv)
+        G = 0.5 * (alpha.unsqueeze(-1) * alpha.unsqueeze(-2) - Kinv) * pair
         M = (G * Kf).unsqueeze(-1) * D  # A x [m] x n x n x d
         g_ls = M.flatten(start_dim=-3, end_dim=-2).sum(-2) / ls.squeeze(-2).pow(3)
         grads = {_MEAN: alpha.sum(-1), _LENGTHSCALE: g_ls.unsqueeze(-2)}
@@ -360,8 +399,12 @@ class _BatchedLoss:
             lp, g_lp = _lognormal(self.noise_prior, noise)
             ll = ll + lp.flatten(start_dim=nd).sum(-1)
             grads[_NOISE] = G.diagonal(dim1=-2, dim2=-1).sum(-1, keepdim=True) + g_lp
-        loss = (-ll / self.n).reshape(ll.shape[0], -1).sum(-1)
-        return loss, {k: -v / self.n for k, v in grads.items()}
+        loss = (-ll / nf).reshape(ll.shape[0], -1).sum(-1)
+
+        def per_n(v: Tensor) -> Tensor:
+            return -v / nf.reshape(-1, *([1] * (v.dim() - 1)))
+
+        return loss, {k: per_n(v) for k, v in grads.items()}
 
     def loss(self, parts: dict[str, Tensor], rows: Tensor) -> Tensor:
         """``A``-dim tensor: the loss of the seeds ``rows`` at ``parts``."""
@@ -398,7 +441,17 @@ def _fit_group(
     that failed (to refit alone) and the number of batched evaluations."""
     B = len(fits)
     try:
-        loss = _BatchedLoss(_batched_model(fits, bounds))
+        by_n: dict[int, list[int]] = {}
+        for i, f in enumerate(fits):
+            by_n.setdefault(f.X.shape[0], []).append(i)
+        order = [i for idx in by_n.values() for i in idx]
+        loss = _BatchedLoss(
+            [_batched_model([fits[i] for i in idx], bounds) for idx in by_n.values()],
+            fits[0].padded,
+        )
+        # Back to the order of fits.
+        back = np.argsort(np.asarray(order))
+        loss.reorder(back)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InputDataWarning)
             xs, fs, results = fmin_l_bfgs_b_batched(
