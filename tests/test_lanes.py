@@ -54,7 +54,7 @@ def test_batched_loss_is_botorch_mll(data) -> None:  # type: ignore[no-untyped-d
     each seed's model (value and gradient), padding included."""
     from gpytorch.mlls import ExactMarginalLogLikelihood
 
-    from bolt_pco64.bo.batched import _BatchedLoss, _batched_model
+    from bolt_pco64.bo.batched import _batched_model, _BatchedLoss
 
     bounds = data[3]
     for fit in _fits(data, 13, range(2), pad_to=21):

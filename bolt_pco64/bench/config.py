@@ -63,6 +63,8 @@ class BenchDefaults:
             (:data:`EARLY_STOP_CHOICES`; its settings are
             :data:`bolt_pco64.bo.early_stop.EARLY_STOP_DEFAULTS`).
         jobs: Local worker processes (1 = in the calling process).
+        lane_width: Seeds of a method per lane of ``bolt-pco64 bench``
+            (:mod:`bolt_pco64.bench.lanes`).
         out: Output directory.
         reference: The method every other one is compared with, seed by seed,
             in the summary (``bolt_pco64.bench.summary.compare_to_reference``).
@@ -80,6 +82,7 @@ class BenchDefaults:
     workers: int = 1
     early_stop: str = "none"
     jobs: int = 1
+    lane_width: int = 32
     out: str = "bench-results/full"
     reference: str = "random"
     dask_connect_timeout_s: float = 10.0

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from bolt_pco64.bench.config import BenchConfig
+from bolt_pco64.bench.config import DEFAULTS, BenchConfig
 from bolt_pco64.bench.contract import Method, Prediction, Proposed, RunContext
 from bolt_pco64.bench.loop import RunLoop
 from bolt_pco64.bench.records import RunOutcome
@@ -74,6 +74,7 @@ __all__ = [
     "LaneTask",
     "lane_adapter",
     "lane_support",
+    "lane_tasks",
     "one_thread_everywhere",
     "run_lane",
     "run_lane_task",
@@ -82,8 +83,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Seeds per lane by default (``--lane-width``); 1 runs one seed at a time.
-DEFAULT_LANE_WIDTH = 32
+#: Seeds per lane by default (``--lane-width``; ``BenchDefaults.lane_width``).
+DEFAULT_LANE_WIDTH = DEFAULTS.lane_width
 
 
 @contextlib.contextmanager
@@ -560,7 +561,9 @@ def run_lane(
             try:
                 replies = adapter.propose_lane(ctxs)  # type: ignore[arg-type]
             except Exception as err:  # the lane's computation failed: each seed alone
-                logger.warning("lane of %s failed (%s); its seeds propose alone", method, err)
+                logger.warning(
+                    "lane of %s failed (%s); its seeds propose alone", method, err
+                )
                 replies = adapter.per_seed(ctxs, lambda i, c: fn.propose(c))  # type: ignore[arg-type]
             for k, (f, reply) in enumerate(zip(waiting, replies, strict=True)):
                 ctx = ctxs[k]
@@ -617,6 +620,25 @@ def run_lane_task(task: LaneTask | Task) -> list[RunOutcome]:
     return run_lane(task.method, task.seeds, task.table, task.config, task.fn)
 
 
+def lane_tasks(tasks: Sequence[Task], lane_width: int) -> list[LaneTask]:
+    """:class:`~bolt_pco64.bench.run.Task` s (one run each, as a comparison
+    plans them) as method x lane :class:`LaneTask` s (:func:`split_lanes`:
+    each method's seeds, in order, cut into lanes of ``lane_width``; a method
+    that cannot batch gets one per seed). Every task of one call shares its
+    table and settings (a comparison's tasks on one table do)."""
+    if not tasks:
+        return []
+    fns = {t.method: t.fn for t in tasks}
+    first = tasks[0]
+    return split_lanes(
+        [(t.method, t.seed) for t in tasks],
+        first.table,
+        first.config,
+        fns.__getitem__,
+        lane_width,
+    )
+
+
 def split_lanes(
     todo: Sequence[tuple[str, int]],
     table: Table,
@@ -641,7 +663,11 @@ def split_lanes(
     Raises:
         ValueError: If ``lane_width`` is not an integer >= 1.
     """
-    if isinstance(lane_width, bool) or not isinstance(lane_width, int) or lane_width < 1:
+    if (
+        isinstance(lane_width, bool)
+        or not isinstance(lane_width, int)
+        or lane_width < 1
+    ):
         raise ValueError(f"Expected lane_width an integer >= 1, got {lane_width!r}.")
     by_method: dict[str, list[int]] = {}
     for m, s in todo:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,6 @@ from botorch.models.transforms.outcome import Standardize
 from botorch.optim.batched_lbfgs_b import fmin_l_bfgs_b_batched
 from botorch.optim.utils import get_parameters_and_bounds
 from botorch.utils.low_rank import _reshape_base_samples
-from gpytorch.mlls import ExactMarginalLogLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
@@ -596,7 +595,9 @@ def fast_q1_values(acqf: AcquisitionFunction, choices: Tensor) -> Tensor:
             baseline_L, bl.permute(1, 2, 0), upper=False
         )  # o x nb x m
         bl_chol = sol.permute(2, 0, 1).unsqueeze(-2)  # m x o x 1 x nb
-        br_to_chol = br.unsqueeze(-1).unsqueeze(-1) - bl_chol @ bl_chol.transpose(-1, -2)
+        br_to_chol = br.unsqueeze(-1).unsqueeze(-1) - bl_chol @ bl_chol.transpose(
+            -1, -2
+        )
         br_chol = psd_safe_cholesky(br_to_chol, max_tries=6)
         new_Lq = torch.cat([bl_chol, br_chol], dim=-1)  # m x o x 1 x (nb+1)
         if not mt:
@@ -609,7 +610,9 @@ def fast_q1_values(acqf: AcquisitionFunction, choices: Tensor) -> Tensor:
             .contiguous()
         )
         if not torch.isfinite(res).all():
-            raise ValueError("Expected finite samples from the cached factors, got NaN/inf.")
+            raise ValueError(
+                "Expected finite samples from the cached factors, got NaN/inf."
+            )
         X = choices.unsqueeze(-2)
 
         def samples_and_objectives(_: Tensor) -> tuple[Tensor, Tensor]:

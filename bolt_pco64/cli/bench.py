@@ -128,6 +128,15 @@ __all__ = ["bench"]
     "--dask-scheduler", default=None, help="Address of a running Dask scheduler."
 )
 @click.option(
+    "--lane-width",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.lane_width,
+    show_default=True,
+    help="Seeds of a method run in lock-step as one batched computation "
+    "(bolt_pco64.bench.lanes); 1: one seed at a time. --jobs and Dask split "
+    "the work by method x lane.",
+)
+@click.option(
     "--table",
     "table_path",
     type=_TABLE_TYPE,
@@ -177,6 +186,7 @@ def bench(
     quick: bool,
     jobs: int,
     dask_scheduler: str | None,
+    lane_width: int,
     table_path: Path | None,
     instance: Any,
     standin: str | None,
@@ -249,6 +259,7 @@ def bench(
         "quick": quick,
         "jobs": jobs,
         "dask_scheduler": dask_scheduler,
+        "lane_width": lane_width,
         "table": None if table_path is None else str(table_path),
         "noise": spec.noise,
         "problem": problem if instance is None else instance.name,
@@ -257,6 +268,7 @@ def bench(
     if standin is not None:
         args["standin"] = standin
     run = _Runner(spec, args, out_dir, jobs, dask_scheduler, not no_progress)
+    run.lane_width = lane_width
     if problem == "all":
         _bench_all(run)
         return
@@ -332,6 +344,8 @@ class _Runner:
         self.jobs = jobs
         self.dask_scheduler = dask_scheduler
         self.progress = progress
+        #: Seeds per lane (bench.lanes), None for one run at a time.
+        self.lane_width: int | None = None
 
     def __call__(self, tables: Any) -> Any:
         from bolt_pco64.bench.comparison import ComparisonSpecError, run_comparison
@@ -346,6 +360,7 @@ class _Runner:
                 dask_scheduler=self.dask_scheduler,
                 progress=self.progress,
                 arguments=self.args,
+                lane_width=self.lane_width,
             )
         except ComparisonSpecError as err:
             raise _option_error(err) from err
