@@ -291,6 +291,12 @@ class _BatchedLoss:
         self.Y = torch.cat(Ys)  # B x [m] x n_pad
         self.fixed_noise = torch.cat(noises) if noises else None
         self.n = torch.cat(ns)  # B: each seed's own n
+        # Masked squared differences, fixed during a fit: B x N x N x d.
+        real = (torch.arange(n_pad) < self.n.unsqueeze(-1)).to(self.X.dtype)
+        self.real = real
+        self.pair = real.unsqueeze(-1) * real.unsqueeze(-2)
+        self.D = (self.X.unsqueeze(-2) - self.X.unsqueeze(-3)).pow(2)
+        self.D = self.D * self.pair.unsqueeze(-1)
         self.ls_prior = model.covar_module.lengthscale_prior
         self.noise_prior = (
             model.likelihood.noise_covar.noise_prior if _NOISE in params else None
@@ -305,6 +311,7 @@ class _BatchedLoss:
         idx = torch.as_tensor(order, dtype=torch.long)
         self.x0 = self.x0[order]
         self.X, self.Y, self.n = self.X[idx], self.Y[idx], self.n[idx]
+        self.real, self.pair, self.D = self.real[idx], self.pair[idx], self.D[idx]
         if self.fixed_noise is not None:
             self.fixed_noise = self.fixed_noise[idx]
 
@@ -354,16 +361,16 @@ class _BatchedLoss:
         Y = self.Y[rows]  # A x [m] x N
         n = self.n[rows]  # A
         N = self.n_pad
-        real = (torch.arange(N) < n.unsqueeze(-1)).to(X.dtype)  # A x N
+        real = self.real[rows]  # A x N
+        pair = self.pair[rows]  # A x N x N
+        D = self.D[rows]  # A x N x N x d
         if ls.dim() == 4:
             X = X.unsqueeze(1)
-            real = real.unsqueeze(1)
-        pair = real.unsqueeze(-1) * real.unsqueeze(-2)  # A x [m] x N x N
+            real, pair, D = real.unsqueeze(1), pair.unsqueeze(1), D.unsqueeze(1)
         # Each seed's matrices are padded to N with an identity block (exact
         # algebra), so that every seed's matrix has the same size and
         # alignment in any batch: the LAPACK/BLAS kernels' last bits depend
         # on both.
-        D = (X.unsqueeze(-2) - X.unsqueeze(-3)).pow(2) * pair.unsqueeze(-1)
         l2 = ls.pow(2).unsqueeze(-2)  # A x [m] x 1 x 1 x d
         Kf = torch.exp(-0.5 * (D / l2).sum(-1)) * pair
         if _NOISE in parts:
