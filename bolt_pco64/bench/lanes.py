@@ -86,6 +86,10 @@ logger = logging.getLogger(__name__)
 #: Seeds per lane by default (``--lane-width``; ``BenchDefaults.lane_width``).
 DEFAULT_LANE_WIDTH = DEFAULTS.lane_width
 
+#: 1: pad every objective GP of a step to the step's number of observations
+#: (one batch with the constraint GPs); 0: to its own size (a batch per size).
+PAD_OBJECTIVE = 0
+
 
 @contextlib.contextmanager
 def one_thread_everywhere() -> Iterator[None]:
@@ -192,7 +196,7 @@ class ConstrainedLane(LaneAdapter):
                         ctx.y[feasible],
                         ctx.step_seed,
                         None if prev is None else prev.objective,
-                        pad_to=len(feasible),
+                        pad_to=PAD_OBJECTIVE * len(feasible),
                     )
                 )
             con = len(fits)
@@ -347,7 +351,7 @@ class CrashLane(LaneAdapter):
                         ctx.y[feasible],
                         ctx.step_seed,
                         state.objective,
-                        pad_to=len(feasible),
+                        pad_to=PAD_OBJECTIVE * len(feasible),
                     )
                 )
             where[i] = (crash, obj)
