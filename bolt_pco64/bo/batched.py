@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -295,8 +295,9 @@ class _BatchedLoss:
         real = (torch.arange(n_pad) < self.n.unsqueeze(-1)).to(self.X.dtype)
         self.real = real
         self.pair = real.unsqueeze(-1) * real.unsqueeze(-2)
-        self.D = (self.X.unsqueeze(-2) - self.X.unsqueeze(-3)).pow(2)
-        self.D = self.D * self.pair.unsqueeze(-1)
+        D = (self.X.unsqueeze(-2) - self.X.unsqueeze(-3)).pow(2)
+        # B x d x N x N: one contiguous matrix per input dimension.
+        self.D = (D * self.pair.unsqueeze(-1)).permute(0, 3, 1, 2).contiguous()
         self.ls_prior = model.covar_module.lengthscale_prior
         self.noise_prior = (
             model.likelihood.noise_covar.noise_prior if _NOISE in params else None
@@ -321,19 +322,16 @@ class _BatchedLoss:
         :func:`~botorch.optim.batched_lbfgs_b.fmin_l_bfgs_b_batched`."""
         self.evaluations += 1
         A = len(batch_indices)
-        # Trailing copies of the last seed: ATen's vectorised elementwise
-        # loops leave the last elements of a tensor to a scalar loop whose
-        # results can differ in the last bit; the copies take them.
-        pad = self.pad
-        rows = torch.as_tensor(
-            list(batch_indices) + [batch_indices[-1]] * pad, dtype=torch.long
+        rows = (
+            None
+            if self.X.shape[0] == A
+            else torch.as_tensor(batch_indices, dtype=torch.long)
         )
-        x = np.concatenate([x, np.repeat(x[-1:], pad, axis=0)])
         theta = torch.as_tensor(x, dtype=self.X.dtype)
         parts = self.split(theta)
         loss, grads = self.loss_and_grad(parts, rows)
-        grad = torch.cat([grads[n].reshape(A + pad, -1) for n in self.names], dim=1)
-        return loss[:A].numpy(), grad[:A].numpy()
+        grad = torch.cat([grads[n].reshape(A, -1) for n in self.names], dim=1)
+        return loss.numpy(), grad.numpy()
 
     def split(self, theta: Tensor) -> dict[str, Tensor]:
         """The parameters of ``theta`` (``A x P``) by name, each ``A x shape``."""
@@ -346,7 +344,7 @@ class _BatchedLoss:
         }
 
     def loss_and_grad(
-        self, parts: dict[str, Tensor], rows: Tensor
+        self, parts: dict[str, Tensor], rows: Tensor | None
     ) -> tuple[Tensor, dict[str, Tensor]]:
         """``A``-dim losses of the seeds ``rows`` at ``parts`` and their
         gradients by parameter name.
@@ -357,22 +355,31 @@ class _BatchedLoss:
         matrix products whose last bits depend on the batch size.
         """
         ls = parts[_LENGTHSCALE]  # A x [m] x 1 x d
-        X = self.X[rows]  # A x N x d (N = n_pad)
-        Y = self.Y[rows]  # A x [m] x N
-        n = self.n[rows]  # A
+
+        def pick(t: Tensor) -> Tensor:
+            return t if rows is None else t[rows]
+
+        X = pick(self.X)  # A x N x d (N = n_pad)
+        Y = pick(self.Y)  # A x [m] x N
+        n = pick(self.n)  # A
         N = self.n_pad
-        real = self.real[rows]  # A x N
-        pair = self.pair[rows]  # A x N x N
-        D = self.D[rows]  # A x N x N x d
+        real = pick(self.real)  # A x N
+        pair = pick(self.pair)  # A x N x N
+        D = pick(self.D)  # A x d x N x N
+        d = D.shape[1]
         if ls.dim() == 4:
             X = X.unsqueeze(1)
-            real, pair, D = real.unsqueeze(1), pair.unsqueeze(1), D.unsqueeze(1)
+            real, pair = real.unsqueeze(1), pair.unsqueeze(1)
+            D = D.unsqueeze(2)  # A x d x 1 x N x N
         # Each seed's matrices are padded to N with an identity block (exact
         # algebra), so that every seed's matrix has the same size and
         # alignment in any batch: the LAPACK/BLAS kernels' last bits depend
         # on both.
-        l2 = ls.pow(2).unsqueeze(-2)  # A x [m] x 1 x 1 x d
-        Kf = torch.exp(-0.5 * (D / l2).sum(-1)) * pair
+        w = ls.squeeze(-2).pow(2).reciprocal().mul(-0.5)  # A x [m] x d
+        arg = D[:, 0] * w[..., 0, None, None]
+        for k in range(1, d):
+            arg = arg + D[:, k] * w[..., k, None, None]
+        Kf = _tail_safe(torch.exp, arg) * pair
         if _NOISE in parts:
             noise = parts[_NOISE]  # A x [m] x 1
             diag = noise * real + (1.0 - real)
@@ -386,7 +393,7 @@ class _BatchedLoss:
         nf = n.to(X.dtype).reshape(-1, *([1] * (r.dim() - 2)))
         ll = -0.5 * (
             (r * alpha).sum(-1)
-            + 2.0 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+            + 2.0 * _tail_safe(torch.log, L.diagonal(dim1=-2, dim2=-1)).sum(-1)
             + nf * math.log(2 * math.pi)
         )
         eye = torch.eye(N, dtype=K.dtype).expand(K.shape).contiguous()
@@ -394,8 +401,10 @@ class _BatchedLoss:
         nd = ll.dim()
         # dll/dK
         G = 0.5 * (alpha.unsqueeze(-1) * alpha.unsqueeze(-2) - Kinv) * pair
-        M = (G * Kf).unsqueeze(-1) * D  # A x [m] x n x n x d
-        g_ls = M.flatten(start_dim=-3, end_dim=-2).sum(-2) / ls.squeeze(-2).pow(3)
+        W = G * Kf
+        g_ls = torch.stack(
+            [(W * D[:, k]).flatten(start_dim=-2).sum(-1) for k in range(d)], dim=-1
+        ) / ls.squeeze(-2).pow(3)
         grads = {_MEAN: alpha.sum(-1), _LENGTHSCALE: g_ls.unsqueeze(-2)}
         lp, g_lp = _lognormal(self.ls_prior, ls)
         ll = ll + lp.flatten(start_dim=nd).sum(-1)
@@ -420,9 +429,19 @@ class _BatchedLoss:
 def _lognormal(prior: Any, x: Tensor) -> tuple[Tensor, Tensor]:
     """A ``LogNormalPrior``'s log density at ``x`` and its derivative."""
     mu, sigma = float(prior.loc), float(prior.scale)
-    z = (x.log() - mu) / sigma
-    logp = -0.5 * z.pow(2) - math.log(sigma) - 0.5 * math.log(2 * math.pi) - x.log()
+    log_x = _tail_safe(torch.log, x)
+    z = (log_x - mu) / sigma
+    logp = -0.5 * z.pow(2) - math.log(sigma) - 0.5 * math.log(2 * math.pi) - log_x
     return logp, -(z / sigma + 1.0) / x
+
+
+def _tail_safe(fn: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """``fn(x)`` elementwise, computed with :data:`_VECTOR_TAIL` extra trailing
+    elements: ATen's vectorised loops leave a tensor's last elements to a
+    scalar loop whose transcendental functions can differ in the last bit,
+    so that a seed's values would depend on its place in the batch."""
+    flat = torch.cat([x.reshape(-1), x.new_ones(_VECTOR_TAIL)])
+    return fn(flat)[: x.numel()].reshape(x.shape)
 
 
 def _cholesky_rows(K: Tensor) -> Tensor:
