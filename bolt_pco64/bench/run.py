@@ -37,8 +37,6 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from bolt_pco64._deprecated import deprecated_names
 from bolt_pco64.bench.config import BenchConfig
 from bolt_pco64.bench.contract import Method, RunContext, as_method
@@ -77,12 +75,11 @@ __getattr__ = deprecated_names(
 
 @contextlib.contextmanager
 def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    # Every thread pool, BLAS/OpenMP of NumPy and SciPy included (bench.lanes).
+    from bolt_pco64.bench.lanes import one_thread_everywhere
+
+    with one_thread_everywhere():
         yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def run_one(
