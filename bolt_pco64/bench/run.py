@@ -24,8 +24,9 @@ of the same permutation, and the run records the size it used) and, with
 noise, sees the same noise on it.
 
 Determinism: a run depends only on (method, seed, configuration, table). It
-executes with one torch thread (restored afterwards), and the clock breaks
-ties by worker index, so every backend gives bit-identical records
+executes with every thread pool at one thread (torch's, and the BLAS and
+OpenMP pools through threadpoolctl; restored afterwards), and the clock
+breaks ties by worker index, so every backend gives bit-identical records
 (``fit_seconds``/``acq_seconds`` aside).
 """
 
