@@ -59,7 +59,16 @@ class BackendError(ConnectionError):
 
 
 class Backend(ABC):
-    """Runs tasks and yields their outcomes as they finish."""
+    """Runs tasks and yields their outcomes as they finish.
+
+    With :attr:`lane_width` set, each method's tasks run in lanes of that
+    many seeds (:mod:`bolt_pco64.bench.lanes`); the work splits by method x
+    lane, and the outcomes are still one per task.
+    """
+
+    #: Seeds per lane (:mod:`bolt_pco64.bench.lanes`); ``None`` runs each
+    #: task alone with :func:`~bolt_pco64.bench.run.run_one`.
+    lane_width: int | None = None
 
     def open(self) -> None:  # noqa: B027 - a no-op unless a backend needs resources
         """Acquire resources; raise :class:`BackendError` if unusable."""
@@ -92,6 +101,14 @@ class InProcessBackend(Backend):
     """Run the tasks one after another in this process."""
 
     def run(self, tasks: Sequence[Task], progress: Progress) -> Iterator[RunOutcome]:
+        if self.lane_width is not None:  # lanes (bench.lanes)
+            from bolt_pco64.bench.lanes import lane_tasks, run_lane
+
+            for lt in lane_tasks(tasks, self.lane_width):
+                yield from run_lane(
+                    lt.method, lt.seeds, lt.table, lt.config, lt.fn, progress
+                )
+            return
         for t in tasks:
             yield run_one(
                 t.method,
@@ -125,6 +142,35 @@ def _collect(
     return outcome
 
 
+def _units(tasks: Sequence[Task], lane_width: int | None) -> list[Any]:
+    """What a worker runs: the tasks, or their lanes (bench.lanes)."""
+    if lane_width is None:
+        return list(tasks)
+    from bolt_pco64.bench.lanes import lane_tasks
+
+    return lane_tasks(tasks, lane_width)
+
+
+def _collect_unit(
+    result: Callable[[], list[RunOutcome]], unit: Any, progress: Progress
+) -> list[RunOutcome]:
+    """A lane's outcomes (bench.lanes.run_lane_task); a crashed worker fails each seed."""
+    from bolt_pco64.bench.lanes import LaneTask
+
+    if not isinstance(unit, LaneTask):
+        return [_collect(lambda: result()[0], unit, progress)]
+    try:
+        outcomes = result()
+    except Exception as err:
+        outcomes = [
+            _failed(Task(unit.method, s, unit.table, unit.config, unit.fn), err)
+            for s in unit.seeds
+        ]
+    for o in outcomes:
+        progress(len(o.records))
+    return outcomes
+
+
 def _exit_with_parent(parent: int) -> None:
     """Worker initializer: exit when the harness process is gone.
 
@@ -156,6 +202,16 @@ class ProcessBackend(Backend):
             initargs=(os.getpid(),),
         )
         try:
+            if self.lane_width is not None:  # lanes (bench.lanes)
+                from bolt_pco64.bench.lanes import run_lane_task
+
+                units = {
+                    pool.submit(run_lane_task, u): u
+                    for u in _units(tasks, self.lane_width)
+                }
+                for fut in as_completed(units):
+                    yield from _collect_unit(fut.result, units[fut], progress)
+                return
             futures = {pool.submit(run_task, t): t for t in tasks}
             for fut in as_completed(futures):
                 yield _collect(fut.result, futures[fut], progress)
@@ -199,6 +255,20 @@ class DaskBackend(Backend):
             return
         if self.client is None:
             raise BackendError("Expected an open DaskBackend, got a closed one.")
+        if self.lane_width is not None:  # lanes (bench.lanes)
+            from bolt_pco64.bench.lanes import run_lane_task
+
+            units = {
+                self.client.submit(run_lane_task, u, pure=False): u
+                for u in _units(tasks, self.lane_width)
+            }
+            try:
+                for fut in dask_completed(list(units)):
+                    yield from _collect_unit(fut.result, units[fut], progress)
+            finally:
+                for fut in units:
+                    fut.cancel()
+            return
         futures = {self.client.submit(run_task, t, pure=False): t for t in tasks}
         try:
             for fut in dask_completed(list(futures)):
@@ -208,18 +278,32 @@ class DaskBackend(Backend):
                 fut.cancel()
 
 
-def make_backend(jobs: int = 1, dask_scheduler: str | None = None) -> Backend:
+def make_backend(
+    jobs: int = 1,
+    dask_scheduler: str | None = None,
+    lane_width: int | None = None,
+) -> Backend:
     """The backend for these options (not opened yet).
 
     Args:
         jobs: Local worker processes; 1 runs in this process.
         dask_scheduler: Address of an existing Dask scheduler (overrides ``jobs``).
+        lane_width: Seeds per lane (:mod:`bolt_pco64.bench.lanes`), ``None``
+            for one :func:`~bolt_pco64.bench.run.run_one` per task.
 
     Raises:
         ValueError: If ``jobs`` is not an integer >= 1, or a scheduler is
             given but Dask is not installed.
     """
     check_param("jobs", jobs, POSITIVE_INT)
+    if lane_width is not None:
+        check_param("lane_width", lane_width, POSITIVE_INT)
+    backend = _make_backend(jobs, dask_scheduler)
+    backend.lane_width = lane_width
+    return backend
+
+
+def _make_backend(jobs: int, dask_scheduler: str | None) -> Backend:
     if dask_scheduler is not None:
         if importlib.util.find_spec("distributed") is None:
             raise ValueError(

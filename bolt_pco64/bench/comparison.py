@@ -152,6 +152,7 @@ def run_comparison(
     dask_scheduler: str | None = ...,
     progress: bool = ...,
     arguments: dict[str, Any] | None = ...,
+    lane_width: int | None = ...,
 ) -> R: ...
 
 
@@ -165,6 +166,7 @@ def run_comparison(
     dask_scheduler: str | None = ...,
     progress: bool = ...,
     arguments: dict[str, Any] | None = ...,
+    lane_width: int | None = ...,
 ) -> BenchResult: ...
 
 
@@ -177,6 +179,7 @@ def run_comparison(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
+    lane_width: int | None = None,
 ) -> Any:
     """Run (or resume) the comparison ``spec`` on ``tables``; write every file.
 
@@ -190,6 +193,8 @@ def run_comparison(
         progress: Show tqdm progress bars (on stderr).
         arguments: Recorded in each ``meta.json`` as the arguments (the CLI
             passes its options); ``None`` records the checked ones.
+        lane_width: Run each method's seeds in lanes of this many
+            (:mod:`bolt_pco64.bench.lanes`); ``None``: one run at a time.
 
     Returns:
         The table set's result: a :class:`~bolt_pco64.bench.plan.BenchResult` for
@@ -217,6 +222,7 @@ def run_comparison(
         jobs,
         dask_scheduler,
         progress,
+        lane_width,
     )
     results = execute_plan(plan)
     return table_set.combine(spec, plan, results, Path(out).expanduser())

@@ -157,6 +157,7 @@ def make_plan(
     jobs: int,
     dask_scheduler: str | None,
     progress: bool = True,
+    lane_width: int | None = None,
 ) -> BenchPlan:
     """Check what a comparison needs besides its (already checked) ``spec``;
     create nothing.
@@ -165,7 +166,7 @@ def make_plan(
         spec: The comparison (:class:`~bolt_pco64.bench.spec.ComparisonSpec`).
         tables: Each part's table and output directory, by label (an
             instance's or a variant's name), in report order.
-        jobs, dask_scheduler, progress: As in
+        jobs, dask_scheduler, progress, lane_width: As in
             :func:`~bolt_pco64.bench.comparison.run_comparison`.
 
     Raises:
@@ -185,7 +186,7 @@ def make_plan(
     names = list(spec.methods)
     seed_list = list(spec.seeds)
     config = spec.config
-    backend = make_backend(jobs, dask_scheduler)
+    backend = make_backend(jobs, dask_scheduler, lane_width)
     problems: dict[str, ProblemPlan] = {}
     loaded = {
         label: load_table(part.table, instance=part.instance)

@@ -24,8 +24,9 @@ of the same permutation, and the run records the size it used) and, with
 noise, sees the same noise on it.
 
 Determinism: a run depends only on (method, seed, configuration, table). It
-executes with one torch thread (restored afterwards), and the clock breaks
-ties by worker index, so every backend gives bit-identical records
+executes with every thread pool at one thread (torch's, and the BLAS and
+OpenMP pools through threadpoolctl; restored afterwards), and the clock
+breaks ties by worker index, so every backend gives bit-identical records
 (``fit_seconds``/``acq_seconds`` aside).
 """
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Task",
+    "one_thread_everywhere",
     "record_columns",
     "run_one",
     "run_task",
@@ -61,11 +63,25 @@ __all__ = [
 
 
 @contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
+def one_thread_everywhere() -> Iterator[None]:
+    """Pin torch's intra-op pool and every BLAS/OpenMP pool to one thread.
+
+    ``torch.set_num_threads(1)`` does not reach SciPy's and NumPy's
+    OpenBLAS pools (whose idle threads spin on a busy machine: BoTorch's
+    L-BFGS-B step took milliseconds instead of microseconds under load);
+    :func:`threadpoolctl.threadpool_limits` does, for the libraries loaded
+    when it is entered, so the modules that load them are imported first.
+    Everything is restored on exit.
+    """
+    import botorch.optim.batched_lbfgs_b  # noqa: F401 - loads SciPy's BLAS
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        yield
+        with threadpool_limits(limits=1):
+            yield
     finally:
         torch.set_num_threads(before)
 
@@ -106,7 +122,7 @@ def run_one(
     impl = get_method(method, registry) if fn is None else as_method(fn)
     config.check_rows(len(table))
     n_init = initial_design_size(impl, config.n_init, config.budget, method)
-    with _one_thread():
+    with one_thread_everywhere():
         run = RunLoop(method, int(seed), table, config, on_evaluation)
         return run.execute(impl, n_init)
 

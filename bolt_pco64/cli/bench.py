@@ -135,6 +135,15 @@ __all__ = ["bench"]
     help="Local worker processes.",
 )
 @click.option(
+    "--lane-width",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run each method's seeds in lock-step lanes of this many, as one batched "
+    "computation (bolt_pco64.bench.lanes; a seed's records are the same in any "
+    "lane). Default: one run at a time. --jobs and Dask split the work by "
+    "method x lane.",
+)
+@click.option(
     "--dask-scheduler", default=None, help="Address of a running Dask scheduler."
 )
 @click.option(
@@ -186,6 +195,7 @@ def bench(
     out: Path | None,
     quick: bool,
     jobs: int,
+    lane_width: int | None,
     dask_scheduler: str | None,
     table_path: Path | None,
     instance: Any,
@@ -231,6 +241,7 @@ def bench(
         "out": str(out_dir),
         "quick": quick,
         "jobs": jobs,
+        "lane_width": lane_width,
         "dask_scheduler": dask_scheduler,
         "table": None if table_path is None else str(table_path),
         "noise": spec.noise,
@@ -240,6 +251,7 @@ def bench(
     if standin is not None:
         args["standin"] = standin
     run = _Runner(spec, args, out_dir, jobs, dask_scheduler, not no_progress)
+    run.lane_width = lane_width
     with _resume_hint(out_dir):
         if problem == "all":
             _bench_all(run)
@@ -423,6 +435,9 @@ class _Runner:
         self.jobs = jobs
         self.dask_scheduler = dask_scheduler
         self.progress = progress
+        #: Seeds per lane (:mod:`bolt_pco64.bench.lanes`), ``None`` for one run
+        #: at a time.
+        self.lane_width: int | None = None
 
     def __call__(self, tables: Any) -> Any:
         from bolt_pco64.bench.comparison import run_comparison
@@ -438,6 +453,7 @@ class _Runner:
                 dask_scheduler=self.dask_scheduler,
                 progress=self.progress,
                 arguments=self.args,
+                lane_width=self.lane_width,
             )
         except ComparisonSpecError as err:
             raise _option_error(err) from err

@@ -1,0 +1,211 @@
+"""Lanes (:mod:`bolt_pco64.bench.lanes`) and their batched computations
+(:mod:`bolt_pco64.bo.batched`), on a small synthetic table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from tests._synth import make_table
+
+TIMING = ["fit_seconds", "acq_seconds"]
+
+
+@pytest.fixture(scope="module")
+def table():  # type: ignore[no-untyped-def]
+    from bolt_pco64.tables.table import load_table
+
+    return load_table(make_table(capacity=80.0))
+
+
+@pytest.fixture(scope="module")
+def data(table):  # type: ignore[no-untyped-def]
+    from bolt_pco64.bench.problems import make_problem
+
+    problem = make_problem(table)
+    cand = problem.candidates().to(torch.double)
+    y = problem.evaluate_true(cand).to(torch.double)
+    margin = problem.outcome_constraint(cand).to(torch.double)
+    return cand, y, margin, problem.bounds.to(torch.double)
+
+
+def _fits(data, n: int, seeds: range, pad_to: int = 0):  # type: ignore[no-untyped-def]
+    from bolt_pco64.bo.batched import GPFit
+
+    cand, y, margin, _ = data
+    fits = []
+    for s in seeds:
+        rows = torch.randperm(len(cand), generator=torch.Generator().manual_seed(s))
+        rows = rows[:n]
+        ok = ~y[rows].isnan()
+        fits.append(GPFit(cand[rows][ok], y[rows][ok], s, pad_to=pad_to or n))
+        fits.append(GPFit(cand[rows], margin[rows], s + 1, pad_to=pad_to or n))
+    return fits
+
+
+def _params(model) -> torch.Tensor:  # type: ignore[no-untyped-def]
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+def test_batched_loss_is_botorch_mll(data) -> None:  # type: ignore[no-untyped-def]
+    """The loss the batch minimises is the one BoTorch's fit minimises for
+    each seed's model (value and gradient), padding included."""
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    from bolt_pco64.bo.batched import _batched_model, _BatchedLoss
+
+    bounds = data[3]
+    for fit in _fits(data, 13, range(2), pad_to=21):
+        model = _batched_model([fit], bounds)
+        loss = _BatchedLoss([model], fit.padded)
+        x = loss.x0 * 1.3
+        f, g = loss(x, [0])
+        with torch.no_grad():
+            for p in model.parameters():
+                p.mul_(1.3)
+        model.train()
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        inputs = model.train_inputs
+        ref = -mll(
+            model(*inputs),
+            model.train_targets,
+            *(model.transform_inputs(X=t) for t in inputs),
+        )
+        ref.sum().backward()
+        params = dict(model.named_parameters())
+        gref = torch.cat([params[n].grad.reshape(1, -1) for n in loss.names], 1)
+        assert f[0] == pytest.approx(float(ref.sum().detach()), abs=1e-6)
+        np.testing.assert_allclose(g, gref.numpy(), atol=1e-6)
+
+
+def test_fit_gps_seed_does_not_depend_on_batch(data) -> None:  # type: ignore[no-untyped-def]
+    """A seed's fitted hyperparameters are bitwise the same alone and in a
+    batch (objective and constraint GPs of several sizes, one padded size)."""
+    from bolt_pco64.bo.batched import fit_gps
+
+    fits = _fits(data, 11, range(6))
+    together, report = fit_gps(fits, data[3])
+    assert report.groups == [len(fits)]
+    for k in (0, 3, 10):
+        (alone,), _ = fit_gps([fits[k]], data[3])
+        assert torch.equal(_params(alone), _params(together[k]))
+
+
+def test_failed_seed_refits_alone(data, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A seed whose batched optimisation fails refits alone (fit_gp); its
+    lane-mates keep their batched result."""
+    import bolt_pco64.bo.batched as batched
+    from bolt_pco64.bo.gp import fit_gp
+
+    real = batched.fmin_l_bfgs_b_batched
+
+    def fail_second(*args, **kwargs):  # type: ignore[no-untyped-def]
+        xs, fs, results = real(*args, **kwargs)
+        results[1]["status"] = 2
+        return xs, fs, results
+
+    fits = _fits(data, 12, range(2))
+    before, _ = batched.fit_gps(fits, data[3])
+    monkeypatch.setattr(batched, "fmin_l_bfgs_b_batched", fail_second)
+    models, report = batched.fit_gps(fits, data[3])
+    assert report.fallback == [1]
+    assert sorted(report.batched) == [0, 2, 3]
+    f = fits[1]
+    alone = fit_gp(f.X, f.Y, data[3], f.seed)
+    assert torch.equal(_params(models[1]), _params(alone))
+    for k in (0, 2, 3):
+        assert torch.equal(_params(models[k]), _params(before[k]))
+
+
+@pytest.mark.parametrize("naive", [False, True])
+def test_fast_q1_values_are_botorchs(data, naive: bool) -> None:  # type: ignore[no-untyped-def]
+    """qLogNEI at every candidate from cached factors equals BoTorch's own
+    evaluation (constrained on a model list, and naive's single GP)."""
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.sampling import SobolQMCNormalSampler
+    from botorch.utils.sampling import manual_seed
+
+    from bolt_pco64.bo import acquisition_function, fit_constrained_models, fit_gp
+    from bolt_pco64.bo.batched import fast_q1_values
+
+    cand, y, margin, bounds = data
+    rows = torch.randperm(len(cand), generator=torch.Generator().manual_seed(4))
+    tr, rest = rows[:12], rows[12:]
+    if naive:
+        gp = fit_gp(cand[tr], torch.nan_to_num(y[tr], nan=0.0), bounds, 3)
+        with manual_seed(3):
+            acqf = qLogNoisyExpectedImprovement(
+                model=gp,
+                X_baseline=cand[tr],
+                sampler=SobolQMCNormalSampler(torch.Size([128]), seed=3),
+                prune_baseline=True,
+            )
+    else:
+        models = fit_constrained_models(cand[tr], y[tr], margin[tr], bounds, 3)
+        acqf = acquisition_function("qlognei", models, cand[tr], y[tr], 3)
+    with torch.no_grad():
+        ref = acqf(cand[rest].unsqueeze(-2))
+    fast = fast_q1_values(acqf, cand[rest])
+    assert fast.shape == ref.shape
+    assert float((fast - ref).abs().max()) <= 1e-6
+    assert int(fast.argmax()) == int(ref.argmax())
+
+
+@pytest.mark.parametrize("method", ["qlognei", "gpc_ei"])
+def test_seed_records_do_not_depend_on_lane_mates(table, method: str) -> None:  # type: ignore[no-untyped-def]
+    """A seed's configurations and values, in order, are the same alone and
+    in a lane; its records have run_one's columns."""
+    from bolt_pco64.bench import BenchConfig, run_one
+    from bolt_pco64.bench.lanes import run_lane
+    from bolt_pco64.bench.methods.registry import get_method
+
+    config = BenchConfig(budget=14, n_init=5)
+    fn = get_method(method)
+    lane = run_lane(method, [0, 1, 2], table, config, fn)
+    alone = run_lane(method, [1], table, config, fn)[0]
+    assert [o.seed for o in lane] == [0, 1, 2]
+    assert all(o.error is None for o in lane)
+    pd.testing.assert_frame_equal(
+        lane[1].records.drop(columns=TIMING), alone.records.drop(columns=TIMING)
+    )
+    plain = run_one(method, 1, table, config)
+    assert list(lane[1].records.columns) == list(plain.records.columns)
+    assert lane[1].records["row"].nunique() == 14
+
+
+def test_methods_that_cannot_batch_say_so_and_run_as_today(table) -> None:  # type: ignore[no-untyped-def]
+    from bolt_pco64.bench import BenchConfig, run_one
+    from bolt_pco64.bench.lanes import lane_adapter, lane_support, run_lane
+    from bolt_pco64.bench.methods.registry import get_method
+
+    assert lane_adapter(get_method("qlognei")) is not None
+    assert lane_support(get_method("qlognei")) is None
+    assert "variational" in str(lane_support(get_method("tobit_ei")))
+    assert lane_adapter(get_method("random")) is None
+    config = BenchConfig(budget=9, n_init=5)
+    out = run_lane("random", [2], table, config, get_method("random"))[0]
+    plain = run_one("random", 2, table, config)
+    pd.testing.assert_frame_equal(
+        out.records.drop(columns=TIMING), plain.records.drop(columns=TIMING)
+    )
+
+
+def test_split_lanes_by_method_and_width(table) -> None:  # type: ignore[no-untyped-def]
+    from bolt_pco64.bench import BenchConfig
+    from bolt_pco64.bench.lanes import split_lanes
+    from bolt_pco64.bench.methods.registry import get_method
+
+    todo = [("qlognei", s) for s in range(5)] + [("random", s) for s in range(3)]
+    tasks = split_lanes(todo, table, BenchConfig(budget=9, n_init=5), get_method, 2)
+    assert [(t.method, t.seeds) for t in tasks] == [
+        ("qlognei", (0, 1)),
+        ("qlognei", (2, 3)),
+        ("qlognei", (4,)),
+        ("random", (0,)),
+        ("random", (1,)),
+        ("random", (2,)),
+    ]
+    with pytest.raises(ValueError, match="lane_width"):
+        split_lanes(todo, table, BenchConfig(budget=9, n_init=5), get_method, 0)
