@@ -75,28 +75,40 @@ def _columns(path: Path) -> list[str]:
     return list(pd.read_csv(path, nrows=0).columns)
 
 
+#: The traces' reading fully fitted: a least-squares fit per fold (seconds).
+FULL_FIT = "3.0 fit, traces reading"
+
+
+@pytest.mark.parametrize(
+    ("full_fit", "readings"),
+    [(False, 1), pytest.param(True, 2, marks=pytest.mark.slow)],
+    ids=["cheap models", "full fit"],
+)
 def test_a_standin_fit_folder_is_rewritten_from_its_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin_fit: ModuleType
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    standin_fit: ModuleType,
+    full_fit: bool,
+    readings: int,
 ) -> None:
     """The held-out study (a 2.1 table as shipped, the traces' reading fully
-    fitted and a cheap model on every eighth visited row, three folds) and
-    two readings of the scan into one folder: the records and the marker
-    hold what the files are computed from, the files have the committed
-    columns and the figures of a direct scoring, and ``regenerate`` gives
-    them back byte for byte."""
+    fitted where ``full_fit``, and a cheap model on every eighth visited row,
+    three folds) and ``readings`` readings of the scan into one folder: the
+    records and the marker hold what the files are computed from, the files
+    have the committed columns and the figures of a direct scoring, and
+    ``regenerate`` gives them back byte for byte."""
     script = standin_fit
     inst = get_instance("pco64")
     rows = visited_rows(inst).iloc[::8]
     every = script.models(inst.name)
     shipped = next(name for name in every if "as shipped" in name)
-    predictors = {
-        shipped: every[shipped],
-        "3.0 fit, traces reading": every["3.0 fit, traces reading"],
-        "nearest": Nearest(inst),
-    }
+    predictors = {shipped: every[shipped]}
+    if full_fit:
+        predictors[FULL_FIT] = every[FULL_FIT]
+    predictors["nearest"] = Nearest(inst)
     folder = tmp_path / "standin3"
     script.run(folder, inst.name, 3, 0, predictors, rows)
-    scan = script.SCAN[:2]
+    scan = script.SCAN[:readings]
     script.scan_readings(folder, inst.name, scan)
 
     marker = json.loads((folder / REPORT_MARKER).read_text())
