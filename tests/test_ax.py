@@ -50,13 +50,11 @@ from bolt_pco64.integrations.ax import (
 from bolt_pco64.integrations.common import get_problem
 from bolt_pco64.tables.table import encode_inputs
 from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
+from tests import _fixtures
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.SimulatedTableWarning"),
-    pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.ReconstructedTableWarning"),
-]
+pytestmark = _fixtures.DEFAULT_TABLES
 
 INPUT_COLUMNS = PCO64.instance.input_columns
 REPO = Path(__file__).resolve().parent.parent

@@ -46,10 +46,7 @@ from tests._scripts import load_script
 from tests._synth import make_table
 from tests._tables import CAPACITY, PAD, hand_frame
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.SimulatedTableWarning"),
-    pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.ReconstructedTableWarning"),
-]
+pytestmark = _fixtures.DEFAULT_TABLES
 
 registry = _fixtures.registry
 REPO = Path(__file__).resolve().parent.parent
