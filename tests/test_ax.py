@@ -85,7 +85,10 @@ def test_no_core_module_imports_ax() -> None:
             assert not any(n == "ax" or n.startswith("ax.") for n in names), path
 
 
+@pytest.mark.slow
 def test_core_package_does_not_import_ax(core_imports: frozenset[str]) -> None:
+    """In a fresh interpreter (slow: it imports every core module); the fast
+    suite's checks are the one above and test_deps'."""
     assert "bolt_pco64.tables.table" in core_imports
     assert [m for m in core_imports if m == "ax" or m.startswith("ax.")] == []
 

@@ -75,7 +75,10 @@ A = _params(1, 0, 0, 0, 0, 6, 0, 0)
 B = _params(1, 1, 0, 0, 0, 8, 2, 0)  # ZeRO 3 is index 2
 
 
+@pytest.mark.slow
 def test_core_package_does_not_import_optuna(core_imports: frozenset[str]) -> None:
+    """In a fresh interpreter (slow: it imports every core module); the fast
+    suite's check is test_deps' (an extra is imported only in its module)."""
     assert "bolt_pco64.bench" in core_imports
     assert "botorch" in core_imports  # what a core import does load
     loaded = [m for m in core_imports if m.split(".")[0] in ("optuna", "optunahub")]
