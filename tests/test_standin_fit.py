@@ -8,9 +8,7 @@ the 643 rows is the script's own run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -24,33 +22,17 @@ from bolt_pco64.reconstruct.impute import encoded
 from bolt_pco64.tables.simulate.grid import candidate_configurations
 from bolt_pco64.traces import visited_rows
 from tests._fixtures import NearestRow
+from tests._scripts import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 #: The committed folder: its files' columns are what the script writes.
 COMMITTED = REPO / "docs" / "results" / "standin3"
-#: The script's sibling modules it imports (``benchmarks/`` on ``sys.path``).
-SIBLINGS = ("_standin_models", "_standin_readings")
 
 
 @pytest.fixture(scope="module")
 def standin_fit() -> ModuleType:
     """benchmarks/standin_fit.py as a module."""
-    spec = importlib.util.spec_from_file_location(
-        "standin_fit", REPO / "benchmarks" / "standin_fit.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(REPO / "benchmarks"))
-        # Registered while it runs: its dataclasses look their module up.
-        sys.modules[spec.name] = module
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            for name in (spec.name, *SIBLINGS):
-                sys.modules.pop(name, None)
-    return module
+    return load_script("standin_fit")
 
 
 class Nearest:
