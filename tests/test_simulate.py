@@ -22,6 +22,7 @@ from bolt_pco64.tables.table import (
     load_table,
     parse_float_list,
 )
+from tests._tables import parquet_schema
 
 COLUMNS = PCO64_INSTANCE.columns
 INPUT_COLUMNS = PCO64_INSTANCE.input_columns
@@ -200,21 +201,10 @@ def test_metadata_and_load_table() -> None:
     assert (len(table), table.n_feasible) == (780, 560)
 
 
-def _schema(path: Path) -> tuple[list[str], dict[bytes, bytes]]:
-    """``path``'s columns and schema metadata, less the ``pandas`` entry and
-    the arrow types: the writing releases' description of the dtypes, which
-    they change (pandas 3 writes a string column as ``large_string``, ``str``).
-    The values and dtypes as read are the frame's comparison."""
-    schema = pq.read_schema(path)
-    metadata = dict(schema.metadata)
-    del metadata[b"pandas"]
-    return schema.names, metadata
-
-
 def test_regeneration_is_exact(shipped: pd.DataFrame, tmp_path: Path) -> None:
     out = simulate.write_simulated_table(tmp_path / "again.parquet", seed=0)
     pd.testing.assert_frame_equal(pd.read_parquet(out), shipped)
-    assert _schema(out) == _schema(SHIPPED)
+    assert parquet_schema(out) == parquet_schema(SHIPPED)
 
 
 @pytest.mark.slow
@@ -229,7 +219,7 @@ def test_cli_generate_reproduces_the_shipped_file(
     result = CliRunner().invoke(main, ["generate", "--out", str(out)])
     assert result.exit_code == 0, result.output
     pd.testing.assert_frame_equal(pd.read_parquet(out), shipped)
-    assert _schema(out) == _schema(SHIPPED)
+    assert parquet_schema(out) == parquet_schema(SHIPPED)
 
 
 @pytest.mark.slow
