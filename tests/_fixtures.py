@@ -20,6 +20,14 @@ from bolt_pco64.instances import Instance
 from bolt_pco64.reconstruct.impute import Imputation, encoded
 from tests._synth import make_table
 
+#: The marks of a test module that serves a default table on purpose: the
+#: package's notices about the table it serves, errors elsewhere in the suite
+#: (pyproject.toml), are expected there.
+DEFAULT_TABLES = [
+    pytest.mark.filterwarnings(f"ignore::bolt_pco64.tables.table.{name}")
+    for name in ("SimulatedTableWarning", "ReconstructedTableWarning")
+]
+
 
 @pytest.fixture(scope="module")
 def problem() -> PCO64:

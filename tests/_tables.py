@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from bolt_pco64.instances import get_instance
 
@@ -132,3 +134,16 @@ HAND_THROUGHPUT: tuple[float | None, ...] = (0.10, None, 0.20, 0.30, None, 0.05,
 def hand_frame(**kwargs: object) -> pd.DataFrame:
     """:data:`HAND_CONFIGS` as a raw-export frame (``kwargs``: :func:`frame_from`'s)."""
     return frame_from(HAND_CONFIGS, HAND_THROUGHPUT, **kwargs)  # type: ignore[arg-type]
+
+
+def parquet_schema(path: Path) -> tuple[list[str], dict[bytes, bytes]]:
+    """``path``'s columns and schema metadata, less the ``pandas`` entry: the
+    writing releases' description of their dtypes, which they change (pandas 3
+    writes a string column as ``large_string``, ``str``, and its version).
+
+    A regenerated file is compared by this and by its frame as read.
+    """
+    schema = pq.read_schema(path)
+    metadata = dict(schema.metadata)
+    del metadata[b"pandas"]
+    return schema.names, metadata

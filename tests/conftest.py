@@ -1,12 +1,17 @@
-"""Shared fixtures: small tables on disk, and isolation from the user's environment."""
+"""Shared fixtures: small tables on disk, isolation from the user's environment,
+and what a fresh interpreter loads when it imports the core package."""
 
 from __future__ import annotations
 
+import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import bolt_pco64
 from bolt_pco64.instances import INSTANCES
 from bolt_pco64.tables import locations as locations_module
 from tests._tables import small_frame
@@ -41,3 +46,33 @@ def parquet_path(tmp_path: Path, frame: pd.DataFrame) -> Path:
     path = tmp_path / "sweep.parquet"
     frame.to_parquet(path, index=False)
     return path
+
+
+#: Subpackages outside the core: each imports its own optional framework.
+OPTIONAL = ("bolt_pco64.integrations",)
+
+
+@pytest.fixture(scope="session")
+def core_imports() -> frozenset[str]:
+    """Every module loaded in a fresh interpreter after importing every core
+    module of the package (all but :data:`OPTIONAL` and ``__main__``).
+
+    One subprocess for the session: the optional frameworks' tests each check
+    that their framework is not among them.
+    """
+    core = [
+        m.name
+        for m in pkgutil.walk_packages(bolt_pco64.__path__, "bolt_pco64.")
+        if not m.name.startswith(OPTIONAL) and m.name != "bolt_pco64.__main__"
+    ]
+    if "bolt_pco64.problem" not in core or "bolt_pco64.cli" not in core:
+        raise AssertionError(f"Expected the core's subpackages, got {core}.")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {core!r}: importlib.import_module(name)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return frozenset(out.stdout.split())

@@ -50,13 +50,14 @@ from bolt_pco64.integrations.ax import (
 from bolt_pco64.integrations.common import get_problem
 from bolt_pco64.tables.table import encode_inputs
 from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
+from tests import _fixtures
 from tests._scripts import load_script
 from tests._tables import frame_from, hand_frame
 
 #: The checkout's rewrite of every report, the scripts' files included.
 regenerate_all = load_script("report_results").regenerate_all
 
-pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
+pytestmark = _fixtures.DEFAULT_TABLES
 
 INPUT_COLUMNS = PCO64.instance.input_columns
 REPO = Path(__file__).resolve().parent.parent
@@ -88,16 +89,11 @@ def test_no_core_module_imports_ax() -> None:
 
 
 @pytest.mark.slow
-def test_core_package_does_not_import_ax() -> None:
-    code = (
-        "import sys, bolt_pco64, bolt_pco64.problem, bolt_pco64.tables.table\n"
-        "loaded = sorted(m for m in sys.modules if m == 'ax' or m.startswith('ax.'))\n"
-        "print(loaded)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert out.stdout.strip() == "[]"
+def test_core_package_does_not_import_ax(core_imports: frozenset[str]) -> None:
+    """In a fresh interpreter (slow: it imports every core module); the fast
+    suite's checks are the one above and test_deps'."""
+    assert "bolt_pco64.tables.table" in core_imports
+    assert [m for m in core_imports if m == "ax" or m.startswith("ax.")] == []
 
 
 def test_module_resolves_the_ax_package_not_itself() -> None:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bo import ProposalContext, fit_constrained_models, propose_acquisition
@@ -23,21 +24,35 @@ from tests._fixtures import observed
 problem = _fixtures.problem
 
 
-def _setup(problem: PCO64, expensive: torch.Tensor | None = None) -> tuple:
-    rows = torch.arange(0, 72, 4)
-    X, y, margin = observed(problem, rows)
-    models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
+ROWS = torch.arange(0, 72, 4)
+
+
+def _cost_model(
+    problem: PCO64,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    expensive: torch.Tensor | None = None,
+) -> SingleTaskGP:
+    """A cost model of the observed runs: 100 s, except around ``expensive``
+    (by distance)."""
     ok = ~torch.isnan(y)
-    # Observed run costs: 100 s, except around ``expensive`` (by distance).
     cost = torch.full((int(ok.sum()),), 100.0, dtype=torch.double)
     if expensive is not None:
         d = (X[ok] - expensive).norm(dim=-1)
         cost = cost + 5000.0 * torch.exp(-(d**2))
-    cost_model = fit_cost_model(X[ok], cost, problem.bounds, seed=0)
+    return fit_cost_model(X[ok], cost, problem.bounds, seed=0)
+
+
+@pytest.fixture(scope="module")
+def setup(problem: PCO64) -> tuple:
+    """Every fourth row observed, the constrained models and a flat cost model
+    fitted on them, and the untried rows (fitted once for the module)."""
+    X, y, margin = observed(problem, ROWS)
+    models = fit_constrained_models(X, y, margin, problem.bounds, seed=0)
     tried = torch.zeros(len(problem.table), dtype=torch.bool)
-    tried[rows] = True
+    tried[ROWS] = True
     choices = problem.candidates()[~tried]
-    return X, y, models, cost_model, choices
+    return X, y, models, _cost_model(problem, X, y), choices
 
 
 def test_cooling_exponent_goes_from_one_to_zero() -> None:
@@ -60,8 +75,8 @@ def test_crash_cost_estimate() -> None:
         crash_cost_estimate(cost[:0], feasible[:0])
 
 
-def test_expected_cost_lies_between_a_crash_and_a_run(problem: PCO64) -> None:
-    _, _, models, cost_model, choices = _setup(problem)
+def test_expected_cost_lies_between_a_crash_and_a_run(setup: tuple) -> None:
+    _, _, models, cost_model, choices = setup
     cheap = expected_cost(models, cost_model, choices, crash_cost=1.0)
     dear = expected_cost(models, cost_model, choices, crash_cost=1e4)
     with torch.no_grad():
@@ -74,11 +89,13 @@ def test_expected_cost_lies_between_a_crash_and_a_run(problem: PCO64) -> None:
         expected_cost(models, cost_model, choices, crash_cost=0.0)
 
 
-def test_eipu_avoids_an_expensive_region_that_qlognei_picks(problem: PCO64) -> None:
-    X, y, models, _, choices = _setup(problem)
+def test_eipu_avoids_an_expensive_region_that_qlognei_picks(
+    problem: PCO64, setup: tuple
+) -> None:
+    X, y, models, _, choices = setup
     ctx = ProposalContext(X, y, problem.bounds, 1, 0, choices)
     plain = int(propose_acquisition("qlognei", models, ctx)[0])
-    _, _, _, cost_model, _ = _setup(problem, expensive=choices[plain])
+    cost_model = _cost_model(problem, X, y, expensive=choices[plain])
     pick = int(propose_cost_aware(models, cost_model, ctx, crash_cost=50.0)[0])
     assert pick != plain
     # Cooled down to exponent 0 (budget spent), it is qLogNEI again.
@@ -88,9 +105,9 @@ def test_eipu_avoids_an_expensive_region_that_qlognei_picks(problem: PCO64) -> N
 
 
 def test_pending_points_lower_their_own_score_and_q_picks_are_distinct(
-    problem: PCO64,
+    problem: PCO64, setup: tuple
 ) -> None:
-    X, y, models, cost_model, choices = _setup(problem)
+    X, y, models, cost_model, choices = setup
     ctx = ProposalContext(X, y, problem.bounds, 3, 0, choices)
     scores = cost_aware_scores(models, cost_model, ctx, 50.0)
     top = int(scores.argmax())

@@ -97,7 +97,9 @@ def test_the_python_blocks_of_a_page_run_in_order(
     table_module.reset_simulated_warnings()
     namespace: dict[str, object] = {"__name__": f"__{page.stem}__"}
     with warnings.catch_warnings():
+        # The pages serve the default tables on purpose.
         warnings.simplefilter("ignore", table_module.SimulatedTableWarning)
+        warnings.simplefilter("ignore", table_module.ReconstructedTableWarning)
         for i, block in enumerate(_python_blocks(page.read_text())):
             exec(compile(block, f"{page.name}[python block {i}]", "exec"), namespace)
 

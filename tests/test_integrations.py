@@ -35,9 +35,10 @@ from bolt_pco64.integrations.common import (
     run_seconds,
 )
 from bolt_pco64.tables.time_model import TimeModel
+from tests import _fixtures
 from tests._tables import hand_frame, small_frame
 
-pytestmark = pytest.mark.filterwarnings("ignore::bolt_pco64.SimulatedTableWarning")
+pytestmark = _fixtures.DEFAULT_TABLES
 
 REPO = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("ax", "optuna")

@@ -4,6 +4,7 @@ fitting, proposals, and the rule that it never touches the stand-in generator.""
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import subprocess
 import sys
@@ -421,8 +422,26 @@ def test_bad_throughput_prior_makes_communication_four_times_dearer() -> None:
 # -- fitting and proposing -------------------------------------------------------
 
 
+def _fitted(problem: PCO64, n: int) -> tuple[torch.Tensor, ...]:
+    """Every fifth candidate, ``n`` of them, observed, and the prior's models
+    fitted on them."""
+    rows = torch.arange(0, problem.candidates().shape[0], 5)[:n]
+    X, y, margin = observed(problem, rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = fit_prior_models(_ctx(X, y, margin, problem.bounds), problem.instance)
+    return X, y, margin, models
+
+
+@pytest.fixture(scope="module")
+def fitted_12(problem: PCO64) -> tuple:
+    """:func:`_fitted` on 12 rows, fitted once for the module (tests that
+    change a model change a copy)."""
+    return _fitted(problem, 12)
+
+
 def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
-    problem: PCO64,
+    fitted_12: tuple,
 ) -> None:
     """A prior mean that explains the data drives the output scale towards 0;
     there GPyTorch's softplus underflows to exactly 0 and the log-normal prior
@@ -430,11 +449,7 @@ def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
     positive and the marginal likelihood finite."""
     from gpytorch.mlls import ExactMarginalLogLikelihood
 
-    rows = torch.arange(0, problem.candidates().shape[0], 5)[:12]
-    X, y, margin = observed(problem, rows)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        models = fit_prior_models(_ctx(X, y, margin, problem.bounds), problem.instance)
+    models = copy.deepcopy(fitted_12[3])
     for gp in (models.objective, models.constraint):
         kernel = gp.covar_module
         with torch.no_grad():
@@ -451,12 +466,10 @@ def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
 
 
 @pytest.mark.parametrize("n", [3, 12])
-def test_fit_runs_and_keeps_the_parameters_positive(problem: PCO64, n: int) -> None:
-    rows = torch.arange(0, problem.candidates().shape[0], 5)[:n]
-    X, y, margin = observed(problem, rows)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        models = fit_prior_models(_ctx(X, y, margin, problem.bounds), problem.instance)
+def test_fit_runs_and_keeps_the_parameters_positive(
+    problem: PCO64, fitted_12: tuple, n: int
+) -> None:
+    X, y, _, models = fitted_12 if n == 12 else _fitted(problem, n)
     for gp in (models.objective, models.constraint):
         assert gp is not None
         assert isinstance(gp.mean_module, PhysicalMean)

@@ -8,9 +8,7 @@ the 643 rows is the script's own run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -32,29 +30,12 @@ regenerate_all = load_script("report_results").regenerate_all
 REPO = Path(__file__).resolve().parent.parent
 #: The committed folder: its files' columns are what the script writes.
 COMMITTED = REPO / "docs" / "results" / "standin3"
-#: The script's sibling modules it imports (``benchmarks/`` on ``sys.path``).
-SIBLINGS = ("_standin_models", "_standin_readings")
 
 
 @pytest.fixture(scope="module")
 def standin_fit() -> ModuleType:
     """benchmarks/standin_fit.py as a module."""
-    spec = importlib.util.spec_from_file_location(
-        "standin_fit", REPO / "benchmarks" / "standin_fit.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(REPO / "benchmarks"))
-        # Registered while it runs: its dataclasses look their module up.
-        sys.modules[spec.name] = module
-        try:
-            spec.loader.exec_module(module)
-        finally:
-            for name in (spec.name, *SIBLINGS):
-                sys.modules.pop(name, None)
-    return module
+    return load_script("standin_fit")
 
 
 class Nearest:
@@ -79,28 +60,40 @@ def _columns(path: Path) -> list[str]:
     return list(pd.read_csv(path, nrows=0).columns)
 
 
+#: The traces' reading fully fitted: a least-squares fit per fold (seconds).
+FULL_FIT = "3.0 fit, traces reading"
+
+
+@pytest.mark.parametrize(
+    ("full_fit", "readings"),
+    [(False, 1), pytest.param(True, 2, marks=pytest.mark.slow)],
+    ids=["cheap models", "full fit"],
+)
 def test_a_standin_fit_folder_is_rewritten_from_its_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin_fit: ModuleType
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    standin_fit: ModuleType,
+    full_fit: bool,
+    readings: int,
 ) -> None:
     """The held-out study (a 2.1 table as shipped, the traces' reading fully
-    fitted and a cheap model on every eighth visited row, three folds) and
-    two readings of the scan into one folder: the records and the marker
-    hold what the files are computed from, the files have the committed
-    columns and the figures of a direct scoring, and ``regenerate`` gives
-    them back byte for byte."""
+    fitted where ``full_fit``, and a cheap model on every eighth visited row,
+    three folds) and ``readings`` readings of the scan into one folder: the
+    records and the marker hold what the files are computed from, the files
+    have the committed columns and the figures of a direct scoring, and
+    ``regenerate`` gives them back byte for byte."""
     script = standin_fit
     inst = get_instance("pco64")
     rows = visited_rows(inst).iloc[::8]
     every = script.models(inst.name)
     shipped = next(name for name in every if "as shipped" in name)
-    predictors = {
-        shipped: every[shipped],
-        "3.0 fit, traces reading": every["3.0 fit, traces reading"],
-        "nearest": Nearest(inst),
-    }
+    predictors = {shipped: every[shipped]}
+    if full_fit:
+        predictors[FULL_FIT] = every[FULL_FIT]
+    predictors["nearest"] = Nearest(inst)
     folder = tmp_path / "standin3"
     script.run(folder, inst.name, 3, 0, predictors, rows)
-    scan = script.SCAN[:2]
+    scan = script.SCAN[:readings]
     script.scan_readings(folder, inst.name, scan)
 
     marker = json.loads((folder / REPORT_MARKER).read_text())

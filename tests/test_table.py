@@ -89,6 +89,11 @@ def test_list_columns_are_parsed_into_floats(frame: pd.DataFrame) -> None:
     for cell in table.frame["all_time_steps"]:
         assert isinstance(cell, tuple)
         assert all(isinstance(v, float) for v in cell)
+    # Each row's steps as its string said, row for row.
+    inputs = list(PCO64_INSTANCE.input_columns)
+    written = frame.set_index(inputs)["all_time_steps"]
+    for key, cell in table.frame.set_index(inputs)["all_time_steps"].items():
+        assert list(cell) == json.loads(written[key])
     feasible = table.frame[table.frame["ran_successfully"]]
     assert all(len(c) == 3 for c in feasible["all_time_steps"])
 
@@ -152,9 +157,15 @@ def test_decode_inputs_gives_raw_units() -> None:
 
 def test_any_row_count_is_accepted() -> None:
     one = load_table(frame_from([(1, 0, 0, 0, 0, 6, 0, 0)], [0.2]))
-    assert len(one) == 1
-    big = load_table(small_frame(seed=3, n=200))
-    assert len(big) == 200
+    assert one.frame["throughput_mean"].tolist() == [0.2]
+    raw = small_frame(seed=3, n=200)
+    big = load_table(raw)
+    # Every row kept, each with its own throughput (rows are reordered).
+    inputs = list(PCO64_INSTANCE.input_columns)
+    kept = big.frame.set_index(inputs)["throughput_mean"]
+    given = raw.set_index(inputs)["throughput_mean"]
+    assert len(kept) == 200
+    pd.testing.assert_series_equal(kept.sort_index(), given.sort_index())
 
 
 def test_extra_columns_are_dropped(frame: pd.DataFrame) -> None:
