@@ -190,3 +190,15 @@ def test_custom_method(tmp_path: Path) -> None:
     # After the shared initial design the oracle method never picks a crash.
     assert mine["feasible"].iloc[4:].all()
     assert len(mine) == 6
+
+
+@pytest.mark.slow
+def test_mixed_optimizers(tmp_path: Path) -> None:
+    out = _run("mixed_optimizers.py", "--budget", "10", "--n-init", "8", cwd=tmp_path)
+    proposals = re.findall(
+        r"\(configuration: (True|False), repeat: (True|False)\)", out
+    )
+    assert len(proposals) == 2 * 2  # two loops, two proposals each
+    assert all(row == "True" for row, _ in proposals)  # the grid's own terms
+    assert all(repeat == "False" for _, repeat in proposals)  # exclude=X_tried
+    assert re.search(r"snaps: \d+ points evaluated: 0 snapped", out)

@@ -157,7 +157,7 @@ def test_the_package_leaves_a_script_s_files_to_the_checkout(
     named = f"table of {folder / 'inner'}: {meta['problem']}, {meta['table']['source']}"
     assert named in got.output
     assert f"({meta['table']['rows']} rows, " in got.output
-    assert "benchmarks/report_results.py" in got.output
+    assert "report_results.py DIR rewrites them" in got.output
     only = tmp_path / "only"
     only.mkdir()
     (only / REPORT_MARKER).write_text(json.dumps({"script": "trace_check"}))

@@ -26,7 +26,11 @@ import pandas as pd
 
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.protocol.analysis import ProtocolResult, run_protocol
-from bolt_pco64.bench.protocol.render import PROTOCOL_FILES, write_protocol
+from bolt_pco64.bench.protocol.render import (
+    PROTOCOL_FILES,
+    protocol_markdown,
+    write_protocol,
+)
 from bolt_pco64.bench.report.context import ReportContext
 from bolt_pco64.bench.report.cost.page import write_cost_report
 from bolt_pco64.bench.report.facts import standin_caveats
@@ -42,8 +46,8 @@ from bolt_pco64.bench.stats import complete_runs
 __all__ = [
     "REPORT_SECTIONS",
     "ReportContext",
+    "protocol_lead",
     "protocol_result",
-    "write_protocol_section",
     "write_report",
     "write_summary",
 ]
@@ -57,21 +61,27 @@ REPORT_SECTIONS: list[ReportSection] = [write_cost_report]
 
 
 def write_report(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
-    """Write the protocol's files, the summary page that leads with the
-    protocol's section, then each of :data:`REPORT_SECTIONS`.
+    """Write the summary page, which leads with the protocol's section, each of
+    :data:`REPORT_SECTIONS`, then the protocol's own files.
 
     Returns:
         The summary frame and ``summary.md``'s text.
     """
-    summary, md = write_summary(ctx, lead=write_protocol_section(ctx))
+    result = protocol_result(ctx)
+    summary, md = write_summary(ctx, lead=protocol_lead(ctx, result))
     for section in REPORT_SECTIONS:
         section(ctx)
+    if result is not None:
+        write_protocol(ctx.out, result)
     return summary, md
 
 
-def protocol_result(ctx: ReportContext) -> ProtocolResult:
+def protocol_result(ctx: ReportContext) -> ProtocolResult | None:
     """The protocol (:func:`~bolt_pco64.bench.protocol.analysis.run_protocol`) on
-    the complete runs of ``ctx``'s methods that have any."""
+    the complete runs of ``ctx``'s methods that have any; ``None`` where the
+    runs end inside the initial design (nothing to compare)."""
+    if ctx.budget <= ctx.config.n_init:
+        return None
     records = complete_runs(ctx.records, ctx.failed)
     ran = set(records["method"])
     return run_protocol(
@@ -85,22 +95,18 @@ def protocol_result(ctx: ReportContext) -> ProtocolResult:
     )
 
 
-def write_protocol_section(ctx: ReportContext) -> str:
-    """Write the protocol's files (:data:`~bolt_pco64.bench.protocol.render.PROTOCOL_FILES`)
-    into ``ctx.out``.
-
-    Returns:
-        What ``summary.md`` leads with: the section's power statement and
-        grouped ranking (the whole section, every pair on every endpoint, is
-        ``protocol.md``).
+def protocol_lead(ctx: ReportContext, result: ProtocolResult | None) -> str:
+    """What ``summary.md`` leads with: the protocol's power statement and
+    grouped ranking (the whole section, every pair on every endpoint, is
+    ``protocol.md``, :data:`~bolt_pco64.bench.protocol.render.PROTOCOL_FILES`).
     """
-    if ctx.budget <= ctx.config.n_init:
+    if result is None:
         return (
             "## Which methods differ (the protocol)\n\n"
             f"Nothing to compare: the runs reported end at {ctx.budget} "
             f"evaluations, within the initial design of {ctx.config.n_init}.\n"
         )
-    md = write_protocol(ctx.out, protocol_result(ctx))
+    md = protocol_markdown(result, PROTOCOL_FILES["figure"])
     head, *sections = md.split("\n### ")
     kept = [s for s in sections if s.startswith("Grouped ranking")]
     link = (
@@ -143,7 +149,7 @@ def _caveats(ctx: ReportContext) -> list[str]:
 def write_summary(ctx: ReportContext, lead: str = "") -> tuple[pd.DataFrame, str]:
     """Write ``summary.csv``, ``summary.md``, ``comparisons.csv`` and ``regret.png``.
 
-    ``lead`` (the protocol's section, :func:`write_protocol_section`) stands
+    ``lead`` (the protocol's section, :func:`protocol_lead`) stands
     between ``summary.md``'s header and its tables.
 
     Without complete runs of ``ctx.reference`` ``summary.md`` says so and
