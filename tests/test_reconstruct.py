@@ -537,7 +537,7 @@ def test_shipped_reconstruction_is_registered(name: str, tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(INSTANCES))
+@pytest.mark.parametrize("name", ["pco32"])  # all three: benchmarks/rebuild_check.py
 def test_shipped_reconstruction_regenerates_bit_for_bit(
     name: str, tmp_path: Path
 ) -> None:

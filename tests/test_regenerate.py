@@ -191,6 +191,10 @@ def _texts(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings(
+    "ignore::bolt_pco64.tables.table.ReconstructedTableWarning",
+    "ignore::bolt_pco64.tables.table.SimulatedTableWarning",
+)  # the family's and the variants' default tables, served on purpose
 @pytest.mark.parametrize(
     ("option", "combined"),
     [(["--problem", "all"], "summary.md"), (["--standin", "all"], "robustness.md")],
