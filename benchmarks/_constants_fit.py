@@ -7,7 +7,7 @@ The calibration (:mod:`bolt_pco64.tables.simulate.calibrate`) meets a card's few
 published figures. Where rows of the measured table are known -- the
 published optimisation traces give, for every configuration they visited,
 its exact feasibility, its exact peak memory if it ran and its (observed)
-throughput (:func:`bolt_pco64.traces.visited_rows`) -- the model's
+throughput (:func:`bolt_pco64.tables.traces.visited_rows`) -- the model's
 *constants* can be fitted to them. Nothing here copies a value into a table:
 the fit returns constants (:class:`FittedConstants`), the generator writes
 every row from the model as before, and the calibration still meets the
@@ -413,7 +413,7 @@ def fit_variant(
         variant: The reading (its constants are the starting point).
         rows: Measured rows with the card's raw input and context columns,
             ``ran_successfully``, ``peak_mem`` (GB) and ``throughput_mean``
-            (:func:`bolt_pco64.traces.visited_rows` gives such rows).
+            (:func:`bolt_pco64.tables.traces.visited_rows` gives such rows).
         efficiency: Starting compute efficiency of the step-time fit.
         memory: Fit the memory constants, overhead and capacity (else they
             stay the variant's, overhead and capacity are NaN, and the

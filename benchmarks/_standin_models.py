@@ -20,7 +20,7 @@ from bolt_pco64.instances import Instance, get_instance
 from bolt_pco64.tables.simulate.calibrate import StandinModel, build_model
 from bolt_pco64.tables.simulate.variants import READINGS, Variant
 from bolt_pco64.tables.standins import STANDIN_VARIANTS
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.traces import visited_rows
 
 #: Efficiency the step-time fit starts from (stand-in 2.1's fitted value).
 START_EFFICIENCY = 0.59

@@ -23,7 +23,7 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.instances import get_instance
 from bolt_pco64.tables.simulate.grid import candidate_configurations
 from bolt_pco64.tables.simulate.spec import Microbatching, Zero0
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.traces import visited_rows
 
 #: The records of the scan.
 READING_RECORDS = "readings_rows.parquet"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bolt_pco64.instances import INSTANCES
-from bolt_pco64.reconstruct.build import write_reconstructed_table
+from bolt_pco64.tables.reconstruct.build import write_reconstructed_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

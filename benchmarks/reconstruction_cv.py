@@ -3,16 +3,16 @@
 What it does (issue 27, point 1), per instance (default all three):
 
 1. reads the visited rows of the shipped traces
-   (:func:`bolt_pco64.traces.visited_rows`);
+   (:func:`bolt_pco64.tables.traces.visited_rows`);
 2. 5-fold cross-validation (rows shuffled with seed 0) of two imputations,
    each fitted to four folds and predicting the fifth
-   (:func:`bolt_pco64.reconstruct.impute.cross_validate`):
+   (:func:`bolt_pco64.tables.reconstruct.impute.cross_validate`):
 
    - ``baseline``: the issue's bar, a plain ``SingleTaskGP`` on the encoded
      inputs (normalised to the bounds, outcome standardised): one on the
      ``±1`` feasibility labels (runs where the mean is > 0), one on the
      throughput of the rows that ran;
-   - ``reconstruction``: :class:`bolt_pco64.reconstruct.impute.Imputer`, the
+   - ``reconstruction``: :class:`bolt_pco64.tables.reconstruct.impute.Imputer`, the
      models the shipped tables are imputed with;
 
 3. after each model, writes into ``--results`` the per-row records
@@ -29,7 +29,7 @@ What it does (issue 27, point 1), per instance (default all three):
    feasibility accuracy, throughput Spearman and median relative error on
    held-out rows that ran, the median absolute peak-memory error and the
    coverage of the ±1.96 standard-error interval
-   (:func:`~bolt_pco64.reconstruct.impute.score_predictions` of the
+   (:func:`~bolt_pco64.tables.reconstruct.impute.score_predictions` of the
    records). A stopped run keeps the models it finished.
 
 Records of instances not named by ``--instances`` are kept from the folder's
@@ -66,9 +66,10 @@ import torch
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
-from bolt_pco64.reconstruct.build import replay_traces as replay_files
-from bolt_pco64.reconstruct.build import replayed_rows
-from bolt_pco64.reconstruct.impute import (
+from bolt_pco64.tables import locations
+from bolt_pco64.tables.reconstruct.build import replay_traces as replay_files
+from bolt_pco64.tables.reconstruct.build import replayed_rows
+from bolt_pco64.tables.reconstruct.impute import (
     PREDICTION_COLUMNS,
     TRUTH_COLUMNS,
     CrossValidation,
@@ -82,9 +83,8 @@ from bolt_pco64.reconstruct.impute import (
     encoded,
     score_predictions,
 )
-from bolt_pco64.reconstruct.replay import crash_share
-from bolt_pco64.tables import locations
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.reconstruct.replay import crash_share
+from bolt_pco64.tables.traces import visited_rows
 
 #: The marker of this script's folder (``benchmarks/report_results.py DIR``).
 REPORT_MARKER = "report.json"
@@ -163,7 +163,7 @@ def reconstruction(instance_name: str) -> Fitter:
 
 def fitted_rows(instance: str) -> pd.DataFrame:
     """The visited rows the reconstruction fits: the shipped traces' rows with
-    the harness's noise replayed (:func:`~bolt_pco64.reconstruct.build.replayed_rows`)."""
+    the harness's noise replayed (:func:`~bolt_pco64.tables.reconstruct.build.replayed_rows`)."""
     inst = get_instance(instance)
     files = locations.trace_paths(inst)
     return replayed_rows(visited_rows(inst, files), inst, replay_files(inst, files))
@@ -174,7 +174,7 @@ def records(instance: str, rows: pd.DataFrame, cv: CrossValidation) -> pd.DataFr
 
     Args:
         instance: The instance's name.
-        rows: Its visited rows (:func:`~bolt_pco64.traces.visited_rows`).
+        rows: Its visited rows (:func:`~bolt_pco64.tables.traces.visited_rows`).
         cv: The model's cross-validation on ``rows``.
     """
     inst = get_instance(instance)
@@ -380,16 +380,16 @@ def crash_check(results: Path, instances: Sequence[str]) -> str:
     """Random search's crash share on each shipped reconstruction, beside the
     published one (issue 36, point 3), and each row's grid rule; writes
     :data:`CRASH_FILES` (the last: per instance and row, the knob columns, the
-    :data:`~bolt_pco64.reconstruct.grid.GRID_REASONS` key that put it in the
+    :data:`~bolt_pco64.tables.reconstruct.grid.GRID_REASONS` key that put it in the
     grid, its ``source`` and whether it runs).
 
-    The harness's draws are replayed (:func:`~bolt_pco64.reconstruct.replay.crash_share`):
+    The harness's draws are replayed (:func:`~bolt_pco64.tables.reconstruct.replay.crash_share`):
     with the published seeds (the same rows as the published trace), and for
     :data:`CRASH_REPLICATES` fresh 10-trial runs, whose 2.5-97.5 % quantiles
     are the interval the published share is compared with.
     """
     from bolt_pco64.tables.table import load_table
-    from bolt_pco64.traces import read_trace
+    from bolt_pco64.tables.traces import read_trace
 
     recs, summary, grids = [], [], []
     for name in instances:

@@ -1,7 +1,7 @@
 """The stand-in against the published traces, before and after fitting its constants.
 
 What it does (issue 27, point 3), on pco64's visited rows
-(:func:`bolt_pco64.traces.visited_rows`: 643 configurations, exact
+(:func:`bolt_pco64.tables.traces.visited_rows`: 643 configurations, exact
 feasibility, exact peak memory where the run fitted, observed or exact
 throughput):
 
@@ -88,7 +88,7 @@ from scipy.stats import spearmanr
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.traces import visited_rows
 
 #: This script's name in its folder's marker.
 SCRIPT = "standin_fit"

@@ -7,7 +7,7 @@ What it does (issue 27, point 4), on one problem (default pco64):
    on the shipped reconstruction of the measured table, for ``--seeds``
    seeds;
 2. reads the published random-search trials made on the measured table
-   (:func:`bolt_pco64.traces.read_trace`): their ``simple_regret_all``
+   (:func:`bolt_pco64.tables.traces.read_trace`): their ``simple_regret_all``
    (lowest true regret among the configurations evaluated so far) and
    ``best_obs_regret_all`` (true regret of the best *observed* one), whose
    entry ``s`` covers evaluations ``0 .. 10 + s``; at 10 evaluations, before
@@ -37,7 +37,7 @@ Which trace entries were recorded. In ``trace_records.parquet`` the
 computed one (:func:`trace_records`), so ``regret`` alone does not tell a
 recorded entry from a filled one; ``inference_regret`` does: it is the
 trace's ``best_obs_regret_all`` entry, left NaN where there is none, and
-:func:`~bolt_pco64.traces.read_trace` accepts only finite
+:func:`~bolt_pco64.tables.traces.read_trace` accepts only finite
 ``best_obs_regret_all`` of the length of ``simple_regret_all``. So an
 evaluation's ``simple_regret_all`` entry was recorded exactly where its
 ``inference_regret`` is not NaN, and the report counts the agreement of the
@@ -70,7 +70,7 @@ from bolt_pco64.bench.regenerate import read_script_marker
 from bolt_pco64.instances import get_instance
 from bolt_pco64.tables import locations
 from bolt_pco64.tables.table import Table, load_table
-from bolt_pco64.traces import OOM_SLACK, read_trace
+from bolt_pco64.tables.traces import OOM_SLACK, read_trace
 
 CHECKPOINTS = (10, 30, 60, 110)
 #: The marker of this script's folder (``benchmarks/report_results.py DIR``).

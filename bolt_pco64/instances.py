@@ -411,7 +411,7 @@ class Instance:
         In canonical order (ascending lexicographic). pco64's is its card's
         780 rows ("the full candidate set"); the sweeps of pco32 and pco16
         hold fewer rows than their grids (``bolt_pco64.tables.simulate.grid``,
-        ``bolt_pco64.reconstruct.grid``). Computed on each call.
+        ``bolt_pco64.tables.reconstruct.grid``). Computed on each call.
         """
         ranges = [range(spec.low, spec.high + 1) for spec in self.inputs]
         return [x for x in itertools.product(*ranges) if self.rule_violation(x) is None]

@@ -17,7 +17,7 @@ import torch
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import METHODS, Method
 from bolt_pco64.instances import Instance
-from bolt_pco64.reconstruct.impute import Imputation, encoded
+from bolt_pco64.tables.reconstruct.impute import Imputation, encoded
 from tests._synth import make_table
 
 #: The marks of a test module that serves a default table on purpose: the
@@ -63,7 +63,7 @@ def observed(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
 
 
 class NearestRow:
-    """A cheap imputation fitter (:data:`~bolt_pco64.reconstruct.impute.Fitter`)
+    """A cheap imputation fitter (:data:`~bolt_pco64.tables.reconstruct.impute.Fitter`)
     for cross-validation tests: a configuration gets the feasibility of its
     nearest fitted row (encoded inputs, Euclidean), the throughput and peak
     memory of its nearest fitted row that ran, and a standard error of

@@ -26,8 +26,7 @@ BENCHMARKS = ROOT / "benchmarks"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_io", "_stack", "params"),
     ("instances", "instance_file"),
-    # traces.py and reconstruct/ join tables/ (issue 38); either place is this layer.
-    ("tables", "traces", "reconstruct"),
+    ("tables",),
     ("snap",),
     ("problem",),
     ("bo",),

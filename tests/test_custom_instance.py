@@ -31,8 +31,8 @@ from bolt_pco64.instances import (
     Instance,
     ModelShape,
 )
-from bolt_pco64.reconstruct.grid import full_grid
 from bolt_pco64.tables.estimators import THROUGHPUT_UNITS, work_per_step
+from bolt_pco64.tables.reconstruct.grid import full_grid
 from bolt_pco64.tables.simulate.grid import grid_configurations
 from bolt_pco64.tables.standins import STANDIN_VARIANTS
 from tests._tables import frame_from

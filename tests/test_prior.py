@@ -162,9 +162,9 @@ def test_no_prior_module_names_the_generator_traces_reconstruction_or_data() -> 
 def test_the_ast_check_catches_what_it_forbids() -> None:
     """The checks above would fail on a module that broke the rule."""
     bad = ast.parse(
-        "import bolt_pco64.traces\n"
+        "import bolt_pco64.tables.traces\n"
         "import importlib.resources\n"
-        "from bolt_pco64.reconstruct import landscape\n"
+        "from bolt_pco64.tables.reconstruct import landscape\n"
         "import pandas as pd\n"
         "pd.read_parquet('data/pco64_simulated.parquet')\n"
         "open('x')\n"
@@ -172,8 +172,8 @@ def test_the_ast_check_catches_what_it_forbids() -> None:
     )
     nodes = list(ast.walk(bad))
     named = [n for node in nodes for n in _named(node)]
-    assert "bolt_pco64.traces" in named
-    assert "bolt_pco64.reconstruct" in named
+    assert "bolt_pco64.tables.traces" in named
+    assert "bolt_pco64.tables.reconstruct" in named
     assert "importlib.resources" in named
     calls = {_called(node) for node in nodes} & _FORBIDDEN_CALLS
     assert calls == {"read_parquet", "open", "torch.load"}

@@ -1,4 +1,4 @@
-"""The reconstruction from published traces (bolt_pco64.reconstruct, design §7)."""
+"""The reconstruction from published traces (bolt_pco64.tables.reconstruct, design §7)."""
 
 from __future__ import annotations
 
@@ -19,38 +19,38 @@ from click.testing import CliRunner
 from bolt_pco64.cli import main
 from bolt_pco64.instances import INSTANCES, PCO32_INSTANCE, PCO64_INSTANCE
 from bolt_pco64.problem import PCO16, PCO32, PCO64
-from bolt_pco64.reconstruct.build import (
+from bolt_pco64.tables import locations as locations_module
+from bolt_pco64.tables import table as table_module
+from bolt_pco64.tables.reconstruct.build import (
     feasible_choice,
     make_reconstruction,
     replay_traces,
     write_reconstructed_table,
 )
-from bolt_pco64.reconstruct.evidence import neighbour_evidence
-from bolt_pco64.reconstruct.grid import full_grid, reconstruction_grid
-from bolt_pco64.reconstruct.impute import (
+from bolt_pco64.tables.reconstruct.evidence import neighbour_evidence
+from bolt_pco64.tables.reconstruct.grid import full_grid, reconstruction_grid
+from bolt_pco64.tables.reconstruct.impute import (
     PREDICTION_COLUMNS,
     CrossValidation,
     cross_validate,
     interval_scale,
     score_predictions,
 )
-from bolt_pco64.reconstruct.registry import reconstruction_registry
-from bolt_pco64.reconstruct.replay import (
+from bolt_pco64.tables.reconstruct.registry import reconstruction_registry
+from bolt_pco64.tables.reconstruct.replay import (
     TOLERANCE,
     crash_share,
     harness_indices,
     harness_trial,
     replay,
 )
-from bolt_pco64.tables import locations as locations_module
-from bolt_pco64.tables import table as table_module
 from bolt_pco64.tables.table import (
     ReconstructedTableWarning,
     SimulatedTableWarning,
     TableError,
     load_table,
 )
-from bolt_pco64.traces import OOM_SLACK, TraceError, read_trace, visited_rows
+from bolt_pco64.tables.traces import OOM_SLACK, TraceError, read_trace, visited_rows
 from tests._fixtures import NearestRow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -263,6 +263,7 @@ def test_cv_scores_refuse_predictions_that_do_not_fit_the_rows(
 # -- a reconstruction from a tiny trace -------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.ReconstructedTableWarning")
 def test_tiny_reconstruction_keeps_the_traces_values(tiny) -> None:
     _, frame = tiny
     assert len(frame) == 780
@@ -679,7 +680,7 @@ def test_cli_problem_all_rebuilds_every_shipped_reconstruction(
 ) -> None:
     calls = []
     monkeypatch.setattr(
-        "bolt_pco64.reconstruct.build.rebuild_shipped",
+        "bolt_pco64.tables.reconstruct.build.rebuild_shipped",
         lambda out: calls.append(out) or [tmp_path / "x.parquet"],
     )
     res = CliRunner().invoke(

@@ -25,8 +25,8 @@ from bolt_pco64.bench.regenerate import (
 from bolt_pco64.bench.report.cost.page import COST_REPORT_FILES
 from bolt_pco64.cli import main
 from bolt_pco64.instances import get_instance
-from bolt_pco64.reconstruct.impute import cross_validate
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.reconstruct.impute import cross_validate
+from bolt_pco64.tables.traces import visited_rows
 from tests import _fixtures
 from tests._fixtures import NearestRow
 from tests._scripts import load_script

@@ -16,8 +16,8 @@ from bolt_pco64.bench.report.cost import COST_AXES
 from bolt_pco64.bo.early_stop import EARLY_STOP_POLICIES
 from bolt_pco64.bo.prior.base import PRIORS
 from bolt_pco64.instances import ABSENT_KNOBS, KNOBS
-from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.tables.estimators import THROUGHPUT_UNITS
+from bolt_pco64.tables.reconstruct.registry import reconstruction_registry
 from bolt_pco64.tables.standins import STANDIN_VARIANTS, standin_registry
 from tests import _fixtures
 

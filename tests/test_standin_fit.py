@@ -18,9 +18,9 @@ import pytest
 
 from bolt_pco64.bench.regenerate import REPORT_MARKER
 from bolt_pco64.instances import Instance, get_instance
-from bolt_pco64.reconstruct.impute import encoded
+from bolt_pco64.tables.reconstruct.impute import encoded
 from bolt_pco64.tables.simulate.grid import candidate_configurations
-from bolt_pco64.traces import visited_rows
+from bolt_pco64.tables.traces import visited_rows
 from tests._fixtures import NearestRow
 from tests._scripts import load_script
 

@@ -1,4 +1,4 @@
-"""The trace reader: parsing, validation and the visited rows (bolt_pco64.traces)."""
+"""The trace reader: parsing, validation and the visited rows (bolt_pco64.tables.traces)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from bolt_pco64.instances import INSTANCES, PCO16_INSTANCE, PCO64_INSTANCE
 from bolt_pco64.tables import locations
-from bolt_pco64.traces import OOM_SLACK, TraceError, read_trace, visited_rows
+from bolt_pco64.tables.traces import OOM_SLACK, TraceError, read_trace, visited_rows
 
 # Three pco64 configurations (encoded, X order) that keep every hard rule.
 A = [4, 2, 0, 0, 2, 6, 1, 0]  # the card's best

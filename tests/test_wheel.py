@@ -81,7 +81,7 @@ def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
         assert f"bolt_pco64/data/{name}_simulated.parquet" in names
     assert "bolt_pco64/tables/standin_fingerprints.json" in names
     # the published traces with their licence notice, and the reconstructions
-    assert "bolt_pco64/reconstruction_fingerprints.json" in names
+    assert "bolt_pco64/tables/reconstruction_fingerprints.json" in names
     assert "bolt_pco64/data/traces/LICENSE" in names
     assert "bolt_pco64/data/traces/README.md" in names
     for inst in INSTANCES.values():

@@ -210,7 +210,7 @@ def generate(
     if problem == "all":
         if traces != ("shipped",):
             raise CLIError("--problem all: expected --from-traces shipped alone")
-        from bolt_pco64.reconstruct.build import rebuild_shipped
+        from bolt_pco64.tables.reconstruct.build import rebuild_shipped
 
         for path in rebuild_shipped(out):
             click.echo(str(path))
@@ -260,8 +260,8 @@ def _trace_files(problem: str, traces: tuple[str, ...]) -> list[Path]:
 
 
 def _generate_from_traces(problem: str, out: Path, traces: tuple[str, ...]) -> None:
-    from bolt_pco64.reconstruct.build import write_reconstructed_table
-    from bolt_pco64.traces import TraceError
+    from bolt_pco64.tables.reconstruct.build import write_reconstructed_table
+    from bolt_pco64.tables.traces import TraceError
 
     files = _trace_files(problem, traces)
     try:

@@ -37,7 +37,7 @@ the warning).
 ``source`` column (:data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`, kept
 in :attr:`Table.frame` and validated), if its parquet metadata says
 ``source=reconstructed``, or if its fingerprint is registered
-(:mod:`bolt_pco64.reconstruct.registry`); ``str(table.source)`` then carries
+(:mod:`bolt_pco64.tables.reconstruct.registry`); ``str(table.source)`` then carries
 "reconstructed from published traces of the measured table; N exact, M
 observed, K imputed", and :class:`ReconstructedTableWarning` is issued.
 """
@@ -60,8 +60,8 @@ from torch import Tensor
 
 from bolt_pco64 import instances
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
-from bolt_pco64.reconstruct.registry import reconstruction_registry
 from bolt_pco64.tables import locations
+from bolt_pco64.tables.reconstruct.registry import reconstruction_registry
 from bolt_pco64.tables.standins import (
     STANDIN_PREFIX,
     content_fingerprint,

@@ -25,7 +25,7 @@ bounds (it removes pco32's 8 stages with 2 chunks, 40 layers).
 pco32 and pco16 are not full grids under these rules: their grids hold 432
 and 960 configurations, their published sweeps 379 and 919. Which
 configurations the measured sweeps hold is what the reconstruction infers from
-each instance's published traces (:mod:`bolt_pco64.reconstruct.grid`: every
+each instance's published traces (:mod:`bolt_pco64.tables.reconstruct.grid`: every
 configuration a trace evaluated, then the rows the replayed row indices pin).
 A stand-in that left out other configurations than the measured table would
 refuse configurations the published traces evaluate, so the stand-in's rows

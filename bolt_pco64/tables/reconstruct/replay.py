@@ -17,7 +17,7 @@ so they can be replayed exactly:
   bolt-bench's candidates are the table's rows in its file order; on every
   published trace that order is the canonical one (ascending encoded inputs),
   so the rows no trace visited lie, in order, between visited ones
-  (:mod:`bolt_pco64.reconstruct.grid` uses it);
+  (:mod:`bolt_pco64.tables.reconstruct.grid` uses it);
 - **the observation noise.** A trial calls ``torch.manual_seed(seed)``, and
   each evaluation adds ``noise_std * torch.randn_like(f)`` to the table value
   (BoTorch's ``BaseTestProblem.forward``): one ``initial x 1`` draw for the
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from bolt_pco64.traces import OOM_SLACK, TraceFile
+from bolt_pco64.tables.traces import OOM_SLACK, TraceFile
 
 __all__ = [
     "TOLERANCE",

@@ -4,10 +4,10 @@ A table is a reconstruction if it has a valid per-row ``source`` column
 (:data:`bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`), if its parquet
 metadata says ``source=reconstructed``, or if its
 :func:`~bolt_pco64.tables.standins.content_fingerprint` is registered in the package
-data file ``bolt_pco64/reconstruction_fingerprints.json`` (kept apart from the
+data file ``bolt_pco64/tables/reconstruction_fingerprints.json`` (kept apart from the
 stand-ins' registry) -- so a CSV export with only the card's columns is still
 recognised. After regenerating the shipped reconstructions, rewrite the file
-with :func:`bolt_pco64.reconstruct.build.register_reconstructions` (it also
+with :func:`bolt_pco64.tables.reconstruct.build.register_reconstructions` (it also
 forgets this process's cached copy). Light: no model code is imported.
 """
 

@@ -3,7 +3,7 @@
 bolt-bench reports, at a configuration that ran out of memory, the mean
 throughput of the feasible rows at the least Euclidean distance from it (in
 the encoded inputs; ties within ``1e-9``). With the harness's noise replayed
-(:mod:`bolt_pco64.reconstruct.replay`), that mean is known exactly for every
+(:mod:`bolt_pco64.tables.reconstruct.replay`), that mean is known exactly for every
 visited out-of-memory configuration, and it constrains its unvisited
 neighbours. :func:`neighbour_evidence` walks each such configuration's
 distance levels outward, up to the first level holding a row that ran or

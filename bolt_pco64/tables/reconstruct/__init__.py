@@ -1,14 +1,14 @@
 """Tables reconstructed from the published traces of the measured tables (design §7).
 
-Small modules, one idea each: :mod:`~bolt_pco64.reconstruct.replay` (the
+Small modules, one idea each: :mod:`~bolt_pco64.tables.reconstruct.replay` (the
 published harness replayed: the row indices random search drew, the noise it
-added), :mod:`~bolt_pco64.reconstruct.grid` (which configurations are rows),
-:mod:`~bolt_pco64.reconstruct.evidence` (what out-of-memory neighbour means
-settle), :mod:`~bolt_pco64.reconstruct.impute` (the models of the rows no
+added), :mod:`~bolt_pco64.tables.reconstruct.grid` (which configurations are rows),
+:mod:`~bolt_pco64.tables.reconstruct.evidence` (what out-of-memory neighbour means
+settle), :mod:`~bolt_pco64.tables.reconstruct.impute` (the models of the rows no
 trace visited, their calibration and cross-validation),
-:mod:`~bolt_pco64.reconstruct.timing` (the columns no trace gives),
-:mod:`~bolt_pco64.reconstruct.build` (assembling and writing a table) and
-:mod:`~bolt_pco64.reconstruct.registry` (recognising a reconstruction by its
+:mod:`~bolt_pco64.tables.reconstruct.timing` (the columns no trace gives),
+:mod:`~bolt_pco64.tables.reconstruct.build` (assembling and writing a table) and
+:mod:`~bolt_pco64.tables.reconstruct.registry` (recognising a reconstruction by its
 content). Names load lazily: importing the package imports no model code.
 """
 

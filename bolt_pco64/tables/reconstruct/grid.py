@@ -9,7 +9,7 @@ from each instance's own traces, by :func:`reconstruction_grid`:
 
 1. **Row indices.** The published random search drew row *indices* of the
    measured table, in its canonical order; replaying the harness
-   (:func:`bolt_pco64.reconstruct.replay.replay`) names the index of every
+   (:func:`bolt_pco64.tables.reconstruct.replay.replay`) names the index of every
    configuration it drew. The rows between two visited indices ``a < b`` are
    ``b - a - 1`` configurations lying, in canonical order, strictly between
    the two visited ones. Where the grid holds exactly that many there, they
@@ -235,10 +235,10 @@ def reconstruction_grid(
         instance: The instance (its ``published.rows`` is the target count).
         visited: ``V x d`` encoded configurations the traces visited.
         indices: Row index -> encoded configuration, from replayed
-            random-search traces (:attr:`bolt_pco64.reconstruct.replay.Replay.indices`);
+            random-search traces (:attr:`bolt_pco64.tables.reconstruct.replay.Replay.indices`);
             ``None`` or empty: none replayed.
         must: Configurations other evidence shows are rows (they ran:
-            :mod:`bolt_pco64.reconstruct.evidence`); rule 3 keeps them first.
+            :mod:`bolt_pco64.tables.reconstruct.evidence`); rule 3 keeps them first.
 
     Raises:
         ValueError: If a visited configuration is off the grid, the visited

@@ -1,13 +1,13 @@
 """Assembling and writing a reconstructed table (design §7).
 
 One row per configuration of the reconstruction's grid
-(:mod:`bolt_pco64.reconstruct.grid`), the card's 17 columns and the
+(:mod:`bolt_pco64.tables.reconstruct.grid`), the card's 17 columns and the
 per-row :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`:
 
 - visited rows: ``ran_successfully`` and ``peak_mem`` exact
   (``gpu_memory_gb * (1 - slack)``), ``throughput_mean`` exact
   (``source = "exact"``, standard error 0) where the harness's noise replays
-  (:mod:`bolt_pco64.reconstruct.replay`, :func:`replayed_rows`) or a trace
+  (:mod:`bolt_pco64.tables.reconstruct.replay`, :func:`replayed_rows`) or a trace
   gives the noise-free value, else the mean of ``k`` noisy observations
   (``"observed"``, ``noise_std / sqrt(k)``); a visited run that did not fit
   is ``"exact"``;
@@ -16,11 +16,11 @@ per-row :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`:
   (pco16's best was never visited: its row stays ``"imputed"`` for its
   peak memory, with the published throughput);
 - unvisited rows: imputed (``"imputed"``) by
-  :class:`~bolt_pco64.reconstruct.impute.Imputer` fitted to the visited rows
+  :class:`~bolt_pco64.tables.reconstruct.impute.Imputer` fitted to the visited rows
   only, with its calibrated standard error and feasibility probability,
-  rounded to :data:`~bolt_pco64.reconstruct.impute.DECIMALS`; the rows the
+  rounded to :data:`~bolt_pco64.tables.reconstruct.impute.DECIMALS`; the rows the
   out-of-memory neighbour means settle
-  (:mod:`bolt_pco64.reconstruct.evidence`) run or not as they say (probability
+  (:mod:`bolt_pco64.tables.reconstruct.evidence`) run or not as they say (probability
   1 / 0), with the solved throughput (standard error 0); of the others, the
   most probable run, as many as the published feasible count needs
   (:func:`feasible_choice`);
@@ -28,11 +28,11 @@ per-row :data:`~bolt_pco64.tables.validation.RECONSTRUCTION_COLUMNS`:
   ``peak_mem_normalised`` the stand-in's pad
   (:data:`bolt_pco64.tables.simulate.generate.OOM_PAD`); feasible ones
   ``peak_mem / gpu_memory_gb - 1``;
-- :data:`~bolt_pco64.reconstruct.timing.MODELLED_COLUMNS` modelled
-  (:mod:`bolt_pco64.reconstruct.timing`).
+- :data:`~bolt_pco64.tables.reconstruct.timing.MODELLED_COLUMNS` modelled
+  (:mod:`bolt_pco64.tables.reconstruct.timing`).
 
 A last column, ``grid_rule``, says why each configuration is a row
-(:data:`~bolt_pco64.reconstruct.grid.GRID_REASONS`). The parquet's key-value
+(:data:`~bolt_pco64.tables.reconstruct.grid.GRID_REASONS`). The parquet's key-value
 metadata says ``source=reconstructed``, the generator version, the counts,
 the grid rule's outcome, what replayed, what the neighbour means settled, the
 calibration, which columns are modelled and the SHA-256 of every trace read.
@@ -56,23 +56,23 @@ import pyarrow.parquet as pq
 from bolt_pco64 import instances
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
-from bolt_pco64.reconstruct.evidence import NeighbourEvidence, neighbour_evidence
-from bolt_pco64.reconstruct.grid import reconstruction_grid
-from bolt_pco64.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
-from bolt_pco64.reconstruct.replay import Replay, replay
-from bolt_pco64.reconstruct.timing import (
+from bolt_pco64.tables import locations
+from bolt_pco64.tables.reconstruct.evidence import NeighbourEvidence, neighbour_evidence
+from bolt_pco64.tables.reconstruct.grid import reconstruction_grid
+from bolt_pco64.tables.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
+from bolt_pco64.tables.reconstruct.replay import Replay, replay
+from bolt_pco64.tables.reconstruct.timing import (
     MODELLED_COLUMNS,
     TIMING_SEED,
     modelled_columns,
 )
-from bolt_pco64.tables import locations
 from bolt_pco64.tables.simulate.generate import OOM_PAD
+from bolt_pco64.tables.traces import read_trace, visited_rows
 from bolt_pco64.tables.validation import (
     RECONSTRUCTION_COLUMNS,
     ROW_SOURCES,
     reconstruction_label,
 )
-from bolt_pco64.traces import read_trace, visited_rows
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -125,10 +125,10 @@ def replay_traces(inst: Instance, files: Sequence[Path]) -> Replay:
 
 
 def replayed_rows(rows: pd.DataFrame, instance: Instance, rep: Replay) -> pd.DataFrame:
-    """``rows`` (:func:`~bolt_pco64.traces.visited_rows`) with the replayed values.
+    """``rows`` (:func:`~bolt_pco64.tables.traces.visited_rows`) with the replayed values.
 
     A visited row that ran and whose noise replayed
-    (:mod:`bolt_pco64.reconstruct.replay`) gets its de-noised throughput,
+    (:mod:`bolt_pco64.tables.reconstruct.replay`) gets its de-noised throughput,
     exact: ``source = "exact"``, standard error 0. A copy; other rows as they are.
     """
     out = rows.copy()
@@ -145,7 +145,7 @@ def replayed_rows(rows: pd.DataFrame, instance: Instance, rep: Replay) -> pd.Dat
 def _evidence(
     X: np.ndarray, rows: pd.DataFrame, inst: Instance, rep: Replay
 ) -> NeighbourEvidence:
-    """:func:`~bolt_pco64.reconstruct.evidence.neighbour_evidence` on the rows
+    """:func:`~bolt_pco64.tables.reconstruct.evidence.neighbour_evidence` on the rows
     ``X`` from the visited ``rows`` and the replayed values."""
     at = {tuple(x): i for i, x in enumerate(np.asarray(X).tolist())}
     ran: dict[int, bool] = {}
@@ -209,8 +209,8 @@ def make_reconstruction(
 
     Raises:
         FileNotFoundError: If a trace file does not exist.
-        bolt_pco64.traces.TraceError: If a trace is refused (see
-            :func:`bolt_pco64.traces.visited_rows`).
+        bolt_pco64.tables.traces.TraceError: If a trace is refused (see
+            :func:`bolt_pco64.tables.traces.visited_rows`).
         ValueError: If the visited rows do not fit the instance's grid.
     """
     inst = instances.get_instance(instance)
@@ -331,7 +331,7 @@ def make_reconstruction(
     }
     meta = {
         "source": "reconstructed",
-        "generator": "bolt_pco64.reconstruct",
+        "generator": "bolt_pco64.tables.reconstruct",
         "generator_version": GENERATOR_VERSION,
         "instance": inst.name,
         "description": reconstruction_label(
@@ -391,12 +391,15 @@ def register_reconstructions(paths: Sequence[str | os.PathLike[str]]) -> Path:
     For the package's maintainers, after regenerating the shipped tables: each
     table's :func:`~bolt_pco64.tables.standins.content_fingerprint` is recorded with
     its instance, generator version, file name and counts
-    (:mod:`bolt_pco64.reconstruct.registry`), so that any form of it (a CSV
+    (:mod:`bolt_pco64.tables.reconstruct.registry`), so that any form of it (a CSV
     export of the card's columns alone included) is recognised. Written
     atomically; returns the registry's path.
     """
     # Imported here: table sits above this module's other imports.
-    from bolt_pco64.reconstruct.registry import reconstruction_registry, registry_path
+    from bolt_pco64.tables.reconstruct.registry import (
+        reconstruction_registry,
+        registry_path,
+    )
     from bolt_pco64.tables.table import load_table
 
     entries: dict[str, dict[str, str]] = {}

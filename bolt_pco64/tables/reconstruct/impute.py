@@ -209,7 +209,7 @@ class Imputer:
         instance: The instance (its bounds normalise the inputs).
 
     Call :meth:`fit` with the visited rows
-    (:func:`bolt_pco64.traces.visited_rows`, or a subset), then
+    (:func:`bolt_pco64.tables.traces.visited_rows`, or a subset), then
     :meth:`predict`.
     """
 
