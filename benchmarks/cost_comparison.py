@@ -1,6 +1,6 @@
 """The cost comparison: every method on a GPU-hour budget, with 1 and 4 workers.
 
-What it does (issue 17's comparison), on one problem (default pco64):
+What it does, on one problem (default pco64):
 
 1. the budget: the median GPU-hours random search needs to get within 2 % of
    the optimum (:func:`~bolt_pco64.bench.report.cost.target.random_search_costs`,

@@ -1,6 +1,6 @@
 """Early termination on the clock: the same methods and seeds with --early-stop none, posterior, percentile.
 
-What it does (issue 18's results, with issue 28's metrics), on one problem
+What it does (the early-termination results, with their metrics), on one problem
 (default pco64), into one result folder ``OUT``:
 
 1. ``ComparisonSpec(methods, seeds, budget_hours=H, early_stop=S)`` run for

@@ -1,6 +1,6 @@
 """Cross-validated accuracy of the reconstruction's imputation, beside the bar.
 
-What it does (issue 27, point 1), per instance (default all three):
+What it does, per instance (default all three):
 
 1. reads the visited rows of the shipped traces
    (:func:`bolt_pco64.tables.traces.visited_rows`);
@@ -378,7 +378,7 @@ CRASH_FILES = ("crash_rows.parquet", "crash.csv", "crash.md", "grid_rows.csv")
 
 def crash_check(results: Path, instances: Sequence[str]) -> str:
     """Random search's crash share on each shipped reconstruction, beside the
-    published one (issue 36, point 3), and each row's grid rule; writes
+    published one, and each row's grid rule; writes
     :data:`CRASH_FILES` (the last: per instance and row, the knob columns, the
     :data:`~bolt_pco64.tables.reconstruct.grid.GRID_REASONS` key that put it in the
     grid, its ``source`` and whether it runs).

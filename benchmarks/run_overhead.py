@@ -1,4 +1,4 @@
-"""Side-by-side benchmark of a run's set-up before and after issue 30.7.
+"""Side-by-side benchmark of a run's set-up before and after the table's parts were built once.
 
 Before, every run (:class:`bolt_pco64.bench.loop.RunLoop`) built the table's
 time model and its partial runs (:class:`bolt_pco64.tables.partial_runs.PartialRuns`,
@@ -47,7 +47,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "data" / "pco64_simulated.parquet"
 TIMING = ("fit_seconds", "acq_seconds")
-#: The last commit before the table's parts were built once (issue 30.7).
+#: The last commit before the table's parts were built once.
 BEFORE = "5731138"
 
 

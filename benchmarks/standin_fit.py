@@ -1,6 +1,6 @@
 """The stand-in against the published traces, before and after fitting its constants.
 
-What it does (issue 27, point 3), on pco64's visited rows
+What it does, on pco64's visited rows
 (:func:`bolt_pco64.tables.traces.visited_rows`: 643 configurations, exact
 feasibility, exact peak memory where the run fitted, observed or exact
 throughput):

@@ -1,6 +1,6 @@
 """External check of the harness: its random search beside the published one.
 
-What it does (issue 27, point 4), on one problem (default pco64):
+What it does, on one problem (default pco64):
 
 1. runs this package's ``random`` method (:mod:`bolt_pco64.bench`) with
    observation noise 0.001 and the traces' budget (110 evaluations on pco64)

@@ -233,3 +233,26 @@ def test_no_nitpick_exception_covers_a_name_of_the_package() -> None:
         if roles:
             exempted += [(kind, n) for n in sorted(names) if re.fullmatch(target, n)]
     assert not exempted
+
+
+def test_no_page_cites_an_internal_issue_number() -> None:
+    """Readers of the site have no access to the project's tracker: pages say
+    what changed, not which issue asked for it (the CHANGELOG included)."""
+    repo = Path(__file__).resolve().parents[1]
+    pages = [repo / "README.md", repo / "CHANGELOG.md"]
+    generated = {"_build", "generated", "tutorials"}  # written by the site's build
+    pages += [
+        p
+        for p in (repo / "docs").rglob("*.md")
+        if not generated & set(p.parts)
+        and p.name not in {"results.md", "public-names.md"}
+    ]
+    pages += list((repo / "examples").glob("*.py"))
+    cited = re.compile(r"\bissues? \d+|\(#\d+\)", re.IGNORECASE)
+    found = [
+        f"{p.relative_to(repo)}:{i}"
+        for p in pages
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if cited.search(line)
+    ]
+    assert found == []

@@ -40,7 +40,7 @@ rows), of what the first step of a run costs under this model
 (:meth:`TimeModel.seconds_after_steps` with one step, minus start-up). Any
 table works: a table has at least one feasible row (docs/architecture.md §1).
 
-**The first k steps of a run** (a run stopped early, issue 18) cost start-up
+**The first k steps of a run** (a run stopped early) cost start-up
 plus the loop up to the end of step k. The loop's time between the steps
 (``overall_time`` minus the sum of the recorded steps: logging, checkpoints,
 data loading) is spread over the steps in proportion to their length:

@@ -3,7 +3,7 @@
 A card publishes a handful of figures (pco64: rows, feasible count, best configuration
 and value, its peak, the largest feasible peak). Several standard readings of how the
 training job uses memory meet all of them and still put the crash boundary in different
-places (``../shared/analysis`` of the project; issue 23). Each :class:`Variant` is one
+places (``../shared/analysis`` of the project). Each :class:`Variant` is one
 such reading, written as the stand-in model's own
 :class:`~bolt_pco64.tables.simulate.spec.Assumptions` and
 :class:`~bolt_pco64.tables.simulate.spec.ModelConstants`, calibrated to the same figures by the
