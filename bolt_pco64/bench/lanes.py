@@ -32,8 +32,8 @@ between them and the lane), so nothing runs concurrently and a seed's
 records depend only on the seed: the lane answers its seeds in seed order,
 and every batched computation treats each seed's slice alike.
 Every thread pool (torch's, and the BLAS and OpenMP pools of NumPy, SciPy
-and torch, through :mod:`threadpoolctl`) is pinned to one thread while a
-lane runs (:func:`one_thread_everywhere`).
+and torch, through ``threadpoolctl``) is pinned to one thread while a
+lane runs (:func:`~bolt_pco64.bench.run.one_thread_everywhere`).
 
 Records: each seed's :class:`~bolt_pco64.bench.records.RunOutcome` is
 today's (same columns); ``fit_seconds`` is the seed's share of the lane's
@@ -89,8 +89,9 @@ logger = logging.getLogger(__name__)
 #: Seeds per lane of :func:`run_lane_task` and :func:`lane_tasks` by default.
 DEFAULT_LANE_WIDTH = 32
 
-#: 1: pad every objective GP of a step to the step's number of observations
-#: (one batch with the constraint GPs); 0: to its own size (a batch per size).
+#: With 1, every objective GP of a step is padded to the step's number of
+#: observations (one batch with the constraint GPs); with 0, to its own size (a
+#: batch per size).
 PAD_OBJECTIVE = 0
 
 

@@ -69,7 +69,7 @@ def one_thread_everywhere() -> Iterator[None]:
     ``torch.set_num_threads(1)`` does not reach SciPy's and NumPy's
     OpenBLAS pools (whose idle threads spin on a busy machine: BoTorch's
     L-BFGS-B step took milliseconds instead of microseconds under load);
-    :func:`threadpoolctl.threadpool_limits` does, for the libraries loaded
+    ``threadpoolctl.threadpool_limits`` does, for the libraries loaded
     when it is entered, so the modules that load them are imported first.
     Everything is restored on exit.
     """

@@ -72,7 +72,8 @@ class GPFit:
         warm_start: The seed's previous model, or ``None``.
         optimize: ``False`` only conditions ``warm_start`` on the data.
         Yvar: Known noise variances (shape of ``Y``), or ``None``.
-        model_class: ``SingleTaskGP`` or a subclass naming the model.
+        model_class: A subclass of ``SingleTaskGP`` naming the model, or
+            ``None`` for ``SingleTaskGP`` itself.
         pad_to: Pad its matrices to at least this size in a batch
             (:attr:`padded`).
     """
@@ -83,12 +84,12 @@ class GPFit:
     warm_start: SingleTaskGP | None = None
     optimize: bool = True
     Yvar: Tensor | None = None
-    model_class: type[SingleTaskGP] = SingleTaskGP
+    model_class: type[SingleTaskGP] | None = None
     pad_to: int = 0
 
     @property
     def padded(self) -> int:
-        """The size its matrices are padded to in a batch: ``max(n, pad_to)``
+        """The size its matrices are padded to in a batch, ``max(n, pad_to)``
         rounded up to a multiple of 8. Fits of equal padded size share a
         batch; a lane pads every GP of a step to the step's number of
         observations, which its seeds share."""
@@ -195,7 +196,7 @@ def _alone(f: GPFit, bounds: Tensor) -> SingleTaskGP:
         f.warm_start,
         optimize=f.optimize or f.warm_start is None,
         Yvar=f.Yvar,
-        model_class=f.model_class,
+        model_class=f.model_class or SingleTaskGP,
     )
 
 
@@ -513,7 +514,7 @@ def _fit_group(
                     _Hyperparameters(hyper),  # type: ignore[arg-type]
                     optimize=False,
                     Yvar=f.Yvar,
-                    model_class=f.model_class,
+                    model_class=f.model_class or SingleTaskGP,
                 )
             )
         except Exception:
