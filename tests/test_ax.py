@@ -581,6 +581,7 @@ def _table_rows(records: pd.DataFrame, instance: str) -> pd.DataFrame:
     return merged.drop(columns="_merge")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore")
 def test_ax_matrix_keeps_the_trial_records_its_rows_come_from(
     ax_matrix: ModuleType, tiny_matrix: tuple[Path, bytes]

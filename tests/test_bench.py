@@ -124,6 +124,7 @@ def test_same_seed_gives_bit_identical_records(tmp_path: Path, table_path: Path)
     )
 
 
+@pytest.mark.slow
 def test_rerun_resumes_and_skips_complete_runs(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -157,6 +158,7 @@ def test_rerun_resumes_and_skips_complete_runs(
     assert len(calls) == 3 * 4
 
 
+@pytest.mark.slow
 def test_failing_method_keeps_its_rows_and_others_complete(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -372,6 +374,7 @@ def test_bad_settings_are_refused(tmp_path: Path, table_path: Path) -> None:
         register_method("bad name/")
 
 
+@pytest.mark.slow
 def test_measured_noise_is_seeded_shared_and_keeps_regret_true(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -549,6 +552,7 @@ def test_noise_and_methods_messages_speak_command_line_terms() -> None:
     assert "Expected" not in noise.output + methods.output
 
 
+@pytest.mark.slow
 def test_cost_is_labelled_simulated_only_on_the_stand_in(
     tmp_path: Path, table_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -714,6 +718,7 @@ def test_a_reference_not_compared_is_refused_before_anything_is_written(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_the_default_reference_is_a_compared_method(
     tmp_path: Path, table_path: Path
 ) -> None:

@@ -135,6 +135,7 @@ def _check_records(rec: pd.DataFrame, problem: PCO64) -> None:
         assert np.array_equal(run["throughput"], first, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_point_methods_are_snapped_with_repeats_charged_and_counted(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -176,6 +177,7 @@ def test_point_methods_are_snapped_with_repeats_charged_and_counted(
     assert "repeats per run (median)" in res.summary_markdown
 
 
+@pytest.mark.slow
 def test_a_point_outside_the_box_ends_only_that_run(
     tmp_path: Path, table_path: Path, registry
 ) -> None:

@@ -143,6 +143,7 @@ def test_percentile_stops_below_the_median_of_the_runs_at_the_step(
         assert r["throughput"] < np.percentile(values, 50)
 
 
+@pytest.mark.slow
 def test_posterior_with_a_model_method_is_deterministic(table: Table) -> None:
     config = BenchConfig(budget=16, n_init=4, workers=2, early_stop="posterior")
     a = run_one("qlognei", 1, table, config)

@@ -85,6 +85,7 @@ def _three_steps() -> pd.DataFrame:
     return frame
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["posterior", "percentile"])
 def test_a_policy_that_stops_nothing_gives_the_records_of_none(policy: str) -> None:
     table: Table = load_table(_three_steps())

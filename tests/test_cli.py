@@ -285,6 +285,7 @@ def test_fetch_and_generate_pass_the_problem_on(
     assert calls == [("fetch", "pco32"), ("generate", ("pco16", 3))]
 
 
+@pytest.mark.slow
 def test_bench_reference_names_the_option_and_reaches_the_comparisons(
     tmp_path: Path,
 ) -> None:
@@ -413,6 +414,7 @@ def test_bench_default_reference_is_a_compared_method(
     assert seen == ["qlognei", "random"]
 
 
+@pytest.mark.slow
 def test_bench_with_one_method_says_there_is_nothing_to_compare(
     tmp_path: Path, table_path: Path
 ) -> None:
@@ -479,6 +481,7 @@ def _bench_args(table: Path, out: Path, methods: str) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_bench_names_its_table_and_keeps_a_folder_s_earlier_methods(
     tmp_path: Path,
 ) -> None:

@@ -104,6 +104,7 @@ def _seconds(summary: pd.DataFrame) -> list[str]:
     return [c for c in summary.columns if "seconds" in c]
 
 
+@pytest.mark.slow
 def test_one_spec_runs_on_each_table_set(tmp_path: Path, table_path: Path) -> None:
     spec = ComparisonSpec(["random", "ts"], seeds=2, budget=4, n_init=3)
     one = run_comparison(spec, SingleTable(table_path), out=tmp_path / "one")

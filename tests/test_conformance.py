@@ -171,6 +171,7 @@ def test_impute_matches_a_brute_force_reading_of_the_rule(frame: pd.DataFrame) -
     assert f.optimal_value == plain.optimal_value
 
 
+@pytest.mark.slow
 def test_tutorial_loop_runs_unmodified_with_impute(frame: pd.DataFrame) -> None:
     """The closed-loop style of BoTorch's tutorials: a GP on ``problem(X)``."""
     torch.manual_seed(0)

@@ -522,6 +522,7 @@ def test_a_comparison_validates_the_table_by_the_named_problem(
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

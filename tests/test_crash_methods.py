@@ -106,6 +106,7 @@ def test_classifier_ranks_feasible_rows_above_oom_rows(problem: PCO64) -> None:
     assert ((p > 0) & (p < 1)).all()
 
 
+@pytest.mark.slow
 def test_censored_margin_reads_crashes_as_above_zero_whatever_the_pad(
     problem: PCO64,
 ) -> None:
@@ -201,6 +202,7 @@ def test_recommend_is_the_best_posterior_mean_among_feasible_runs(
     assert recommend(None, X, torch.full_like(y, math.nan)) is None
 
 
+@pytest.mark.slow
 def test_refit_schedule_keeps_hyperparameters_between_refits(problem: PCO64) -> None:
     X, y, _ = observed(problem, torch.arange(0, 72, 3))
     choices = problem.candidates()[torch.arange(1, 72, 3)]

@@ -247,6 +247,7 @@ def test_loaders_serve_the_made_up_instance(sweep: Path, monkeypatch) -> None:
     assert load_table(None, instance=MY8).source.kind == "environment"
 
 
+@pytest.mark.slow
 def test_harness_runs_on_the_made_up_instance(sweep: Path, tmp_path: Path) -> None:
     from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 

@@ -80,6 +80,7 @@ def test_batched_loss_is_botorch_mll(data) -> None:  # type: ignore[no-untyped-d
         np.testing.assert_allclose(g, gref.numpy(), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fit_gps_seed_does_not_depend_on_batch(data) -> None:  # type: ignore[no-untyped-def]
     """A seed's fitted hyperparameters are bitwise the same alone and in a
     batch (objective and constraint GPs of several sizes, one padded size)."""
@@ -93,6 +94,7 @@ def test_fit_gps_seed_does_not_depend_on_batch(data) -> None:  # type: ignore[no
         assert torch.equal(_params(alone), _params(together[k]))
 
 
+@pytest.mark.slow
 def test_failed_seed_refits_alone(data, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A seed whose batched optimisation fails refits alone (fit_gp); its
     lane-mates keep their batched result."""
@@ -153,6 +155,7 @@ def test_fast_q1_values_are_botorchs(data, naive: bool) -> None:  # type: ignore
     assert int(fast.argmax()) == int(ref.argmax())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["qlognei", "gpc_ei"])
 def test_seed_records_do_not_depend_on_lane_mates(table, method: str) -> None:  # type: ignore[no-untyped-def]
     """A seed's configurations and values, in order, are the same alone and

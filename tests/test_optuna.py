@@ -501,6 +501,7 @@ def tiny_studies(
     return out
 
 
+@pytest.mark.slow
 def test_optuna_crash_keeps_the_trial_records_its_runs_come_from(
     optuna_crash: ModuleType, tiny_studies: Path
 ) -> None:

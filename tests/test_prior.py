@@ -440,6 +440,7 @@ def fitted_12(problem: PCO64) -> tuple:
     return _fitted(problem, 12)
 
 
+@pytest.mark.slow
 def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
     fitted_12: tuple,
 ) -> None:
@@ -465,6 +466,7 @@ def test_output_scale_driven_to_zero_keeps_the_likelihood_finite(
         assert torch.isfinite(value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [3, 12])
 def test_fit_runs_and_keeps_the_parameters_positive(
     problem: PCO64, fitted_12: tuple, n: int
@@ -559,6 +561,7 @@ def test_conditioning_keeps_the_prior_gp_s_parameters_and_sees_the_new_data(
         fit_prior_gp(X2, y2, problem.bounds, new.mean_module, 0, optimize=False)
 
 
+@pytest.mark.slow
 def test_prior_ei_recommends_and_predicts_with_its_prior_mean_gp(
     problem: PCO64,
 ) -> None:
@@ -591,6 +594,7 @@ def test_prior_ei_recommends_and_predicts_with_its_prior_mean_gp(
     assert method.recommend(ctx) == best
 
 
+@pytest.mark.slow
 def test_fit_on_a_pco16_table() -> None:
     f = PCO16(table=small_frame(seed=3, instance="pco16"))
     C = f.candidates()

@@ -186,6 +186,7 @@ def test_shuffling_the_table_rows_changes_nothing(data, perm_seed, st_data) -> N
     _assert_same(g.bounds, f.bounds)
 
 
+@pytest.mark.slow
 @examples(20)
 @given(data=tables(), st_data=st.data())
 def test_float32_and_float64_agree(data, st_data) -> None:

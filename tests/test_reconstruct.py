@@ -333,6 +333,7 @@ def test_modelled_columns_read_the_throughput_back(tiny) -> None:
     assert (table.frame.loc[ran, "overall_time"] > times.sum(axis=1) - 1e-9).all()
 
 
+@pytest.mark.slow
 def test_regeneration_is_bit_for_bit(tiny, tmp_path: Path) -> None:
     trace, _ = tiny
     a = write_reconstructed_table(tmp_path / "a.parquet", "pco64", [trace])

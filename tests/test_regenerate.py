@@ -69,6 +69,7 @@ def comparison(tmp_path_factory: pytest.TempPathFactory, table_path: Path) -> Pa
     return out
 
 
+@pytest.mark.slow
 def test_report_rewrites_every_text_file_bit_for_bit(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -134,6 +135,7 @@ def test_a_script_marker_naming_no_script_is_refused(tmp_path: Path) -> None:
         regenerate(tmp_path)
 
 
+@pytest.mark.slow
 def test_the_package_leaves_a_script_s_files_to_the_checkout(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -166,6 +168,7 @@ def test_the_package_leaves_a_script_s_files_to_the_checkout(
     assert "0 file(s) rewritten" in got.output
 
 
+@pytest.mark.slow
 def test_the_committed_default_comparison_regenerates_from_its_records(
     tmp_path: Path,
 ) -> None:
@@ -263,6 +266,7 @@ def test_a_script_folder_is_rewritten_by_its_script(
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_committed_optuna_crash_results_are_rewritten_from_their_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -290,6 +294,7 @@ def test_the_committed_optuna_crash_results_are_rewritten_from_their_records(
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_a_comparison_folder_holding_other_results_rewrites_them_too(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -325,6 +330,7 @@ def test_a_family_marker_naming_a_script_runs_it_after_the_family_report(
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_the_committed_trace_check_is_rewritten_from_its_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,6 +351,7 @@ def test_the_committed_trace_check_is_rewritten_from_its_records(
         assert (folder / name).read_bytes() == (committed / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_a_short_trace_check_reports_only_the_checkpoints_its_runs_reached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -393,6 +400,7 @@ CHEAP_MODELS = {
 }
 
 
+@pytest.mark.slow
 def test_a_reconstruction_cv_script_folder_is_rewritten_from_its_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reconstruction_cv: ModuleType
 ) -> None:

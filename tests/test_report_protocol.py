@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
+
 from bolt_pco64.bench.comparison import SingleTable, run_comparison
 from bolt_pco64.bench.spec import ComparisonSpec
 
@@ -21,6 +23,7 @@ def _run(out: Path, **budget: int) -> str:
     return (out / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_few_seeds_are_a_smoke_test_that_leads_the_page(tmp_path: Path) -> None:
     md = _run(tmp_path, budget=4)
     protocol = md.index("## Which methods differ")

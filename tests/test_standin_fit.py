@@ -170,6 +170,7 @@ def test_a_standin_fit_folder_is_rewritten_from_its_records(
         assert (folder / name).read_bytes() == content, name
 
 
+@pytest.mark.slow
 def test_a_standin_fit_report_refuses_what_it_cannot_compute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin_fit: ModuleType
 ) -> None:
