@@ -331,7 +331,7 @@ def make_reconstruction(
     }
     meta = {
         "source": "reconstructed",
-        "generator": "bolt_pco64.tables.reconstruct",
+        "generator": "bolt_pco64.reconstruct",  # the label the shipped files record
         "generator_version": GENERATOR_VERSION,
         "instance": inst.name,
         "description": reconstruction_label(
