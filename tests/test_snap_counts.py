@@ -33,5 +33,5 @@ def test_the_terminal_names_each_method_whose_points_moved() -> None:
 
     lines = _snap_lines(_records())
     assert len(lines) == 1
-    assert lines[0].startswith("snaps of box: 3 points evaluated, 2 snapped")
+    assert lines[0].startswith("snaps of box: 3 points evaluated: 2 snapped")
     assert "1 of them far" in lines[0]

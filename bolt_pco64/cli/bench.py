@@ -383,10 +383,10 @@ def _snap_lines(records: Any) -> list[str]:
     points it evaluated, those moved and those moved far
     (:func:`~bolt_pco64.bench.report.tables.snap_counts`)."""
     from bolt_pco64.bench.report.tables import snap_counts
+    from bolt_pco64.problem.counts import SnapCounts
 
     return [
-        f"snaps of {r.method}: {r.points} points evaluated, {r.moved} snapped to "
-        f"another configuration, {r.far} of them far (more than one lattice step)"
+        f"snaps of {r.method}: {SnapCounts(r.points, r.moved, r.far)}"
         for r in snap_counts(records).itertuples()
         if r.moved
     ]

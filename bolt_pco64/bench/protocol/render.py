@@ -226,7 +226,9 @@ def _initial_line(result: ProtocolResult) -> str:
 
 
 def protocol_markdown(
-    result: ProtocolResult, figure: str | None = PROTOCOL_FILES["figure"]
+    result: ProtocolResult,
+    figure: str | None = PROTOCOL_FILES["figure"],
+    details: str | None = None,
 ) -> str:
     """The protocol's Markdown section (``## Which methods differ``).
 
@@ -234,8 +236,20 @@ def protocol_markdown(
         result: :func:`~bolt_pco64.bench.protocol.analysis.run_protocol`'s result.
         figure: The Kaplan–Meier figure's path relative to the page, or
             ``None`` for none.
+        details: ``None`` for the whole section; else the path of the page
+            that holds it, and the section stops after the power statement
+            and the grouped ranking with a link to that page (what a
+            comparison's ``summary.md`` leads with).
     """
     lines = ["## Which methods differ (the protocol)", "", *_header(result), ""]
+
+    def lead() -> str:
+        link = (
+            "Every pair on every endpoint (test, interval, verdict, the seeds it "
+            f"would need): [{details}]({details})."
+        )
+        return "\n".join(lines).rstrip() + f"\n\n{link}\n"
+
     if result.smoke:
         lines += [
             f"**Smoke test: no comparison.** {len(result.seeds)} seeds: with "
@@ -253,7 +267,7 @@ def protocol_markdown(
             cells = [_smoke_cell(e, runs) for e in result.endpoints]
             lines.append(f"| {m} | " + " | ".join(cells) + " |")
         lines += ["", _initial_line(result), ""]
-        return "\n".join(lines)
+        return lead() if details else "\n".join(lines)
     lines += [
         *_power_lines(result),
         "",
@@ -273,6 +287,8 @@ def protocol_markdown(
             f"![Share of runs that reached each target, Kaplan–Meier]({figure})",
             "",
         ]
+    if details:
+        return lead()
     for e in result.endpoints:
         lines += [
             f"### {e.label[0].upper()}{e.label[1:]} ({_SHORT[e.role]})",

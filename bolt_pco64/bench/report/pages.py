@@ -106,14 +106,9 @@ def protocol_lead(ctx: ReportContext, result: ProtocolResult | None) -> str:
             f"Nothing to compare: the runs reported end at {ctx.budget} "
             f"evaluations, within the initial design of {ctx.config.n_init}.\n"
         )
-    md = protocol_markdown(result, PROTOCOL_FILES["figure"])
-    head, *sections = md.split("\n### ")
-    kept = [s for s in sections if s.startswith("Grouped ranking")]
-    link = (
-        "Every pair on every endpoint (test, interval, verdict, the seeds it "
-        f"would need): [{PROTOCOL_FILES['page']}]({PROTOCOL_FILES['page']})."
+    return protocol_markdown(
+        result, PROTOCOL_FILES["figure"], details=PROTOCOL_FILES["page"]
     )
-    return "\n### ".join([head, *kept]).rstrip() + "\n\n" + link + "\n"
 
 
 def _header(ctx: ReportContext) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bolt_pco64.bench.records import PROPOSED_PREFIX
 from bolt_pco64.bench.stats import (
     complete_runs,
     found_optimum_intervals,
@@ -31,6 +32,7 @@ from bolt_pco64.bench.stats import (
     regret_fill,
     verdict,
 )
+from bolt_pco64.snap import FAR_SNAP_DISTANCE
 
 __all__ = [
     "MEASURES",
@@ -284,9 +286,6 @@ def snap_counts(records: pd.DataFrame) -> pd.DataFrame:
         :data:`~bolt_pco64.snap.FAR_SNAP_DISTANCE` from the lattice point they
         round to), one row per method in order of appearance.
     """
-    from bolt_pco64.bench.records import PROPOSED_PREFIX
-    from bolt_pco64.snap import FAR_SNAP_DISTANCE
-
     proposed = [c for c in records.columns if c.startswith(PROPOSED_PREFIX)]
     inputs = [c[len(PROPOSED_PREFIX) :] for c in proposed]
     x = records[proposed].to_numpy(dtype=float)
