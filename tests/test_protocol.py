@@ -375,3 +375,15 @@ def test_default_seeds_did_not_choose_the_protocol() -> None:
     assert min(PROTOCOL_SEEDS) >= 20
     assert not set(PROTOCOL_SEEDS) & set(range(20))
     assert list(itertools.islice(PROTOCOL_SEEDS, 2)) == [1000, 1001]
+
+
+def test_regret_levels_break_count_ties_towards_the_lower_level() -> None:
+    from bolt_pco64.bench.protocol.analysis import regret_levels
+
+    # Levels 1 %, 2 %, 3 % once each, 4 % twice; two columns: 4 % and 1 %.
+    outcomes = pd.DataFrame(
+        {"method": ["a"] * 5, "final_regret": [0.03, 0.01, 0.02, 0.04, 0.04]}
+    )
+    table = regret_levels(outcomes, 1.0, ["a"], top=2)
+    assert list(table.columns) == ["method", "1 %", "4 %", "other"]
+    assert table.iloc[0, 1:].tolist() == [1, 2, 2]

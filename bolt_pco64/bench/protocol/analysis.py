@@ -277,8 +277,8 @@ def regret_levels(
     The regret is quantised (it is a row's value), so the median over runs
     hides how many runs sit on each level. Levels are the final regret as a
     percentage of the optimal value, to two decimals; the ``top`` most
-    common levels overall are columns (by level), the rest one column
-    ``"other"``.
+    common levels overall (ties to the lower level) are columns (by level),
+    the rest one column ``"other"``.
 
     Returns:
         One row per method; columns ``method`` and one per level (labelled
@@ -286,8 +286,11 @@ def regret_levels(
     """
     pct = np.round(100 * outcomes["final_regret"].to_numpy(float) / optimal_value, 2)
     frame = pd.DataFrame({"method": outcomes["method"].to_numpy(), "level": pct})
-    common = frame["level"].value_counts(sort=True).index[:top]
-    keep = sorted(float(v) for v in common)
+    # The most common levels, ties to the lower level: not pandas' own order
+    # among equal counts, which changed between pandas 2 and 3.
+    counts = frame["level"].value_counts()
+    keep = sorted(sorted(counts.index, key=lambda v: (-counts[v], v))[:top])
+    keep = [float(v) for v in keep]
     labels = {v: f"{v:g} %" for v in keep}
     frame["column"] = [labels.get(float(v), "other") for v in frame["level"]]
     table = pd.crosstab(frame["method"], frame["column"])
