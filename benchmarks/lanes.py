@@ -45,7 +45,12 @@ import torch
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.backends import make_backend
 from bolt_pco64.bench.contract import RunContext
-from bolt_pco64.bench.lanes import lane_adapter, lane_support, one_thread_everywhere
+from bolt_pco64.bench.lanes import (
+    lane_adapter,
+    lane_recommend,
+    lane_support,
+    one_thread_everywhere,
+)
 from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import make_problem
 from bolt_pco64.bench.run import Task
@@ -130,18 +135,17 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
                 floor.append(time.perf_counter() - t0)
             # The same posterior (marginal mean and variance) from the
             # training Cholesky, factored once: the floor the ratios use.
-            from bolt_pco64.bo.batched import _CachedGP
+            from bolt_pco64.bo.factors import CachedGP
 
-            cached = _CachedGP(gp)
-            Z = gp.transform_inputs(cand)
-            kzz = gp.covar_module(Z[:1], Z[:1], diag=True)
+            cached = CachedGP(gp)
+            Z = cached.transform(cand)
             floor_c = []
             for _ in range(args.repeats * 5):
                 t0 = time.perf_counter()
                 with torch.no_grad():
-                    V = cached.cross(Z)
-                    mean = cached.mean(Z)
-                    var = (kzz - V.pow(2).sum(0)) * cached.sd**2
+                    Kxz, V = cached.cross(Z)
+                    mean = cached.mean(Kxz)
+                    var = (cached.kernel_diag(Z) - V.pow(2).sum(0)) * cached.sd**2
                 floor_c.append(time.perf_counter() - t0)
             del mean, var
             botorch_s = statistics.median(floor)
@@ -168,7 +172,7 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
                     t0 = time.perf_counter()
                     adapter.propose_lane(ctxs)
                     for c in ctxs:
-                        fn.recommend(c)
+                        lane_recommend(fn, c)
                     lane.append((time.perf_counter() - t0) / len(ctxs))
                     # Today: one seed at a time, same warm start.
                     k = min(args.today_seeds, len(seeds))

@@ -122,37 +122,83 @@ def test_failed_seed_refits_alone(data, monkeypatch) -> None:  # type: ignore[no
 
 
 @pytest.mark.parametrize("naive", [False, True])
-def test_fast_q1_values_are_botorchs(data, naive: bool) -> None:  # type: ignore[no-untyped-def]
-    """qLogNEI at every candidate from cached factors equals BoTorch's own
-    evaluation (constrained on a model list, and naive's single GP)."""
+def test_q1_values_are_botorchs(data, naive: bool) -> None:  # type: ignore[no-untyped-def]
+    """qLogNEI on the factor model, at every candidate at once, equals
+    BoTorch's qLogNEI on the GPs themselves (constrained on a model list, and
+    naive's single GP): the same pruned baseline, the same values."""
     from botorch.acquisition import qLogNoisyExpectedImprovement
     from botorch.sampling import SobolQMCNormalSampler
     from botorch.utils.sampling import manual_seed
 
     from bolt_pco64.bo import acquisition_function, fit_constrained_models, fit_gp
-    from bolt_pco64.bo.batched import fast_q1_values
+    from bolt_pco64.bo.factors import factor_model, q1_values
 
     cand, y, margin, bounds = data
     rows = torch.randperm(len(cand), generator=torch.Generator().manual_seed(4))
     tr, rest = rows[:12], rows[12:]
-    if naive:
-        gp = fit_gp(cand[tr], torch.nan_to_num(y[tr], nan=0.0), bounds, 3)
+
+    def naive_acqf(model):  # type: ignore[no-untyped-def]
         with manual_seed(3):
-            acqf = qLogNoisyExpectedImprovement(
-                model=gp,
+            return qLogNoisyExpectedImprovement(
+                model=model,
                 X_baseline=cand[tr],
                 sampler=SobolQMCNormalSampler(torch.Size([128]), seed=3),
                 prune_baseline=True,
             )
+
+    if naive:
+        gp = fit_gp(cand[tr], torch.nan_to_num(y[tr], nan=0.0), bounds, 3)
+        acqf, fast_acqf = naive_acqf(gp), naive_acqf(factor_model(gp))
     else:
         models = fit_constrained_models(cand[tr], y[tr], margin[tr], bounds, 3)
         acqf = acquisition_function("qlognei", models, cand[tr], y[tr], 3)
+        fm = factor_model(models.model_list())
+        fast_acqf = acquisition_function(
+            "qlognei", models, cand[tr], y[tr], 3, model=fm
+        )
+    assert torch.equal(acqf.X_baseline, fast_acqf.X_baseline)
     with torch.no_grad():
         ref = acqf(cand[rest].unsqueeze(-2))
-    fast = fast_q1_values(acqf, cand[rest])
+    fast = q1_values(fast_acqf, cand[rest])
     assert fast.shape == ref.shape
     assert float((fast - ref).abs().max()) <= 1e-6
     assert int(fast.argmax()) == int(ref.argmax())
+
+
+def test_factor_model_posterior_is_the_gps(data) -> None:  # type: ignore[no-untyped-def]
+    """The factor model's joint posterior (mean and covariance, outcome scale)
+    is the fitted GP's own, and a GP re-conditioned on other data with its
+    hyperparameters kept recommends what fit_gp(optimize=False) does."""
+    from bolt_pco64.bo import fit_gp, recommend
+    from bolt_pco64.bo.factors import best_by_posterior_mean, factor_model
+
+    cand, y, _margin, bounds = data
+    rows = torch.randperm(len(cand), generator=torch.Generator().manual_seed(5))
+    tr = rows[:15]
+    ok = ~torch.isnan(y[tr])
+    gp = fit_gp(cand[tr][ok], y[tr][ok], bounds, 2)
+    X = cand[rows[15:40]]
+    with torch.no_grad():
+        ref = gp.posterior(X).distribution
+        got = factor_model(gp).posterior(X).distribution
+    torch.testing.assert_close(got.mean, ref.mean, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(
+        got.covariance_matrix, ref.covariance_matrix, rtol=1e-7, atol=1e-9
+    )
+    more = rows[:30]
+    again = fit_gp(
+        cand[more][~torch.isnan(y[more])],
+        y[more][~torch.isnan(y[more])],
+        bounds,
+        0,
+        warm_start=gp,
+        optimize=False,
+    )
+    assert best_by_posterior_mean(gp, cand[more], y[more]) == recommend(
+        again, cand[more], y[more]
+    )
+    none = torch.full_like(y[more], float("nan"))
+    assert best_by_posterior_mean(gp, cand[more], none) is None
 
 
 @pytest.mark.slow

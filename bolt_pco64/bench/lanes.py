@@ -11,13 +11,16 @@ asked, the lane's :class:`LaneAdapter` answers all of them at once:
 - the GPs of every seed are fitted together
   (:func:`~bolt_pco64.bo.batched.fit_gps`: batched, per-seed stopping, a
   failed seed refits alone);
-- the acquisition of ``qlognei`` and ``naive`` is evaluated for every
-  candidate of a seed from cached factors
-  (:func:`~bolt_pco64.bo.batched.fast_q1_values`, BoTorch's values for
+- each seed's GPs are served from their training Cholesky, factored once
+  (:class:`~bolt_pco64.bo.factors.FactorModel`): BoTorch's acquisition
+  functions (qLogNEI, qLogEI, probability of feasibility) run on it
+  unchanged; ``qlognei`` and ``naive`` evaluate qLogNEI at every candidate
+  at once (:func:`~bolt_pco64.bo.factors.q1_values`, BoTorch's values for
   ``q = 1`` without pending points; otherwise BoTorch's own
   ``optimize_acqf_discrete``); its quasi-MC samples are the ones BoTorch
   draws from the step's seed, which the seed's own generator draws (keyed by
-  seed and step);
+  seed and step); the default recommendation (highest posterior mean) comes
+  from the same factors (:func:`~bolt_pco64.bo.factors.best_by_posterior_mean`);
 - the methods keep their definitions: the same models (each seed's
   hyperparameters are the maximum of its own marginal likelihood, from its
   own warm start) and the same acquisition functions.
@@ -77,6 +80,7 @@ __all__ = [
     "LaneAdapter",
     "LaneTask",
     "lane_adapter",
+    "lane_recommend",
     "lane_support",
     "lane_tasks",
     "run_lane",
@@ -201,35 +205,30 @@ class ConstrainedLane(LaneAdapter):
 
         def propose(i: int, ctx: RunContext) -> Proposed:
             from bolt_pco64.bo import (
+                ProposalContext,
                 acquisition_function,
                 propose_acquisition,
                 propose_thompson,
             )
-            from bolt_pco64.bo.batched import fast_q1_values
+            from bolt_pco64.bo.factors import factor_model, q1_values
 
             models = states[i].models
             available = ctx.available
             choices = ctx.candidates[available]
             if models.objective is not None and method.kind == "ts":
                 idx = propose_thompson(models, choices, ctx.q, ctx.generator)
-            elif models.objective is not None and method.kind == "qlognei" and _q1(ctx):
+                return available[idx]
+            fm = None if models.objective is None else factor_model(models.model_list())
+            if fm is not None and method.kind == "qlognei" and _q1(ctx):
                 acqf = acquisition_function(
-                    "qlognei", models, ctx.X, ctx.y, ctx.step_seed
+                    "qlognei", models, ctx.X, ctx.y, ctx.step_seed, model=fm
                 )
-                idx = _argmax_row(fast_q1_values(acqf, choices))
-            else:
-                kind = method.kind if models.objective is not None else "pof"
-                idx = propose_acquisition(
-                    kind,
-                    models,
-                    ctx.X,
-                    ctx.y,
-                    choices,
-                    ctx.q,
-                    ctx.step_seed,
-                    X_pending=ctx.X_pending,
-                )
-            return available[idx]
+                return available[_argmax_row(q1_values(acqf, choices))]
+            kind = method.kind if fm is not None else "pof"
+            step = ProposalContext(
+                ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, choices, ctx.X_pending
+            )
+            return available[propose_acquisition(kind, models, step, model=fm)]
 
         return self.per_seed(ctxs, propose)
 
@@ -245,7 +244,8 @@ class NaiveLane(LaneAdapter):
 
         from bolt_pco64.bench.methods.state import NaiveState, _run_state
         from bolt_pco64.bo import MC_SAMPLES, select_discrete
-        from bolt_pco64.bo.batched import GPFit, fast_q1_values, fit_gps
+        from bolt_pco64.bo.batched import GPFit, fit_gps
+        from bolt_pco64.bo.factors import factor_model, q1_values
 
         method = self.method
         states = [_run_state(method, ctx, NaiveState) for ctx in ctxs]
@@ -263,7 +263,7 @@ class NaiveLane(LaneAdapter):
         def propose(i: int, ctx: RunContext) -> Proposed:
             with manual_seed(ctx.step_seed):
                 acqf = qLogNoisyExpectedImprovement(
-                    model=models[i],
+                    model=factor_model(models[i]),
                     X_baseline=ctx.X,
                     sampler=SobolQMCNormalSampler(
                         torch.Size([MC_SAMPLES]), seed=ctx.step_seed
@@ -274,7 +274,7 @@ class NaiveLane(LaneAdapter):
             available = ctx.available
             choices = ctx.candidates[available]
             if _q1(ctx):
-                return available[_argmax_row(fast_q1_values(acqf, choices))]
+                return available[_argmax_row(q1_values(acqf, choices))]
             return available[select_discrete(acqf, choices, ctx.q, ctx.step_seed)]
 
         return self.per_seed(ctxs, propose)
@@ -473,13 +473,31 @@ class _SeedMethod(Method):
         return out
 
     def recommend(self, ctx: RunContext) -> int | None:
-        return self.method.recommend(ctx)
+        return lane_recommend(self.method, ctx)
 
     def predict(self, ctx: RunContext, X: Tensor) -> Prediction | None:
         return self.method.predict(ctx, X)
 
     def objective_model(self, ctx: RunContext) -> Any:
         return self.method.objective_model(ctx)
+
+
+def lane_recommend(method: Method, ctx: RunContext) -> int | None:
+    """``method.recommend(ctx)`` as a lane computes it: the default
+    recommendation (the highest posterior mean of the objective GP
+    re-conditioned on the feasible evaluations) from that GP's factors
+    (:func:`~bolt_pco64.bo.factors.best_by_posterior_mean`) instead of a new
+    ``SingleTaskGP`` per call; any other by the method itself."""
+    from botorch.models import SingleTaskGP
+
+    from bolt_pco64.bo.factors import best_by_posterior_mean
+
+    model = method.objective_model(ctx)
+    default = type(method).recommend is Method.recommend
+    if not default or type(model) is not SingleTaskGP:
+        return method.recommend(ctx)
+    i = best_by_posterior_mean(model, ctx.X, ctx.y)
+    return None if i is None else int(ctx.rows[i])
 
 
 def run_lane(

@@ -1,4 +1,4 @@
-"""Batched GP fits and q = 1 acquisition values from cached factors (lanes of seeds).
+"""Batched GP fits: the GPs of a lane of seeds by maximum likelihood, together.
 
 A *lane* (:mod:`bolt_pco64.bench.lanes`) runs one method's seeds in lock-step,
 so at every step it fits one GP per seed on training sets of the same kind.
@@ -20,14 +20,9 @@ seed's model what :func:`~bolt_pco64.bo.gp.fit_gp` defines:
   fallbacks), never its lane-mates. Each seed then gets its own model, built
   by :func:`~bolt_pco64.bo.gp.fit_gp` with the fitted hyperparameters and
   ``optimize=False``.
-- :func:`fast_q1_values`: the values of a constrained qLogNEI / qLogEI (or
-  naive qLogNEI) acquisition function at every candidate for ``q = 1``
-  without BoTorch's per-candidate joint posterior: the training Cholesky of
-  each GP is factored once, the cross-covariances of all candidates with
-  the (pruned) baseline come from it, and BoTorch's own low-rank sampling
-  formula (``sample_cached_cholesky``), base samples, objective,
-  constraints and reductions do the rest, so the values are BoTorch's up to
-  rounding (``tests/test_lanes.py`` checks them).
+
+The acquisition values of a lane's seeds come from each GP's training
+Cholesky (:mod:`bolt_pco64.bo.factors`).
 
 Determinism: no function draws from a random generator. Per-seed results
 do not depend on the other seeds of a batch as long as the batched linear
@@ -45,20 +40,18 @@ from typing import Any
 
 import numpy as np
 import torch
-from botorch.acquisition import AcquisitionFunction
 from botorch.exceptions.warnings import InputDataWarning
-from botorch.models import ModelListGP, SingleTaskGP
+from botorch.models import SingleTaskGP
 from botorch.models.transforms.input import Normalize
 from botorch.models.transforms.outcome import Standardize
 from botorch.optim.batched_lbfgs_b import fmin_l_bfgs_b_batched
 from botorch.optim.utils import get_parameters_and_bounds
-from botorch.utils.low_rank import _reshape_base_samples
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
 from bolt_pco64.bo.gp import FIT_OPTIONS, fit_gp, safe_bounds
 
-__all__ = ["FitReport", "GPFit", "fast_q1_values", "fit_gps"]
+__all__ = ["FitReport", "GPFit", "fit_gps"]
 
 
 @dataclass
@@ -521,132 +514,3 @@ def _fit_group(
             failed.add(b)
             out.append(None)
     return out, failed, loss.evaluations
-
-
-class _CachedGP:
-    """A fitted exact GP's posterior from its training Cholesky, factored once.
-
-    Args:
-        model: A single-output ``SingleTaskGP`` in eval mode (inputs
-            normalised by its input transform, outcome standardised).
-    """
-
-    def __init__(self, model: SingleTaskGP) -> None:
-        with torch.no_grad():
-            self.model = model
-            Xt = model.train_inputs[0]
-            self.Xt = Xt
-            K = model.covar_module(Xt).to_dense()
-            noise = model.likelihood.noise
-            K = K + torch.diag_embed(noise.expand(Xt.shape[:-1]))
-            self.L = psd_safe_cholesky(K)
-            r = model.train_targets - model.mean_module.constant
-            self.alpha = torch.cholesky_solve(r.unsqueeze(-1), self.L).squeeze(-1)
-            tf = model.outcome_transform
-            self.mu = tf.means.reshape(())
-            self.sd = tf.stdvs.reshape(())
-
-    def cross(self, Z: Tensor) -> Tensor:
-        """``n x k``-dim ``L^-1 k(X, Z)`` for ``k x d``-dim normalised ``Z``."""
-        Kxz = self.model.covar_module(self.Xt, Z).to_dense()
-        return torch.linalg.solve_triangular(self.L, Kxz, upper=False)
-
-    def mean(self, Z: Tensor) -> Tensor:
-        Kzx = self.model.covar_module(Z, self.Xt).to_dense()
-        return (self.model.mean_module.constant + Kzx @ self.alpha) * self.sd + self.mu
-
-
-def fast_q1_values(acqf: AcquisitionFunction, choices: Tensor) -> Tensor:
-    """``acqf`` at each of ``choices`` (``q = 1``) from cached factors.
-
-    ``acqf`` is a BoTorch ``qLogNoisyExpectedImprovement`` with its cached
-    root (its default) on a ``SingleTaskGP`` or a ``ModelListGP`` of them
-    (the constrained acquisition of :func:`~bolt_pco64.bo.gp.acquisition_function`
-    and ``naive``'s), without pending points. BoTorch computes the joint
-    posterior of the baseline and each candidate; here the cross-covariances
-    of all candidates with the baseline come from each GP's training
-    Cholesky at once, and BoTorch's own code turns them into its samples
-    (same base samples, same low-rank formula) and its value.
-
-    Args:
-        acqf: The acquisition function.
-        choices: ``m x d``-dim tensor of candidates.
-
-    Returns:
-        ``m``-dim tensor of acquisition values (BoTorch's up to rounding).
-
-    Raises:
-        ValueError: If ``acqf`` has pending points or no cached root.
-    """
-    from botorch.acquisition.logei import qLogNoisyExpectedImprovement
-
-    if not isinstance(acqf, qLogNoisyExpectedImprovement) or not acqf._cache_root:
-        raise ValueError(
-            "Expected a qLogNoisyExpectedImprovement with a cached root, "
-            f"got {type(acqf).__name__}."
-        )
-    if acqf.X_pending is not None:
-        raise ValueError("Expected no pending points for q = 1 values, got some.")
-    model = acqf.model
-    gps = list(model.models) if isinstance(model, ModelListGP) else [model]
-    with torch.no_grad():
-        # One BoTorch evaluation fixes the base samples for (baseline, 1 point).
-        acqf(choices[:1].unsqueeze(-2))
-        X_full = torch.cat([acqf.X_baseline, choices[:1]], dim=-2)
-        post1 = model.posterior(X_full.unsqueeze(0))
-        base = _reshape_base_samples(
-            acqf.sampler.base_samples, acqf.sampler.sample_shape, post1
-        )
-        loc_dim = post1.distribution.loc.dim()
-        cached = [_CachedGP(gp) for gp in gps]
-        Zc = [gp.transform_inputs(choices) for gp in gps]
-        Zb = [gp.transform_inputs(acqf.X_baseline) for gp in gps]
-        bl_rows, br_rows, means = [], [], []
-        for c, zc, zb in zip(cached, Zc, Zb, strict=True):
-            Vc = c.cross(zc)  # n x m
-            Vb = c.cross(zb)  # n x nb
-            kcb = c.model.covar_module(zc, zb).to_dense()
-            kcc = c.model.covar_module(zc, zc, diag=True)
-            scale = c.sd**2
-            bl_rows.append((kcb - Vc.transpose(-1, -2) @ Vb) * scale)
-            br_rows.append((kcc - Vc.pow(2).sum(0)) * scale)
-            means.append(c.mean(zc))
-        bl = torch.stack(bl_rows, dim=-3).transpose(0, 1)  # m x o x nb
-        br = torch.stack(br_rows, dim=-1)  # m x o
-        mean = torch.stack(means, dim=-1)  # m x o
-        baseline_L = acqf._baseline_L  # [o x] nb x nb
-        mt = len(gps) > 1
-        if not mt:
-            baseline_L = baseline_L.unsqueeze(0)
-        sol = torch.linalg.solve_triangular(
-            baseline_L, bl.permute(1, 2, 0), upper=False
-        )  # o x nb x m
-        bl_chol = sol.permute(2, 0, 1).unsqueeze(-2)  # m x o x 1 x nb
-        br_to_chol = br.unsqueeze(-1).unsqueeze(-1) - bl_chol @ bl_chol.transpose(
-            -1, -2
-        )
-        br_chol = psd_safe_cholesky(br_to_chol, max_tries=6)
-        new_Lq = torch.cat([bl_chol, br_chol], dim=-1)  # m x o x 1 x (nb+1)
-        if not mt:
-            new_Lq = new_Lq.squeeze(1).unsqueeze(-3)
-        new_mean = mean.unsqueeze(-2)  # m x 1 x o
-        res = (
-            new_Lq.matmul(base)
-            .add(new_mean.transpose(-1, -2).unsqueeze(-1))
-            .permute(-1, *range(loc_dim - 1), -2, -3)
-            .contiguous()
-        )
-        if not torch.isfinite(res).all():
-            raise ValueError(
-                "Expected finite samples from the cached factors, got NaN/inf."
-            )
-        X = choices.unsqueeze(-2)
-
-        def samples_and_objectives(_: Tensor) -> tuple[Tensor, Tensor]:
-            return res, acqf.objective(res, X=X)
-
-        acqf._get_samples_and_objectives = samples_and_objectives  # type: ignore[method-assign]
-        try:
-            return acqf(X)
-        finally:
-            del acqf._get_samples_and_objectives

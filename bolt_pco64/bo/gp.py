@@ -42,6 +42,7 @@ row in canonical table order.
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,6 +57,7 @@ from botorch.acquisition.objective import GenericMCObjective
 from botorch.exceptions.warnings import InputDataWarning
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import ModelListGP, SingleTaskGP
+from botorch.models.model import Model
 from botorch.models.transforms.input import Normalize
 from botorch.models.transforms.outcome import Standardize
 from botorch.optim import optimize_acqf_discrete
@@ -250,7 +252,10 @@ def fit_gp(
         )
     if not optimize and warm_start is None:
         raise ValueError("Expected a warm_start model with optimize=False, got None.")
-    with manual_seed(int(seed)), warnings.catch_warnings():
+    # Building the model draws nothing: only a fit is seeded (and seeding costs
+    # about a millisecond: torch records where it was called for CUDA's lazy init).
+    seeded = manual_seed(int(seed)) if optimize else nullcontext()
+    with seeded, warnings.catch_warnings():
         # A single observation or a constant outcome (all OOM) is legitimate.
         warnings.simplefilter("ignore", InputDataWarning)
         Y2 = Y.unsqueeze(-1) if Y.dim() == 1 else Y
@@ -369,6 +374,7 @@ def acquisition_function(
     seed: int,
     mc_samples: int = MC_SAMPLES,
     X_pending: Tensor | None = None,
+    model: Model | None = None,
 ) -> AcquisitionFunction:
     """Build a constrained acquisition function.
 
@@ -386,6 +392,10 @@ def acquisition_function(
         mc_samples: Number of quasi-MC samples.
         X_pending: ``p x d``-dim tensor of configurations in flight (proposed,
             not observed yet), or ``None``: the batch is valued jointly with them.
+        model: The model of (throughput, margin) for ``"qlognei"`` and
+            ``"qlogei"`` in place of ``models.model_list()`` (the same GPs
+            served otherwise, e.g. a :class:`~bolt_pco64.bo.factors.FactorModel`),
+            or ``None``.
 
     Returns:
         The acquisition function (maximise it). The constraint is passed as
@@ -407,7 +417,7 @@ def acquisition_function(
             sampler=sampler,
             X_pending=X_pending,
         )
-    model = models.model_list()
+    model = models.model_list() if model is None else model
     objective = GenericMCObjective(_throughput)
     if kind == "qlognei":
         with manual_seed(int(seed)):
@@ -463,18 +473,19 @@ def propose_acquisition(
     models: ConstrainedModels,
     ctx: ProposalContext,
     mc_samples: int = MC_SAMPLES,
+    model: Model | None = None,
 ) -> Tensor:
     """Choose ``ctx.q`` of ``ctx.choices`` by a constrained acquisition function.
 
-    See :func:`acquisition_function` for ``kind``; ``ctx`` gives the
-    observations, the choices, the seed and the configurations in flight.
+    See :func:`acquisition_function` for ``kind`` and ``model``; ``ctx`` gives
+    the observations, the choices, the seed and the configurations in flight.
 
     Returns:
         ``q``-dim long tensor of indices into ``ctx.choices``.
     """
     choices = ctx.need_choices()
     acqf = acquisition_function(
-        kind, models, ctx.X, ctx.y, ctx.seed, mc_samples, ctx.X_pending
+        kind, models, ctx.X, ctx.y, ctx.seed, mc_samples, ctx.X_pending, model
     )
     return select_discrete(acqf, choices, ctx.q, seed=ctx.seed)
 
