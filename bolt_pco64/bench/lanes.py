@@ -210,15 +210,19 @@ class ConstrainedLane(LaneAdapter):
                 propose_acquisition,
                 propose_thompson,
             )
-            from bolt_pco64.bo.factors import factor_model, q1_values
+            from bolt_pco64.bo.factors import FactorModel, factor_model, q1_values
 
             models = states[i].models
             available = ctx.available
             choices = ctx.candidates[available]
-            if models.objective is not None and method.kind == "ts":
-                idx = propose_thompson(models, choices, ctx.q, ctx.generator)
-                return available[idx]
             fm = None if models.objective is None else factor_model(models.model_list())
+            if fm is not None and method.kind == "ts":
+                served = ConstrainedModels(
+                    objective=FactorModel(fm.gps[:1]),  # type: ignore[arg-type]
+                    constraint=FactorModel(fm.gps[1:]),  # type: ignore[arg-type]
+                )
+                idx = propose_thompson(served, choices, ctx.q, ctx.generator)
+                return available[idx]
             if fm is not None and method.kind == "qlognei" and _q1(ctx):
                 acqf = acquisition_function(
                     "qlognei", models, ctx.X, ctx.y, ctx.step_seed, model=fm
