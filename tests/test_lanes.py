@@ -275,3 +275,27 @@ def test_every_batching_method_runs_its_lane(table, method: str) -> None:  # typ
     lane = run_lane(method, [0, 1], table, BenchConfig(budget=9, n_init=5), fn)
     assert [o.error for o in lane] == [None, None]
     assert [len(o.records) for o in lane] == [9, 9]
+
+
+def test_factor_model_samples_a_singular_posterior(data) -> None:  # type: ignore[no-untyped-def]
+    """A posterior over repeated points has a singular covariance: the factor
+    model samples it as BoTorch does (a root with jitter), not by a plain
+    Cholesky that fails (qLogNEI prunes its baseline at the observed rows,
+    where long runs repeat configurations)."""
+    from botorch.sampling import SobolQMCNormalSampler
+
+    from bolt_pco64.bo import fit_gp
+    from bolt_pco64.bo.factors import factor_model
+
+    cand, y, _margin, bounds = data
+    ok = torch.nonzero(~torch.isnan(y)).reshape(-1)[:20]
+    gp = fit_gp(cand[ok], y[ok], bounds, 1)
+    X = torch.cat([cand[ok], cand[ok]])
+    with torch.no_grad():
+        post = factor_model(gp).posterior(X)
+        cov = post.distribution.covariance_matrix
+        assert torch.linalg.cholesky_ex(cov).info.item() != 0
+        samples = SobolQMCNormalSampler(torch.Size([64]), seed=0)(post)
+    assert samples.shape == (64, 40, 1)
+    assert bool(torch.isfinite(samples).all())
+    torch.testing.assert_close(samples[:, :20], samples[:, 20:], rtol=0, atol=1e-3)

@@ -38,6 +38,7 @@ from botorch.posteriors.gpytorch import GPyTorchPosterior
 from botorch.utils.low_rank import _reshape_base_samples
 from gpytorch.distributions import MultitaskMultivariateNormal, MultivariateNormal
 from gpytorch.kernels import RBFKernel
+from linear_operator.operators import DenseLinearOperator
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from torch import Tensor
 
@@ -139,7 +140,9 @@ class CachedGP:
         Z = self.transform(X)
         Kxz, V = self.cross(Z)
         cov = (self.kernel(Z, Z) - V.transpose(-1, -2) @ V) * self.sd**2
-        return MultivariateNormal(self.mean(Kxz), cov)
+        # A linear operator, as GPyTorch's own posteriors give: a dense
+        # tensor would be Cholesky-factored at once, without jitter.
+        return MultivariateNormal(self.mean(Kxz), DenseLinearOperator(cov))
 
 
 class FactorModel(GPyTorchModel):
