@@ -45,15 +45,10 @@ import torch
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.backends import make_backend
 from bolt_pco64.bench.contract import RunContext
-from bolt_pco64.bench.lanes import (
-    lane_adapter,
-    lane_recommend,
-    lane_support,
-    one_thread_everywhere,
-)
+from bolt_pco64.bench.lane_adapters import lane_adapter, lane_recommend, lane_support
 from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import make_problem
-from bolt_pco64.bench.run import Task
+from bolt_pco64.bench.run import Task, one_thread_everywhere
 from bolt_pco64.bench.spec import BenchConfig
 from bolt_pco64.tables.table import load_table
 

@@ -226,7 +226,8 @@ def test_seed_records_do_not_depend_on_lane_mates(table, method: str) -> None:  
 
 def test_methods_that_cannot_batch_say_so_and_run_as_today(table) -> None:  # type: ignore[no-untyped-def]
     from bolt_pco64.bench import BenchConfig, run_one
-    from bolt_pco64.bench.lanes import lane_adapter, lane_support, run_lane
+    from bolt_pco64.bench.lane_adapters import lane_adapter, lane_support
+    from bolt_pco64.bench.lanes import run_lane
     from bolt_pco64.bench.methods.registry import get_method
 
     assert lane_adapter(get_method("qlognei")) is not None
@@ -267,7 +268,8 @@ def test_every_batching_method_runs_its_lane(table, method: str) -> None:  # typ
     error (a lane answers a failing seed with the exception that ends its
     run, so a broken adapter shows as errors here, not as a crash)."""
     from bolt_pco64.bench import BenchConfig
-    from bolt_pco64.bench.lanes import lane_adapter, run_lane
+    from bolt_pco64.bench.lane_adapters import lane_adapter
+    from bolt_pco64.bench.lanes import run_lane
     from bolt_pco64.bench.methods.registry import get_method
 
     fn = get_method(method)

@@ -244,37 +244,8 @@ def q1_values(acqf: qLogNoisyExpectedImprovement, choices: Tensor) -> Tensor:
         base = _reshape_base_samples(
             acqf.sampler.base_samples, acqf.sampler.sample_shape, post1
         )
-        bl_rows, br_rows, means = [], [], []
-        for gp in model.gps:
-            zc, zb = gp.transform(choices), gp.transform(Xb)
-            Kc, Vc = gp.cross(zc)  # n x m
-            _, Vb = gp.cross(zb)  # n x nb
-            scale = gp.sd**2
-            bl_rows.append((gp.kernel(zc, zb) - Vc.transpose(-1, -2) @ Vb) * scale)
-            br_rows.append((gp.kernel_diag(zc) - Vc.pow(2).sum(0)) * scale)
-            means.append(gp.mean(Kc))
-        bl = torch.stack(bl_rows, dim=-3).transpose(0, 1)  # m x o x nb
-        br = torch.stack(br_rows, dim=-1)  # m x o
-        mean = torch.stack(means, dim=-1)  # m x o
-        baseline_L = acqf._baseline_L  # [o x] nb x nb
-        mt = model.num_outputs > 1
-        if not mt:
-            baseline_L = baseline_L.unsqueeze(0)
-        sol = torch.linalg.solve_triangular(
-            baseline_L, bl.permute(1, 2, 0), upper=False
-        )
-        bl_chol = sol.permute(2, 0, 1).unsqueeze(-2)  # m x o x 1 x nb
-        br_to_chol = br[..., None, None] - bl_chol @ bl_chol.transpose(-1, -2)
-        br_chol = psd_safe_cholesky(br_to_chol, max_tries=6)
-        new_Lq = torch.cat([bl_chol, br_chol], dim=-1)  # m x o x 1 x (nb+1)
-        if not mt:
-            new_Lq = new_Lq.squeeze(1).unsqueeze(-3)
-        loc_dim = post1.distribution.loc.dim()
-        res = (
-            new_Lq.matmul(base)
-            .add(mean.unsqueeze(-2).transpose(-1, -2).unsqueeze(-1))
-            .permute(-1, *range(loc_dim - 1), -2, -3)
-            .contiguous()
+        res = _candidate_samples(
+            model, acqf._baseline_L, Xb, choices, base, post1.distribution.loc.dim()
         )
         if not torch.isfinite(res).all():
             raise ValueError(
@@ -290,6 +261,48 @@ def q1_values(acqf: qLogNoisyExpectedImprovement, choices: Tensor) -> Tensor:
             return acqf(X)
         finally:
             del acqf._get_samples_and_objectives
+
+
+def _candidate_samples(
+    model: FactorModel,
+    baseline_L: Tensor,
+    Xb: Tensor,
+    choices: Tensor,
+    base: Tensor,
+    loc_dim: int,
+) -> Tensor:
+    """BoTorch's ``sample_cached_cholesky`` for every candidate at once: the
+    ``sample_shape x m x 1 x o`` samples of each of the ``m x d``-dim
+    ``choices`` jointly with the baseline ``Xb`` (its root ``baseline_L``),
+    from the cross-covariances of all candidates with the baseline."""
+    bl_rows, br_rows, means = [], [], []
+    for gp in model.gps:
+        zc, zb = gp.transform(choices), gp.transform(Xb)
+        Kc, Vc = gp.cross(zc)  # n x m
+        _, Vb = gp.cross(zb)  # n x nb
+        scale = gp.sd**2
+        bl_rows.append((gp.kernel(zc, zb) - Vc.transpose(-1, -2) @ Vb) * scale)
+        br_rows.append((gp.kernel_diag(zc) - Vc.pow(2).sum(0)) * scale)
+        means.append(gp.mean(Kc))
+    bl = torch.stack(bl_rows, dim=-3).transpose(0, 1)  # m x o x nb
+    br = torch.stack(br_rows, dim=-1)  # m x o
+    mean = torch.stack(means, dim=-1)  # m x o
+    mt = model.num_outputs > 1
+    if not mt:
+        baseline_L = baseline_L.unsqueeze(0)  # o x nb x nb
+    sol = torch.linalg.solve_triangular(baseline_L, bl.permute(1, 2, 0), upper=False)
+    bl_chol = sol.permute(2, 0, 1).unsqueeze(-2)  # m x o x 1 x nb
+    br_to_chol = br[..., None, None] - bl_chol @ bl_chol.transpose(-1, -2)
+    br_chol = psd_safe_cholesky(br_to_chol, max_tries=6)
+    new_Lq = torch.cat([bl_chol, br_chol], dim=-1)  # m x o x 1 x (nb+1)
+    if not mt:
+        new_Lq = new_Lq.squeeze(1).unsqueeze(-3)
+    return (
+        new_Lq.matmul(base)
+        .add(mean.unsqueeze(-2).transpose(-1, -2).unsqueeze(-1))
+        .permute(-1, *range(loc_dim - 1), -2, -3)
+        .contiguous()
+    )
 
 
 def best_by_posterior_mean(model: SingleTaskGP, X: Tensor, y: Tensor) -> int | None:
