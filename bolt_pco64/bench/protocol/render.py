@@ -27,6 +27,7 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.protocol.analysis import ProtocolResult, kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import Endpoint
+from bolt_pco64.bench.report.plots import add_caption, method_style
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -225,6 +226,26 @@ def _initial_line(result: ProtocolResult) -> str:
     )
 
 
+def _smoke_lines(result: ProtocolResult) -> list[str]:
+    """A smoke test's section after the header: what the runs did, no ranking."""
+    lines = [
+        f"**Smoke test: no comparison.** {len(result.seeds)} seeds: with "
+        f"{len(result.methods)} methods ({result.family_pairs} pairs per "
+        f"endpoint), no outcome of fewer than {result.min_seeds} seeds could "
+        f"separate a pair at Holm's α = {result.design.alpha:g}. The table "
+        "shows what the runs did, in the declared order; it ranks nothing.",
+        "",
+        "| method | " + " | ".join(e.label for e in result.endpoints) + " |",
+        "|---|" + "---|" * len(result.endpoints),
+    ]
+    out = result.outcomes
+    for m in result.methods:
+        runs = out[out["method"] == m]
+        cells = [_smoke_cell(e, runs) for e in result.endpoints]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return [*lines, "", _initial_line(result), ""]
+
+
 def protocol_markdown(
     result: ProtocolResult,
     figure: str | None = PROTOCOL_FILES["figure"],
@@ -251,22 +272,7 @@ def protocol_markdown(
         return "\n".join(lines).rstrip() + f"\n\n{link}\n"
 
     if result.smoke:
-        lines += [
-            f"**Smoke test: no comparison.** {len(result.seeds)} seeds: with "
-            f"{len(result.methods)} methods ({result.family_pairs} pairs per "
-            f"endpoint), no outcome of fewer than {result.min_seeds} seeds could "
-            f"separate a pair at Holm's α = {result.design.alpha:g}. The table "
-            "shows what the runs did, in the declared order; it ranks nothing.",
-            "",
-            "| method | " + " | ".join(e.label for e in result.endpoints) + " |",
-            "|---|" + "---|" * len(result.endpoints),
-        ]
-        out = result.outcomes
-        for m in result.methods:
-            runs = out[out["method"] == m]
-            cells = [_smoke_cell(e, runs) for e in result.endpoints]
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        lines += ["", _initial_line(result), ""]
+        lines += _smoke_lines(result)
         return lead() if details else "\n".join(lines)
     lines += [
         *_power_lines(result),
@@ -323,8 +329,6 @@ def plot_time_to_target(result: ProtocolResult) -> Figure:
     share of runs that reached the target, against evaluations or GPU-hours.
     """
     from matplotlib.figure import Figure
-
-    from bolt_pco64.bench.report.plots import add_caption, method_style
 
     timed = [e for e in result.endpoints if e.kind == "time"]
     cols = 2 if len(timed) > 1 else 1
