@@ -33,14 +33,13 @@ from bolt_pco64.bench.report.cost import (
     regret_on_grid,
     within_budget,
 )
-from bolt_pco64.bench.report.cost.base import _methods
 from bolt_pco64.bench.report.plots import (
     add_caption,
     draw_median,
     method_style,
     plot_caption,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
+from bolt_pco64.bench.stats import STATS_DEFAULTS, _methods, complete_runs
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -26,11 +26,10 @@ import pandas as pd
 from bolt_pco64.bench.report.cost.base import (
     COST_METRICS_DEFAULTS,
     _check_columns,
-    _methods,
     _runs,
     axis_values,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS
+from bolt_pco64.bench.stats import STATS_DEFAULTS, _methods
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 if TYPE_CHECKING:
