@@ -72,14 +72,14 @@ def _seeds_needed(x: float) -> str:
     return "∞ (no effect)" if not math.isfinite(x) else f"{int(x)}"
 
 
-def _estimate_cell(e: Endpoint, r: pd.Series, letters: bool = True) -> str:
+def _estimate_cell(e: Endpoint, r: pd.Series) -> str:
     if e.kind == "time":
         body = f"{_pct(r['estimate'])} [{_pct(r['low'])}, {_pct(r['high'])}]"
         if math.isfinite(r["median_time"]):
             body += f", median {_num(r['median_time'])}"
     else:
         body = f"{_num(r['estimate'])} [{_num(r['low'])}, {_num(r['high'])}]"
-    return f"**{r['letters']}** {body}" if letters and r["letters"] else body
+    return f"**{r['letters']}** {body}" if r["letters"] else body
 
 
 def _smoke_cell(e: Endpoint, runs: pd.DataFrame) -> str:
