@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from numbers import Real
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
@@ -58,7 +57,6 @@ from bolt_pco64.integrations.common import (
     check_crash_report,
     get_problem,
 )
-from bolt_pco64.params import Interval, check_param
 from bolt_pco64.problem import PCO, TableLike
 
 __all__ = [
@@ -114,8 +112,8 @@ class PCOProblem(
             (:class:`~bolt_pco64.integrations.common.crash.CrashPolicy`).
 
     Raises:
-        ValueError: For an unknown instance or crash report, or a
-            ``crash_value`` that is not a finite number.
+        ValueError: For an unknown instance or crash report, or (under
+            ``"placeholder"``) a ``crash_value`` that is not a finite number.
     """
 
     def __init__(
@@ -128,10 +126,7 @@ class PCOProblem(
     ) -> None:
         report = check_crash_report(crash_report)
         self.problem: PCO = get_problem(instance, table)
-        if crash_value is None:
-            crash_value = float(self.problem.worst_feasible_value)
-        check_param("`crash_value`", crash_value, Interval(Real))
-        self.policy = CrashPolicy(report, float(crash_value))
+        self.policy = CrashPolicy.for_problem(self.problem, report, crash_value)
         self.runs = TableRuns(self.problem, scale="encoded")
         self.parameters = self.runs.parameters
         self._space: dict[str, BaseDistribution] = {
