@@ -27,6 +27,7 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.protocol.analysis import ProtocolResult, kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import Endpoint
+from bolt_pco64.bench.report.markdown import markdown_table
 from bolt_pco64.bench.report.plots import add_caption, method_style
 
 if TYPE_CHECKING:
@@ -144,18 +145,15 @@ def _ranking_table(result: ProtocolResult) -> list[str]:
     first = est[est["endpoint"] == primary.name].set_index("method")
     rows = sorted(result.methods, key=lambda m: (first.loc[m, "letters"], m))
     heads = [f"{e.label} ({e.role})" for e in result.endpoints]
-    out = [
-        "| method | " + " | ".join(heads) + " |",
-        "|---|" + "---|" * len(heads),
-    ]
     by = {
         e.name: est[est["endpoint"] == e.name].set_index("method")
         for e in result.endpoints
     }
-    for m in rows:
-        cells = [_estimate_cell(e, by[e.name].loc[m]) for e in result.endpoints]
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
-    return out
+    cells = (
+        [m, *(_estimate_cell(e, by[e.name].loc[m]) for e in result.endpoints)]
+        for m in rows
+    )
+    return markdown_table(["method", *heads], cells)
 
 
 def _groups_line(result: ProtocolResult, e: Endpoint) -> str:
@@ -204,13 +202,8 @@ def _pairs_table(result: ProtocolResult, e: Endpoint) -> list[str]:
 def _levels_table(result: ProtocolResult) -> list[str]:
     lv = result.levels
     cols = [c for c in lv.columns if c != "method"]
-    out = [
-        "| method | " + " | ".join(cols) + " |",
-        "|---|" + "---|" * len(cols),
-    ]
-    for r in lv.to_dict("records"):
-        out.append(f"| {r['method']} | " + " | ".join(str(r[c]) for c in cols) + " |")
-    return out
+    rows = ([r["method"], *(r[c] for c in cols)] for r in lv.to_dict("records"))
+    return markdown_table(["method", *cols], rows)
 
 
 def _initial_line(result: ProtocolResult) -> str:
@@ -235,15 +228,14 @@ def _smoke_lines(result: ProtocolResult) -> list[str]:
         f"separate a pair at Holm's α = {result.design.alpha:g}. The table "
         "shows what the runs did, in the declared order; it ranks nothing.",
         "",
-        "| method | " + " | ".join(e.label for e in result.endpoints) + " |",
-        "|---|" + "---|" * len(result.endpoints),
     ]
     out = result.outcomes
-    for m in result.methods:
-        runs = out[out["method"] == m]
-        cells = [_smoke_cell(e, runs) for e in result.endpoints]
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    return [*lines, "", _initial_line(result), ""]
+    rows = (
+        [m, *(_smoke_cell(e, out[out["method"] == m]) for e in result.endpoints)]
+        for m in result.methods
+    )
+    heads = ["method", *(e.label for e in result.endpoints)]
+    return [*lines, *markdown_table(heads, rows), "", _initial_line(result), ""]
 
 
 def protocol_markdown(

@@ -33,6 +33,7 @@ from bolt_pco64.bench.report.cost import (
     regret_on_grid,
     within_budget,
 )
+from bolt_pco64.bench.report.markdown import markdown_table
 from bolt_pco64.bench.report.plots import (
     add_caption,
     draw_median,
@@ -84,20 +85,17 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
     :func:`~bolt_pco64.bench.report.cost.ert.ert_sensitivity`: one row per
     method, one column per target."""
     targets = sorted(set(table["target"]))
-    head = " | ".join(_pct(t) for t in targets)
-    lines = [
-        f"| method | {head} |",
-        "|---|" + "---|" * len(targets),
-    ]
+    rows = []
     for m in dict.fromkeys(table["method"]):
-        cells = []
+        cells = [m]
         for t in targets:
             r = table[(table["method"] == m) & (table["target"] == t)].iloc[0]
             cells.append(
                 f"{ratio_interval(r['ert_ratio'], r['ratio_low'], r['ratio_high'])} "
                 f"({int(r['reached'])}/{int(r['runs'])})"
             )
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = markdown_table(["method", *(_pct(t) for t in targets)], rows)
     ref = table[table["method"] != reference].groupby("target")["reference_infinite"]
     share = ref.max()
     lines += [
