@@ -39,8 +39,14 @@ from bolt_pco64.bench.report.plots import (
     draw_median,
     method_style,
     plot_caption,
+    regret_axes,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS, _methods, complete_runs
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    _methods,
+    complete_runs,
+    regret_fill,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -142,11 +148,7 @@ def _draw(
         _, matrix = regret_on_grid(sub, axis, grid, fill)
         draw_median(ax, grid, matrix, method_style(i), m, m, axis)
     ax.set_xlabel(COST_AXES[axis].label)
-    ax.set_ylabel("simple regret (optimal - best feasible evaluated)")
-    ax.set_yscale("symlog", linthresh=1e-3)
-    ax.set_ylim(bottom=0.0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    regret_axes(ax, "simple regret (optimal - best feasible evaluated)")
 
 
 def plot_cost(
@@ -179,7 +181,7 @@ def plot_cost(
     from matplotlib.figure import Figure
 
     names = _methods(records, methods)
-    fill = float(optimal_value - worst_feasible_value)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     fig = Figure(figsize=(12, 4.8))
     axes = fig.subplots(1, 2)
     _draw(axes[0], records, "gpu_hours", fill, names, budget_hours)
