@@ -43,7 +43,12 @@ from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
 from bolt_pco64.bench.report.markdown import markdown_table
 from bolt_pco64.bench.spec import ComparisonSpec, ComparisonSpecError
-from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    complete_runs,
+    paired_comparisons,
+    regret_fill,
+)
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import DEFAULT_INSTANCE, get_instance
 from bolt_pco64.tables.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
@@ -190,11 +195,11 @@ def _final_regret(
     records: pd.DataFrame, meta: dict[str, Any], budget: int
 ) -> pd.DataFrame:
     """Complete runs' records (``meta.json`` names the failed ones), with the
-    regret before a first feasible evaluation (``_fill``: optimal - worst
-    feasible, as in the report) and the budget."""
+    regret before a first feasible evaluation (``_fill``,
+    :func:`~bolt_pco64.bench.stats.regret_fill`) and the budget."""
     failed = RunKey.parse_all(meta["runs"]["failed"])
     table = meta["table"]
-    fill = float(table["optimal_value"]) - float(table["worst_feasible_value"])
+    fill = regret_fill(table["optimal_value"], table["worst_feasible_value"])
     return complete_runs(records, failed).assign(_fill=fill, _budget=budget)
 
 
