@@ -23,7 +23,10 @@ say how much of a difference between methods the seeds support.
   matrix with a pointwise bootstrap band (the plot's line and band);
 - :func:`seed_resamples` and :func:`percentile_interval`: the resampling of
   the seeds every bootstrap here and in the cost metrics draws, and the
-  interval of a statistic that may be infinite (an expected running time).
+  interval of a statistic that may be infinite (an expected running time);
+- :func:`method_order`, :func:`by_method` and :func:`reference_rows`: the
+  methods of a report in their order, each one's records, and the
+  reference's (refused when it has none).
 
 **Bootstrap.** Percentile intervals (Efron & Tibshirani 1993, "An
 Introduction to the Bootstrap", ch. 13) of ``scipy.stats.bootstrap``, resampling
@@ -70,14 +73,17 @@ __all__ = [
     "StatsDefaults",
     "bootstrap_interval",
     "bootstrap_mean_intervals",
+    "by_method",
     "complete_runs",
     "found_optimum_intervals",
     "keyed_rng",
     "median_band",
     "median_intervals",
+    "method_order",
     "outcome_matrix",
     "paired_comparisons",
     "percentile_interval",
+    "reference_rows",
     "regret_fill",
     "seed_resamples",
     "signed_rank_p",
@@ -330,25 +336,26 @@ def outcome_matrix(
     return seeds, np.where(np.isnan(mat), fill, mat)
 
 
-def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
-    """``methods``, or by default every method of ``records`` in order of appearance."""
+def method_order(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
+    """``methods`` as a list, or by default every method of ``records`` in
+    order of appearance (the order of every table and plot of a report)."""
     if methods is not None:
         return list(methods)
     return list(dict.fromkeys(records["method"].tolist()))
 
 
-def _by_method(
+def by_method(
     records: pd.DataFrame, methods: Sequence[str] | None, skip: str | None = None
 ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Each method's records (:func:`_methods`' order), but ``skip``'s and
-    those of methods without any."""
-    for m in _methods(records, methods):
+    """``(method, its records)`` in :func:`method_order`, leaving out ``skip``
+    and the methods without records."""
+    for m in method_order(records, methods):
         sub = records[records["method"] == m]
         if m != skip and not sub.empty:
             yield m, sub
 
 
-def _reference_rows(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+def reference_rows(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
     """The rows of ``frame`` of the ``reference`` method; it must have some."""
     ref = frame[frame["method"] == reference]
     if ref.empty:
@@ -385,7 +392,7 @@ def median_intervals(
         Columns ``method, checkpoint, runs, median, low, high``.
     """
     rows = []
-    for m, sub in _by_method(records, methods):
+    for m, sub in by_method(records, methods):
         _, mat = outcome_matrix(sub, budget, fill, column)
         for k in checkpoints:
             check_param("checkpoints", k, Interval(Integral, 1, budget))
@@ -424,7 +431,7 @@ def found_optimum_intervals(
         Columns ``method, runs, found, rate, low, high`` (``found`` counts runs).
     """
     rows = []
-    for m, sub in _by_method(records, methods):
+    for m, sub in by_method(records, methods):
         _, mat = outcome_matrix(sub, budget, fill, column)
         hit = (mat <= 0).any(axis=1).astype(np.float64)
         lo, hi = bootstrap_interval(
@@ -477,11 +484,11 @@ def paired_comparisons(
         ``p_value`` (two-sided Wilcoxon signed-rank, see the module docstring;
         NaN without pairs).
     """
-    ref = _reference_rows(records, reference)
+    ref = reference_rows(records, reference)
     ref_seeds, ref_mat = outcome_matrix(ref, budget, fill, column)
     ref_row = {s: i for i, s in enumerate(ref_seeds)}
     rows = []
-    for m, sub in _by_method(records, methods, skip=reference):
+    for m, sub in by_method(records, methods, skip=reference):
         seeds, mat = outcome_matrix(sub, budget, fill, column)
         shared = [(i, ref_row[s]) for i, s in enumerate(seeds) if s in ref_row]
         mine = np.array([i for i, _ in shared], dtype=np.int64)

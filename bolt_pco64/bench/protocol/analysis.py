@@ -44,7 +44,7 @@ from bolt_pco64.bench.protocol.endpoints import (
 from bolt_pco64.bench.protocol.groups import letter_groups, letters_of
 from bolt_pco64.bench.protocol.pairs import PAIR_COLUMNS, compare_pairs
 from bolt_pco64.bench.protocol.power import detectable_effect, min_seeds
-from bolt_pco64.bench.stats import bootstrap_mean_intervals, keyed_rng
+from bolt_pco64.bench.stats import bootstrap_mean_intervals, keyed_rng, method_order
 
 __all__ = [
     "ESTIMATE_COLUMNS",
@@ -304,9 +304,7 @@ def regret_levels(
 def _family(records: pd.DataFrame, methods: Sequence[str] | None) -> tuple[str, ...]:
     """The declared family: ``methods``, each with runs in ``records``, or
     every method of the records in order of appearance."""
-    present = (
-        list(dict.fromkeys(records["method"].tolist())) if "method" in records else []
-    )
+    present = method_order(records, None) if "method" in records else []
     family = tuple(methods) if methods is not None else tuple(present)
     absent = [m for m in family if m not in present]
     if absent or len(family) < 1:

@@ -27,7 +27,7 @@ from bolt_pco64.bench.report.cost.base import (
     _runs,
     axis_values,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS, _by_method, keyed_rng, median_band
+from bolt_pco64.bench.stats import STATS_DEFAULTS, by_method, keyed_rng, median_band
 from bolt_pco64.params import Interval, check_param
 
 __all__ = ["cost_curves", "cost_grid", "regret_on_grid"]
@@ -108,7 +108,7 @@ def cost_curves(
     """
     g = cost_grid(records, axis) if grid is None else np.asarray(grid, float)
     parts = []
-    for m, sub in _by_method(records, methods):
+    for m, sub in by_method(records, methods):
         _, mat = regret_on_grid(sub, axis, g, fill)
         med, lo, hi = median_band(mat, rng=keyed_rng(seed, m, axis))
         parts.append(

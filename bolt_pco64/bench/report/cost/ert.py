@@ -43,11 +43,11 @@ from bolt_pco64.bench.report.cost.base import COST_METRICS_DEFAULTS
 from bolt_pco64.bench.report.cost.target import _check_targets, time_to_target
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
-    _methods,
-    _reference_rows,
     bootstrap_interval,
     keyed_rng,
+    method_order,
     percentile_interval,
+    reference_rows,
     seed_resamples,
 )
 
@@ -89,7 +89,7 @@ def ert_table(
     """
     ttt = time_to_target(records, optimal_value, targets, axis, budget)
     rows = []
-    for m in _methods(records, methods):
+    for m in method_order(records, methods):
         for t in _check_targets(targets):
             sub = ttt[(ttt["method"] == m) & (ttt["target"] == t)]
             if sub.empty:
@@ -174,9 +174,9 @@ def compare_costs(
         ``ratio_high``.
     """
     ttt = time_to_target(records, optimal_value, targets, axis, budget)
-    ref = _reference_rows(ttt, reference)
+    ref = reference_rows(ttt, reference)
     rows = []
-    for m in _methods(records, methods):
+    for m in method_order(records, methods):
         if m == reference:
             continue
         for t in _check_targets(targets):

@@ -43,8 +43,8 @@ from bolt_pco64.bench.report.plots import (
 )
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
-    _methods,
     complete_runs,
+    method_order,
     regret_fill,
 )
 
@@ -180,7 +180,7 @@ def plot_cost(
     """
     from matplotlib.figure import Figure
 
-    names = _methods(records, methods)
+    names = method_order(records, methods)
     fill = regret_fill(optimal_value, worst_feasible_value)
     fig = Figure(figsize=(12, 4.8))
     axes = fig.subplots(1, 2)
