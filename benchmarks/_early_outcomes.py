@@ -54,10 +54,10 @@ from scipy import stats as sps
 from bolt_pco64.bench.report.cost import within_budget
 from bolt_pco64.bench.stats import (
     STATS_DEFAULTS,
-    _signed_rank_p,
     bootstrap_interval,
     keyed_rng,
     regret_fill,
+    signed_rank_p,
 )
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ def paired_outcomes(
                     "better": int((diff < 0).sum()),
                     "tied": int((diff == 0).sum()),
                     "worse": int((diff > 0).sum()),
-                    "p_value": _signed_rank_p(diff) if n else math.nan,
+                    "p_value": signed_rank_p(diff) if n else math.nan,
                     "lost": lost,
                     "gained": gained,
                     "mcnemar_p": float(sps.binomtest(lost, lost + gained).pvalue)

@@ -17,7 +17,9 @@ Optimizers: ``mixed`` (``optimize_acqf_mixed_alternating``) and ``box``
 constrained ``qlognei`` (an objective GP on the feasible observations, a
 constraint GP on all) and ``ucb`` (``UpperConfidenceBound``, beta 4, on the
 objective GP). Each loop appends the proposal as proposed, as a user's loop
-would, with the value of the configuration it snaps to.
+would, with the value of the configuration it snaps to. The GPs, the
+acquisitions and the optimizer calls are ``examples/mixed_optimizers.py``'s
+(imported from it, 4 restarts and 128 raw samples).
 
 Writes ``records.csv`` (one row per proposal), ``report.json`` (the run's
 settings) and ``README.md`` (the shares by arm) into ``--out``, atomically;
@@ -30,92 +32,45 @@ Run: ``python benchmarks/grid_proposals.py [--seeds 2] [--steps 4] [--out DIR]``
 from __future__ import annotations
 
 import argparse
-import functools
 import io
 import itertools
 import json
+import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import torch
-from botorch.acquisition import UpperConfidenceBound, qLogNoisyExpectedImprovement
-from botorch.acquisition.acquisition import AcquisitionFunction
-from botorch.acquisition.objective import GenericMCObjective
-from botorch.fit import fit_gpytorch_mll
-from botorch.models import ModelListGP, SingleTaskGP
-from botorch.models.transforms.input import Normalize
-from botorch.models.transforms.outcome import Standardize
-from botorch.optim import optimize_acqf, optimize_acqf_mixed_alternating
-from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from bolt_pco64 import PCO64
 from bolt_pco64._io import atomic_write_text
 
+# The example's loop, not a copy of it: its GPs, acquisitions and optimizer calls.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from mixed_optimizers import acquisition, grid, propose
+
 SPACES = ("today", "grid", "grid-new")
 OPTIMIZERS = ("mixed", "box")
 ACQUISITIONS = ("qlognei", "ucb")
-#: Small optimizer settings: the share of rows, not the acquisition value, is measured.
-SETTINGS = {"num_restarts": 4, "raw_samples": 128}
 
 
-def fit(X: torch.Tensor, Y: torch.Tensor, bounds: torch.Tensor) -> SingleTaskGP:
-    model = SingleTaskGP(
-        X,
-        Y.unsqueeze(-1),
-        input_transform=Normalize(d=X.shape[-1], bounds=bounds),
-        outcome_transform=Standardize(m=1),
-    )
-    fit_gpytorch_mll(
-        ExactMarginalLogLikelihood(model.likelihood, model),
-        optimizer_kwargs={"options": {"maxiter": 100}},
-    )
-    return model
-
-
-def acquisition(
-    name: str, X: torch.Tensor, y: torch.Tensor, margin: torch.Tensor, f: PCO64
-) -> AcquisitionFunction:
-    feasible = ~torch.isnan(y)
-    objective = fit(X[feasible], y[feasible], f.bounds)
-    if name == "ucb":
-        return UpperConfidenceBound(objective, beta=4.0)
-    return qLogNoisyExpectedImprovement(
-        model=ModelListGP(objective, fit(X, margin, f.bounds)),
-        X_baseline=X,
-        objective=GenericMCObjective(lambda Z, X=None: Z[..., 0]),
-        constraints=[lambda Z: Z[..., 1]],
-    )
-
-
-def propose(
-    f: PCO64, space: str, optimizer: str, acqf: AcquisitionFunction, X: torch.Tensor
-) -> torch.Tensor:
-    """One proposal of ``optimizer`` over ``space`` (see the module docstring)."""
-    kwargs: dict[str, object] = dict(SETTINGS)
-    if space == "today":
+def space(f: PCO64, name: str, X: torch.Tensor) -> dict[str, Any]:
+    """The search space ``name`` in the optimizers' terms (the module docstring)."""
+    if name == "today":
         lo, hi = f.bounds.to(torch.int64).tolist()
-        levels = {k: list(range(lo[k], hi[k] + 1)) for k in f.discrete_inds}
-    else:
-        levels = f.discrete_dims
-        kwargs["inequality_constraints"] = f.inequality_constraints
-        post: Callable[[torch.Tensor], torch.Tensor] = f.project
-        if space == "grid-new":
-            post = functools.partial(f.project, exclude=X)
-        kwargs["post_processing_func"] = post
-    if optimizer == "mixed":
-        x, _ = optimize_acqf_mixed_alternating(
-            acqf, bounds=f.bounds, discrete_dims=levels, q=1, **kwargs
-        )
-    else:
-        x, _ = optimize_acqf(acqf, bounds=f.bounds, q=1, **kwargs)
-    return x.detach()
+        return {
+            "discrete_dims": {k: list(range(lo[k], hi[k] + 1)) for k in f.discrete_inds}
+        }
+    terms = grid(f, X)
+    if name == "grid":
+        terms["post_processing_func"] = f.project
+    return terms
 
 
 def run(
-    f: PCO64, space: str, optimizer: str, acq: str, seed: int, n_init: int, steps: int
+    f: PCO64, name: str, optimizer: str, acq: str, seed: int, n_init: int, steps: int
 ) -> list[dict[str, object]]:
     """One loop; a record per proposal."""
     C = f.candidates()
@@ -128,12 +83,13 @@ def run(
     for step in range(steps):
         torch.manual_seed(10_000 * seed + step)
         t0 = time.perf_counter()
-        x = propose(f, space, optimizer, acquisition(acq, X, y, margin, f), X)
+        acqf = acquisition(acq, X, y, margin, f)
+        x = propose(optimizer, acqf, f, **space(f, name, X))
         seconds = time.perf_counter() - t0
         row = int(f.lookup(x)[0])
         records.append(
             {
-                "space": space,
+                "space": name,
                 "optimizer": optimizer,
                 "acquisition": acq,
                 "seed": seed,
@@ -203,8 +159,7 @@ def main() -> None:
     text = (
         f"Table: {source}. {args.seeds} seeds x {args.steps} proposals per "
         f"arm after {args.n_init} random configurations; "
-        f"{SETTINGS['num_restarts']} restarts, {SETTINGS['raw_samples']} raw "
-        "samples, q = 1, one torch thread.\n\n"
+        "the example's 4 restarts, 128 raw samples, q = 1, one torch thread.\n\n"
         "rows: share of proposals that are configurations; repeats: share that "
         "snap to a configuration already evaluated.\n\n" + markdown(table)
     )

@@ -33,13 +33,14 @@ from __future__ import annotations
 import argparse
 import logging
 import warnings
+from typing import Any
 
 import torch
 
 from bolt_pco64.integrations.common import TableRuns
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Ax's benchmark loop on pco64.")
     parser.add_argument("--trials", type=int, default=30, help="trials in all")
     parser.add_argument("--init", type=int, default=None,
@@ -52,7 +53,11 @@ def main() -> None:
         parser.error(f"expected --trials >= 1, got {args.trials}")
     if args.init is not None and args.init < 1:
         parser.error(f"expected --init >= 1, got {args.init}")
+    return args
 
+
+def main() -> None:
+    args = _arguments()
     warnings.filterwarnings("ignore")  # Ax and BoTorch advisories, not results
     torch.set_num_threads(1)  # GPs on tens of points: one thread beats contention
     logging.disable(logging.INFO)  # importing Ax logs one INFO line
@@ -61,7 +66,7 @@ def main() -> None:
             choose_generation_strategy,
         )
         from ax.api.utils.structs import GenerationStrategyDispatchStruct
-        from ax.benchmark.benchmark import benchmark_replication, get_best_parameters
+        from ax.benchmark.benchmark import benchmark_replication
         from ax.benchmark.benchmark_method import BenchmarkMethod
 
         from bolt_pco64.integrations.ax import get_benchmark_problem
@@ -89,6 +94,12 @@ def main() -> None:
         seed=args.seed,
         orchestrator_logging_level=logging.WARNING,
     )
+    _report(problem, method, result)
+
+
+def _report(problem: Any, method: Any, result: Any) -> None:
+    """Per trial what Ax tried and what it got, then what Ax recommends."""
+    from ax.benchmark.benchmark import get_best_parameters
 
     experiment = result.experiment
     if experiment is None:  # benchmark_replication keeps it; say so if not

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import functools
 import warnings
+from typing import Any
 
 import torch
 from botorch.acquisition import UpperConfidenceBound, qLogNoisyExpectedImprovement
@@ -85,25 +86,27 @@ def acquisition(
     )
 
 
-def propose(
-    optimizer: str, acqf: AcquisitionFunction, f: PCO64, X: torch.Tensor
-) -> torch.Tensor:
-    """The next configuration, from BoTorch's mixed or box optimizer."""
-    grid = {
-        "bounds": f.bounds,
+def grid(f: PCO64, tried: torch.Tensor) -> dict[str, Any]:
+    """The grid in BoTorch's terms: each input's levels, the linear rules, and
+    the nearest configuration not tried yet as the post-processing."""
+    return {
+        "discrete_dims": f.discrete_dims,
         "inequality_constraints": f.inequality_constraints,
-        # the nearest configuration not tried yet
-        "post_processing_func": functools.partial(f.project, exclude=X),
-        "q": 1,
-        "num_restarts": 4,
-        "raw_samples": 128,
+        "post_processing_func": functools.partial(f.project, exclude=tried),
     }
+
+
+def propose(
+    optimizer: str, acqf: AcquisitionFunction, f: PCO64, **space: Any
+) -> torch.Tensor:
+    """The next point from BoTorch's mixed or box optimizer over ``space``
+    (:func:`grid`'s terms; the box optimizer takes all but the levels)."""
+    settings = {"bounds": f.bounds, "q": 1, "num_restarts": 4, "raw_samples": 128}
     if optimizer == "mixed":
-        x, _ = optimize_acqf_mixed_alternating(
-            acqf, discrete_dims=f.discrete_dims, **grid
-        )
+        x, _ = optimize_acqf_mixed_alternating(acqf, **settings, **space)
     else:
-        x, _ = optimize_acqf(acqf, **grid)
+        space.pop("discrete_dims", None)
+        x, _ = optimize_acqf(acqf, **settings, **space)
     return x.detach()
 
 
@@ -116,7 +119,7 @@ def loop(
     y, margin = f(X), f.outcome_constraint(X)
     print(f"-- {optimizer} optimizer, {kind}: {n_init} random configurations")
     for it in range(n_init + 1, budget + 1):
-        x = propose(optimizer, acquisition(kind, X, y, margin, f), f, X)
+        x = propose(optimizer, acquisition(kind, X, y, margin, f), f, **grid(f, X))
         is_row = bool(f.is_configuration(x)[0])
         repeat = bool((f.lookup(x)[:, None] == f.lookup(X)).any())
         X = torch.cat([X, x])

@@ -21,20 +21,10 @@ sees the results that came in before ``t``.
 steps it ran and ends early on the clock (its worker frees then). Its result
 is the partial estimate at its last step (plus the harness's noise draw for
 the row, when ``noise`` is set, as for a complete run); the method sees it in
-``ctx.y`` like any other observation. *Why the estimate, not a censored
-"below x":* after the steps a decision needs, the estimate's standard error is
-a fraction of a percent of the throughput (the stand-in: median 0.4 % after 6
-steps), far below the objective's spread, so it tells the model nearly all a
-complete run would; a censored observation would discard the level (how far
-below the incumbent the run is), which is what keeps the model from proposing
-its neighbours, and no built-in objective GP has a censored likelihood (only
-the crash models do). The standard error is not passed on: the built-in GPs
-infer one homoskedastic noise and use no run's standard error.
-
-**Who finds what.** A stopped run does not count as *found* in the
-records' ``best_feasible`` and ``regret``: its configuration was abandoned
-as worse than the incumbent, so a near-optimal configuration stopped by
-mistake does not reach the target (the cost metrics charge such mistakes).
+``ctx.y`` like any other observation (why the estimate and not a censored
+"below x": ``docs/early-termination.md``); its standard error is not passed
+on. A stopped run does not count as *found* in the records'
+``best_feasible`` and ``regret``.
 
 **The prior** of ``posterior`` is the method's prediction
 (:meth:`~bolt_pco64.bench.contract.Method.predict`) when it proposed the

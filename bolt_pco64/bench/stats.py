@@ -20,7 +20,13 @@ say how much of a difference between methods the seeds support.
 - :func:`bootstrap_mean_intervals`: intervals of the means of several
   quantities of the same seeds, from one set of resamples of the seeds;
 - :func:`median_band`: the median of every column of a ``seeds x points``
-  matrix with a pointwise bootstrap band (the plot's line and band).
+  matrix with a pointwise bootstrap band (the plot's line and band);
+- :func:`seed_resamples` and :func:`percentile_interval`: the resampling of
+  the seeds every bootstrap here and in the cost metrics draws, and the
+  interval of a statistic that may be infinite (an expected running time);
+- :func:`method_order`, :func:`by_method` and :func:`reference_rows`: the
+  methods of a report in their order, each one's records, and the
+  reference's (refused when it has none).
 
 **Bootstrap.** Percentile intervals (Efron & Tibshirani 1993, "An
 Introduction to the Bootstrap", ch. 13) of ``scipy.stats.bootstrap``, resampling
@@ -45,9 +51,10 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,14 +73,19 @@ __all__ = [
     "StatsDefaults",
     "bootstrap_interval",
     "bootstrap_mean_intervals",
+    "by_method",
     "complete_runs",
     "found_optimum_intervals",
     "keyed_rng",
     "median_band",
     "median_intervals",
+    "method_order",
     "outcome_matrix",
     "paired_comparisons",
+    "percentile_interval",
+    "reference_rows",
     "regret_fill",
+    "seed_resamples",
     "signed_rank_p",
     "verdict",
 ]
@@ -109,6 +121,36 @@ def keyed_rng(seed: int, *keys: str | int) -> np.random.Generator:
         zlib.crc32(k.encode("utf-8")) if isinstance(k, str) else int(k) for k in keys
     ]
     return np.random.default_rng(words)
+
+
+def seed_resamples(
+    statistic: Callable[..., Any],
+    arrays: Sequence[np.ndarray],
+    resamples: int,
+    rng: np.random.Generator,
+) -> Any:
+    """``statistic`` of ``resamples`` bootstrap resamples of the seeds.
+
+    Each resample draws the seeds (the first axis of every one of ``arrays``,
+    the same draw for all: the seed is the unit) with replacement;
+    ``statistic`` gets the arrays resampled, each with a leading
+    ``resamples`` axis.
+    """
+    n = len(arrays[0])
+    idx = rng.integers(0, n, size=(resamples, n))
+    return statistic(*(np.asarray(a)[idx] for a in arrays))
+
+
+def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``draws`` of a statistic that may
+    be infinite (NaN draws left out; no interpolation); ``(nan, nan)``
+    without a draw."""
+    v = draws[~np.isnan(draws)]
+    if v.size == 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(v, [tail, 1 - tail], method="inverted_cdf")
+    return float(lo), float(hi)
 
 
 def bootstrap_interval(
@@ -181,8 +223,7 @@ def median_band(
         raise ValueError(f"Expected a finite seeds x points matrix, got {m.shape}.")
     check_param("level", level, OPEN_UNIT)
     gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
-    idx = gen.integers(0, m.shape[0], size=(resamples, m.shape[0]))
-    meds = np.median(m[idx], axis=1)
+    meds = seed_resamples(lambda x: np.median(x, axis=1), [m], resamples, gen)
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(meds, [tail, 100 - tail], axis=0)
     return np.median(m, axis=0), low, high
@@ -220,7 +261,7 @@ def bootstrap_mean_intervals(
     )
     gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
     n = m.shape[1]
-    idx = gen.integers(0, n, size=(resamples, n))
+    idx = seed_resamples(lambda i: i, [np.arange(n)], resamples, gen)
     # How often each resample draws each seed: the resampled means are one
     # product, in memory rows x resamples (not rows x resamples x seeds).
     flat = (idx + n * np.arange(resamples)[:, None]).ravel()
@@ -295,10 +336,34 @@ def outcome_matrix(
     return seeds, np.where(np.isnan(mat), fill, mat)
 
 
-def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
+def method_order(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
+    """``methods`` as a list, or by default every method of ``records`` in
+    order of appearance (the order of every table and plot of a report)."""
     if methods is not None:
         return list(methods)
     return list(dict.fromkeys(records["method"].tolist()))
+
+
+def by_method(
+    records: pd.DataFrame, methods: Sequence[str] | None, skip: str | None = None
+) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``(method, its records)`` in :func:`method_order`, leaving out ``skip``
+    and the methods without records."""
+    for m in method_order(records, methods):
+        sub = records[records["method"] == m]
+        if m != skip and not sub.empty:
+            yield m, sub
+
+
+def reference_rows(frame: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """The rows of ``frame`` of the ``reference`` method; it must have some."""
+    ref = frame[frame["method"] == reference]
+    if ref.empty:
+        raise ValueError(
+            f"Expected reference method {reference!r} among the records, got "
+            f"{sorted(set(frame['method']))}."
+        )
+    return ref
 
 
 def median_intervals(
@@ -327,10 +392,7 @@ def median_intervals(
         Columns ``method, checkpoint, runs, median, low, high``.
     """
     rows = []
-    for m in _methods(records, methods):
-        sub = records[records["method"] == m]
-        if sub.empty:
-            continue
+    for m, sub in by_method(records, methods):
         _, mat = outcome_matrix(sub, budget, fill, column)
         for k in checkpoints:
             check_param("checkpoints", k, Interval(Integral, 1, budget))
@@ -369,10 +431,7 @@ def found_optimum_intervals(
         Columns ``method, runs, found, rate, low, high`` (``found`` counts runs).
     """
     rows = []
-    for m in _methods(records, methods):
-        sub = records[records["method"] == m]
-        if sub.empty:
-            continue
+    for m, sub in by_method(records, methods):
         _, mat = outcome_matrix(sub, budget, fill, column)
         hit = (mat <= 0).any(axis=1).astype(np.float64)
         lo, hi = bootstrap_interval(
@@ -402,10 +461,6 @@ def signed_rank_p(diff: Sequence[float] | np.ndarray) -> float:
     return float(sps.wilcoxon(diff, zero_method="pratt").pvalue)
 
 
-# The name other modules of the harness import (earlyoutcomes).
-_signed_rank_p = signed_rank_p
-
-
 def paired_comparisons(
     records: pd.DataFrame,
     reference: str,
@@ -429,21 +484,11 @@ def paired_comparisons(
         ``p_value`` (two-sided Wilcoxon signed-rank, see the module docstring;
         NaN without pairs).
     """
-    ref = records[records["method"] == reference]
-    if ref.empty:
-        raise ValueError(
-            f"Expected reference method {reference!r} among the records, got "
-            f"{sorted(set(records['method']))}."
-        )
+    ref = reference_rows(records, reference)
     ref_seeds, ref_mat = outcome_matrix(ref, budget, fill, column)
     ref_row = {s: i for i, s in enumerate(ref_seeds)}
     rows = []
-    for m in _methods(records, methods):
-        if m == reference:
-            continue
-        sub = records[records["method"] == m]
-        if sub.empty:
-            continue
+    for m, sub in by_method(records, methods, skip=reference):
         seeds, mat = outcome_matrix(sub, budget, fill, column)
         shared = [(i, ref_row[s]) for i, s in enumerate(seeds) if s in ref_row]
         mine = np.array([i for i, _ in shared], dtype=np.int64)

@@ -41,8 +41,14 @@ from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.comparison import planned_tables
 from bolt_pco64.bench.contract import RunKey
 from bolt_pco64.bench.plan import BenchPlan, BenchResult, PlannedTable
+from bolt_pco64.bench.report.markdown import markdown_table
 from bolt_pco64.bench.spec import ComparisonSpec, ComparisonSpecError
-from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs, paired_comparisons
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    complete_runs,
+    paired_comparisons,
+    regret_fill,
+)
 from bolt_pco64.bench.store import check_output_dir
 from bolt_pco64.instances import DEFAULT_INSTANCE, get_instance
 from bolt_pco64.tables.standins import STANDIN_PREFIX, STANDIN_VARIANTS, check_variant
@@ -189,11 +195,11 @@ def _final_regret(
     records: pd.DataFrame, meta: dict[str, Any], budget: int
 ) -> pd.DataFrame:
     """Complete runs' records (``meta.json`` names the failed ones), with the
-    regret before a first feasible evaluation (``_fill``: optimal - worst
-    feasible, as in the report) and the budget."""
+    regret before a first feasible evaluation (``_fill``,
+    :func:`~bolt_pco64.bench.stats.regret_fill`) and the budget."""
     failed = RunKey.parse_all(meta["runs"]["failed"])
     table = meta["table"]
-    fill = float(table["optimal_value"]) - float(table["worst_feasible_value"])
+    fill = regret_fill(table["optimal_value"], table["worst_feasible_value"])
     return complete_runs(records, failed).assign(_fill=fill, _budget=budget)
 
 
@@ -314,20 +320,23 @@ def robustness_markdown(
         f"after {budget} evaluations, paired by seed; a direction counts only "
         f"when significant (signed-rank p < {STATS_DEFAULTS.alpha}).",
         "",
-        "| method | other | "
-        + " | ".join(dict.fromkeys(pairs["variant"]))
-        + " | holds on every variant |",
-        "|---|---|" + "---|" * (pairs["variant"].nunique() + 1),
     ]
     words = {1: "better", -1: "worse", 0: "–"}
-    for (a, b), group in pairs.groupby(["method", "other"], sort=False):
-        cells = [
-            f"{words[int(r['direction'])]} (p = {r['p_value']:.2g})"
-            for r in group.to_dict("records")
+    rows = [
+        [
+            a,
+            b,
+            *(
+                f"{words[int(r['direction'])]} (p = {r['p_value']:.2g})"
+                for r in group.to_dict("records")
+            ),
+            group["holds"].iloc[0],
         ]
-        lines.append(
-            f"| {a} | {b} | " + " | ".join(cells) + f" | {group['holds'].iloc[0]} |"
-        )
+        for (a, b), group in pairs.groupby(["method", "other"], sort=False)
+    ]
+    variants = list(dict.fromkeys(pairs["variant"]))
+    header = ["method", "other", *variants, "holds on every variant"]
+    lines += markdown_table(header, rows)
     held = pairs.drop_duplicates(["method", "other"])
     lines += [
         "",
@@ -337,11 +346,12 @@ def robustness_markdown(
         "",
         "Rank agreement (Kendall's tau of the methods' median final regret):",
         "",
-        "| variant | other | methods | tau |",
-        "|---|---|---|---|",
-    ]
-    lines += [
-        f"| {r['variant']} | {r['other']} | {r['methods']} | {r['tau']:.2f} |"
-        for r in taus.to_dict("records")
+        *markdown_table(
+            ["variant", "other", "methods", "tau"],
+            (
+                [r["variant"], r["other"], r["methods"], f"{r['tau']:.2f}"]
+                for r in taus.to_dict("records")
+            ),
+        ),
     ]
     return "\n".join(lines) + "\n"

@@ -67,6 +67,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 from types import MappingProxyType
 from typing import Literal
 
@@ -74,7 +75,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr
 
-from bolt_pco64.params import POSITIVE_INT, check_param
+from bolt_pco64.params import POSITIVE_INT, Interval, check_param, check_params
 
 __all__ = [
     "EARLY_STOP_DEFAULTS",
@@ -254,24 +255,8 @@ class NoStop(EarlyStopPolicy):
         return np.zeros(np.shape(np.asarray(run.throughput)), dtype=bool)
 
 
-def _check_number(
-    name: str, value: object, low: float, high: float = math.inf
-) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise ValueError(
-            f"Expected {name} a finite number in [{low}, {high}], got {value!r}."
-        )
-    return float(value)
-
-
-def _check_count(name: str, value: object) -> int:
-    check_param(name, value, POSITIVE_INT)
-    return int(value)  # type: ignore[call-overload]
+#: Thresholds and widths: any finite number ``>= 0``.
+_NON_NEGATIVE = Interval(Real, 0, None)
 
 
 class PosteriorStop(EarlyStopPolicy):
@@ -301,11 +286,13 @@ class PosteriorStop(EarlyStopPolicy):
     ) -> None:
         if criterion not in ("ei", "ucb"):
             raise ValueError(f"Expected criterion 'ei' or 'ucb', got {criterion!r}.")
+        check_param("threshold", threshold, _NON_NEGATIVE)
+        check_param("margin", margin, Interval(Real))
+        check_param("min_inliers", min_inliers, POSITIVE_INT)
+        check_param("ucb_beta", ucb_beta, _NON_NEGATIVE)
         self.criterion: Criterion = criterion
-        self.threshold = _check_number("threshold", threshold, 0.0)
-        self.margin = _check_number("margin", margin, -math.inf)
-        self.min_inliers = _check_count("min_inliers", min_inliers)
-        self.ucb_beta = _check_number("ucb_beta", ucb_beta, 0.0)
+        self.threshold, self.margin = float(threshold), float(margin)
+        self.min_inliers, self.ucb_beta = int(min_inliers), float(ucb_beta)
 
     def __repr__(self) -> str:
         return (
@@ -365,9 +352,13 @@ class PercentileStop(EarlyStopPolicy):
         min_progression: int = EARLY_STOP_DEFAULTS.min_progression,
         min_curves: int = EARLY_STOP_DEFAULTS.min_curves,
     ) -> None:
-        self.percentile = _check_number("percentile", percentile, 0.0, 100.0)
-        self.min_progression = _check_count("min_progression", min_progression)
-        self.min_curves = _check_count("min_curves", min_curves)
+        check_param("percentile", percentile, Interval(Real, 0, 100))
+        check_params(
+            {"min_progression": min_progression, "min_curves": min_curves},
+            dict.fromkeys(("min_progression", "min_curves"), POSITIVE_INT),
+        )
+        self.percentile = float(percentile)
+        self.min_progression, self.min_curves = int(min_progression), int(min_curves)
 
     def __repr__(self) -> str:
         return (

@@ -1,51 +1,22 @@
 """The pco problems as Ax benchmark problems (the optional ``ax`` extra).
 
 :func:`get_benchmark_problem` returns an Ax
-:class:`~ax.benchmark.benchmark_problem.BenchmarkProblem` for an instance of the
-family (``"pco16"``, ``"pco32"``, ``"pco64"``) served from any table of its
-card's schema:
+:class:`~ax.benchmark.benchmark_problem.BenchmarkProblem` for an instance
+served from any table of its card's schema: the table's knobs as Ax
+parameters with the levels the table holds (a configuration snaps to the
+nearest row, :class:`~bolt_pco64.integrations.common.problem.Parameters` on
+the raw scale); ``throughput_mean`` as the objective and
+``peak_mem_normalised <= 0`` as the outcome constraint; a crashed trial's
+objective as ``crash_report`` says (:class:`CrashObservation`,
+:data:`~bolt_pco64.integrations.common.crash.CrashReport`); the table's
+optimal, worst feasible and random-baseline values; and run lengths from the
+one time model (:class:`StepRuntime`), so Ax's simulated-time benchmarks see
+real run lengths. Each choice, and the replication matrix behind the
+defaults: ``docs/ax.md``.
 
-- **Parameters** are the table's knobs, by their column names, typed as what
-  they are: an integer range where the table's levels of a log2 knob are
-  contiguous, an ordered integer choice over the table's levels otherwise, and
-  ``zero_stage`` an ordered choice over the raw stages (0/2/3) the table holds.
-  The levels are read from the loaded table. Every configuration of this box
-  snaps to the nearest table row, as in the BoTorch problem
-  (:class:`~bolt_pco64.integrations.common.problem.Parameters`, on the raw scale).
-- **Outcomes**: ``throughput_mean`` (the objective, maximised) and
-  ``peak_mem_normalised`` with the outcome constraint
-  ``peak_mem_normalised <= 0`` (the run fits in memory).
-- **Crashes.** A configuration that ran out of memory has no throughput: the
-  card calls it a crash, not a bad value. Every crashed trial reports its
-  constraint metric (the table's positive pad: the run told us it did not
-  fit); what it reports as the objective is ``crash_report``, the adapters'
-  one vocabulary (:data:`~bolt_pco64.integrations.common.crash.CrashReport`, applied
-  by :class:`CrashObservation`): by default (``"placeholder"``) the table's
-  worst feasible throughput, so the trial completes with every metric
-  observed and Ax's stock generation strategies (whose "observed trials"
-  transition needs every metric) run to the end, with any Sobol budget.
-  ``"missing"`` leaves the objective out, which is closest to what a run
-  reports but stalls Ax 1.3's stock transition after a short Sobol phase
-  (:func:`count_trials_with_constraint_data` makes a strategy that accepts
-  it); ``"failed"`` reports NaN, so Ax abandons the trial and models neither
-  metric of it. The README's Ax section has the replication matrix
-  behind the default. Ax's oracle (the noiseless ground truth it scores
-  traces with) always sees the constraint and the placeholder; since the
-  constraint is violated, Ax's traces never count that number.
-- ``optimal_value`` is the table's best feasible throughput; ``worst_feasible_value``
-  its lowest; ``baseline_value`` (by default) the expected best feasible throughput
-  among :data:`~bolt_pco64.integrations.common.runs.BASELINE_DRAWS` table rows drawn
-  uniformly without replacement, a draw with no feasible row counting as the worst
-  feasible throughput (computed exactly from the table, see
-  :func:`~bolt_pco64.integrations.common.runs.random_baseline`).
-- ``step_runtime_function`` is :class:`StepRuntime`: a run's seconds under
-  the one time model (:class:`~bolt_pco64.tables.time_model.TimeModel`, the harness's:
-  start-up plus ``overall_time``; a crash start-up plus the step in which
-  memory ran out), so Ax's simulated-time benchmarks see real run lengths.
-
-The framework-neutral pieces (problem factory, parameters and their rows, crash
-vocabulary and placeholder, knob levels, baseline, run lengths) live in :mod:`bolt_pco64.integrations.common`. The core package never
-imports this module; import it as ``bolt_pco64.integrations.ax`` after ``pip install 'bolt_pco64[ax]'``.
+The framework-neutral pieces live in :mod:`bolt_pco64.integrations.common`.
+The core package never imports this module; import it as
+``bolt_pco64.integrations.ax`` after ``pip install 'bolt_pco64[ax]'``.
 """
 
 from __future__ import annotations

@@ -9,66 +9,21 @@ objective of ``study.optimize``::
     study = optuna.create_study(directions=problem.directions)
     study.optimize(problem, n_trials=40)
 
-- **Search space** (:attr:`PCOProblem.search_space`): one
-  :class:`~optuna.distributions.IntDistribution` per input column, named after
-  it, over the column's encoded levels in the loaded table: the exponent of a
-  log2 knob (``log2_tp_size`` 0..2 is tp 1, 2, 4), the ZeRO stage as its index
-  0..2 into the stages 0/2/3 (the encoding of the BoTorch problem's ``X``; the
-  precedent of OptunaHub's tabular benchmarks, which search each knob by its
-  index). Never ``log=True``: a log-scaled integer proposes sizes that are not
-  powers of two.
-- **Snapping.** The table holds a small part of this box (the data-,
-  tensor-, pipeline- and context-parallel sizes multiply to the GPU count). A
-  combination that is not a row is evaluated at the nearest row, exactly as
-  the BoTorch problem does (Euclidean distance in the encoded space, ties to
-  the earliest row in canonical order), so the objective is a function of the
-  suggested parameters, constant over each row's cell, and a sampler learns
-  from every trial. The trial records what ran in ``trial.user_attrs``
-  (:data:`ROW_ATTR`, :data:`ROW_PARAMS_ATTR`, :data:`FEASIBLE_ATTR`, and the
-  run's seconds under the package's time model, :data:`SECONDS_ATTR`).
-  Parameters (:class:`~bolt_pco64.integrations.common.problem.Parameters` on the
-  ``"encoded"`` scale), rows, runs and seconds come from
-  :mod:`bolt_pco64.integrations.common`, shared with the Ax adapter. Why snapping rather than refusing off-table
-  combinations: the README's Optuna section.
-- **Objective and constraint.** The objective is the row's ``throughput_mean``
-  (maximised, :attr:`PCOProblem.directions`); the constraint
-  :data:`~bolt_pco64.integrations.common.problem.CONSTRAINT_NAME` is its
-  ``peak_mem_normalised`` (feasible iff ``<= 0``), set on every trial with
-  ``trial.set_constraint`` before the objective is returned, as OptunaHub 0.5 problems
-  do. Optuna >= 5 samplers (TPE, GP, NSGA-II) read constraints from the trial; passing
-  ``constraints_func=problem.constraints_func`` as well is deprecated by both Optuna and
-  OptunaHub and records the constraint a second time.
-- **Crashes** (:data:`~bolt_pco64.integrations.common.crash.CrashReport`, the
-  adapters' one vocabulary: the problem's ``crash_report`` argument). A row
-  that ran out of memory has no throughput. It is reported as
+Its search space is one :class:`~optuna.distributions.IntDistribution` per
+input column over the encoded levels of the loaded table; a combination that
+is not a row snaps to the nearest row, as in the BoTorch problem; the
+objective is ``throughput_mean`` and the constraint ``peak_mem_normalised``
+(set on every trial); a crash reports as ``crash_report`` says
+(:data:`~bolt_pco64.integrations.common.crash.CrashReport`), and the trial's
+``user_attrs`` record the row that ran and its seconds (:data:`ROW_ATTR`,
+:data:`ROW_PARAMS_ATTR`, :data:`FEASIBLE_ATTR`, :data:`SECONDS_ATTR`).
+:class:`OptunaTPE`, :class:`OptunaGP` and :class:`OptunaRandom` are Optuna's
+samplers as methods of the benchmark harness (:class:`OptunaMethod` over a
+:class:`StudyProposer`). Each choice, and the measurements behind the
+defaults: ``docs/optuna.md``.
 
-  - ``"placeholder"`` (the default): a COMPLETE trial whose objective is
-    :attr:`PCOProblem.crash_value` (the table's worst feasible throughput, the
-    Ax adapter's convention) with its positive constraint. TPE ranks
-    infeasible trials by constraint violation and never by that value; the
-    GP sampler's objective model fits it (its incumbent counts only feasible
-    trials), and its constraint model learns where crashes are;
-  - ``"failed"``: the objective is NaN, which Optuna turns into a FAIL trial
-    (the constraint is still recorded on it); every sampler ignores FAIL
-    trials, so nothing learns where crashes are;
-  - ``"missing"``: a PRUNED trial with its constraint and no objective. TPE treats an
-    infeasible pruned trial as it treats an infeasible complete one; the GP
-    sampler ignores pruned trials.
-
-  Whatever the report, a crash costs what the time
-  model charges it (:data:`SECONDS_ATTR`: the start-up plus the steps it
-  recorded, if any, plus the step in which memory ran out). The choice was measured (``benchmarks/optuna_crash.py``,
-  the README's Optuna section).
-
-**Harness methods.** :class:`OptunaTPE` (``optuna_tpe``), :class:`OptunaGP`
-(``optuna_gp``) and :class:`OptunaRandom` (``optuna_random``) are Optuna's
-samplers as methods of the benchmark harness (:class:`OptunaMethod`, a
-:class:`~bolt_pco64.integrations.common.bridge.BridgeMethod` whose bridge's proposer
-is a study, :class:`StudyProposer`); the three reach ``bolt-pco64 bench``
-through the ``bolt_pco64.methods`` entry-point group (``pyproject.toml``).
-
-The core package never imports this module; import it as ``bolt_pco64.integrations.optuna``
-after ``pip install 'bolt_pco64[optuna]'``.
+The core package never imports this module; import it as
+``bolt_pco64.integrations.optuna`` after ``pip install 'bolt_pco64[optuna]'``.
 """
 
 from __future__ import annotations
@@ -76,7 +31,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from numbers import Real
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal
 
@@ -103,7 +57,6 @@ from bolt_pco64.integrations.common import (
     check_crash_report,
     get_problem,
 )
-from bolt_pco64.params import Interval, check_param
 from bolt_pco64.problem import PCO, TableLike
 
 __all__ = [
@@ -159,8 +112,8 @@ class PCOProblem(
             (:class:`~bolt_pco64.integrations.common.crash.CrashPolicy`).
 
     Raises:
-        ValueError: For an unknown instance or crash report, or a
-            ``crash_value`` that is not a finite number.
+        ValueError: For an unknown instance or crash report, or (under
+            ``"placeholder"``) a ``crash_value`` that is not a finite number.
     """
 
     def __init__(
@@ -173,10 +126,7 @@ class PCOProblem(
     ) -> None:
         report = check_crash_report(crash_report)
         self.problem: PCO = get_problem(instance, table)
-        if crash_value is None:
-            crash_value = float(self.problem.worst_feasible_value)
-        check_param("`crash_value`", crash_value, Interval(Real))
-        self.policy = CrashPolicy(report, float(crash_value))
+        self.policy = CrashPolicy.for_problem(self.problem, report, crash_value)
         self.runs = TableRuns(self.problem, scale="encoded")
         self.parameters = self.runs.parameters
         self._space: dict[str, BaseDistribution] = {

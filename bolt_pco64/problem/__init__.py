@@ -8,29 +8,8 @@ each. :data:`PROBLEMS` maps the name of every instance of
 finds the class of any instance.
 
 Every public name is imported, documented and cited from here
-(``bolt_pco64.problem.PCO64``), whichever module below defines it. The
-parts, each importing only those listed after it:
-
-- :mod:`~bolt_pco64.problem.classes`: :class:`PCO16`, :class:`PCO32`,
-  :class:`PCO64` and :func:`problem_class`;
-- :mod:`~bolt_pco64.problem.base`: :class:`PCO` itself, its evaluations
-  (one validation pass and one row lookup each), lookups and the grid in
-  BoTorch's terms;
-- :mod:`~bolt_pco64.problem.arguments`: what its constructor accepts (the
-  argument types, and the checks that name a bad one);
-- :mod:`~bolt_pco64.problem.grid`: the levels and linear rules of a
-  table's grid in BoTorch's form;
-- :mod:`~bolt_pco64.problem.counts`: :class:`SnapCounts`, what the
-  evaluations snapped;
-- :mod:`~bolt_pco64.problem.constraint`: :class:`PCOOutcomeConstraint`, the
-  memory constraint as a torch module;
-- :mod:`~bolt_pco64.problem.points`: :func:`validate_points`, the checks of
-  a candidate point;
-- :mod:`~bolt_pco64.problem.oom`: what an out-of-memory configuration
-  evaluates to (:data:`OOMPolicy`, :data:`OOM_POLICIES`: ``"nan"`` or the
-  nearest-feasible ``"impute"``);
-- :mod:`~bolt_pco64.problem.buffers`: the table's columns held exactly as
-  buffers, every output a new tensor.
+(``bolt_pco64.problem.PCO64``), whichever module below defines it; the
+modules import one way (``docs/architecture.md``, section 2).
 """
 
 from __future__ import annotations

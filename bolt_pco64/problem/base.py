@@ -107,25 +107,20 @@ class PCO(ConstrainedSyntheticTestFunction):
 
         Args:
             noise_std: ``None`` (noiseless), a float (homoscedastic Gaussian
-                noise with that standard deviation, added as BoTorch's
-                ``forward`` adds it), or ``"measured"``: each evaluation gets
-                Gaussian noise with its own row's measured ``throughput_std``
-                (heteroscedastic; NaN stays NaN) -- the standard error of the
-                row's estimate (the runner's delta-method ``std / sqrt(n) /
-                mean**2``, :mod:`bolt_pco64.tables.estimators`). With ``"measured"``
-                the attribute ``noise_std`` is ``None`` (BoTorch's takes one
-                standard deviation per objective) and ``measured_noise`` is
-                True. Noise uses the global torch generator, as in BoTorch;
-                seed it with ``torch.manual_seed`` for repeatable noisy runs.
+                noise, added as BoTorch's ``forward`` adds it), or
+                ``"measured"``: Gaussian noise with each row's measured
+                ``throughput_std``, the standard error of its estimate
+                (:mod:`bolt_pco64.tables.estimators`; NaN stays NaN); then the
+                attribute ``noise_std`` is ``None`` and ``measured_noise``
+                True. Noise uses the global torch generator, as in BoTorch.
             constraint_noise_std: ``None`` or a float >= 0 (or a list of one):
                 Gaussian noise on the constraint wherever it is served,
                 :meth:`~botorch.test_functions.base.ConstrainedBaseTestProblem.evaluate_slack`
                 and :attr:`outcome_constraint` alike (``noise=False`` gives
                 the noiseless values).
             negate: If True, negate the objective (as in BoTorch).
-            bounds: ``None``, or the table's own bounds as ``d`` (lower, upper)
-                pairs: the bounds are the bounding box of the table's
-                configurations, and a point outside it has no row to snap to.
+            bounds: ``None``, or the table's own bounds (the bounding box of
+                its configurations) as ``d`` (lower, upper) pairs.
             dtype: The dtype of ``bounds``, ``optimizers`` and ``candidates()``.
             instance: The instance to serve: a name (``"pco16"``) or any
                 :class:`~bolt_pco64.instances.Instance`, e.g. a user's own
@@ -136,12 +131,10 @@ class PCO(ConstrainedSyntheticTestFunction):
                 for the default source order (see
                 :func:`~bolt_pco64.tables.table.load_table`).
             oom: What a configuration that ran out of memory evaluates to:
-                ``"nan"`` (the default and the contract: NaN, a crash) or
-                ``"impute"`` (the anchor bolt-bench's rule: the mean
-                ``throughput_mean`` of the equidistant nearest rows that ran,
-                Euclidean in the encoded space; with ``"measured"`` noise, the
-                mean of their ``throughput_std``). The slack is unchanged, so
-                BoTorch's ``is_feasible`` still tells the crash. Computed once here.
+                ``"nan"`` (the default and the contract: a crash) or
+                ``"impute"`` (the mean of its equidistant nearest rows that
+                ran, :data:`~bolt_pco64.problem.OOM_POLICIES`); the slack is
+                unchanged, so ``is_feasible`` still tells the crash.
 
         Raises:
             TypeError: If no instance is named (``PCO`` with neither
@@ -156,22 +149,7 @@ class PCO(ConstrainedSyntheticTestFunction):
         _check_options(noise_std, constraint_noise_std, oom)
         self.instance = inst
         self.table: Table = load_table(table, instance=inst)
-        own_bounds = [
-            tuple(float(v) for v in col) for col in self.table.bounds.T.tolist()
-        ]
-        _check_bounds(bounds, own_bounds)
-        best = self.table.best_row
-        throughput = self.table.frame["throughput_mean"]
-        self.dim = inst.dim
-        self.continuous_inds: list[int] = []
-        self.discrete_inds: list[int] = list(range(inst.dim))
-        self.categorical_inds: list[int] = []
-        self._bounds = own_bounds
-        self._optimal_value = float(throughput.iloc[best])
-        self._optimizers = [tuple(float(v) for v in self.table.X[best].tolist())]
-        self._worst_feasible_value = float(
-            throughput.iloc[self.table.worst_feasible_row]
-        )
+        self._take_figures(bounds)
         measured = noise_std == "measured"
         super().__init__(
             noise_std=None if measured else noise_std,  # type: ignore[arg-type]
@@ -185,12 +163,32 @@ class PCO(ConstrainedSyntheticTestFunction):
         self.outcome_constraint = PCOOutcomeConstraint(
             self.table, _single(self.constraint_noise_std)
         )
-        fill = OOM_POLICIES[oom]
         mean = self.table.column("throughput_mean")
-        ran = ~mean.isnan()
+        ran, fill = ~mean.isnan(), OOM_POLICIES[oom]
         self.register_buffer("throughput_bits", _frozen(fill(mean, self.table.X, ran)))
         std = self.table.column("throughput_std")
         self.register_buffer("std_bits", _frozen(fill(std, self.table.X, ran)))
+
+    def _take_figures(self, bounds: list[tuple[float, float]] | None) -> None:
+        """BoTorch's class-level figures (dimension, input kinds, bounds,
+        optimum, optimizer, worst feasible value) from the loaded table,
+        after checking ``bounds`` against the table's own."""
+        own_bounds = [
+            tuple(float(v) for v in col) for col in self.table.bounds.T.tolist()
+        ]
+        _check_bounds(bounds, own_bounds)
+        best = self.table.best_row
+        throughput = self.table.frame["throughput_mean"]
+        self.dim = self.instance.dim
+        self.continuous_inds: list[int] = []
+        self.discrete_inds: list[int] = list(range(self.dim))
+        self.categorical_inds: list[int] = []
+        self._bounds = own_bounds
+        self._optimal_value = float(throughput.iloc[best])
+        self._optimizers = [tuple(float(v) for v in self.table.X[best].tolist())]
+        self._worst_feasible_value = float(
+            throughput.iloc[self.table.worst_feasible_row]
+        )
 
     @property
     def constraint_noise_std(self) -> float | list[float] | None:  # type: ignore[override]

@@ -33,23 +33,10 @@ The modules, by family:
 - :mod:`~bolt_pco64.bench.methods.catalog`: the list of them all
   (:data:`~bolt_pco64.bench.methods.catalog.BUILTINS`).
 
-Until a run has its first feasible observation the constrained model methods
-(``qlognei``, ``qlogei``, ``ts``, ``qlognei-box``, ``qlognei-mixed``) choose
-by ``qLogProbabilityOfFeasibility`` of the constraint GP (there is no
-incumbent to improve on yet). ``naive`` has no constraint model and always
-uses its imputed objective. Every built-in method leaves the pending rows
-(``ctx.pending``) out of its choices, and the model methods condition on
-them (``X_pending``, or a kriging believer for the crash-aware ones). Each
-model method keeps its models in a state object of its own
-(:meth:`~bolt_pco64.bench.contract.Method.new_state`:
-:class:`~bolt_pco64.bench.methods.state.ModelState`,
-:class:`~bolt_pco64.bench.methods.state.NaiveState`,
-:class:`~bolt_pco64.bo.crash.CrashAwareState`,
-:class:`~bolt_pco64.bench.methods.state.CostAwareState`,
-:class:`~bolt_pco64.bo.prior.fit.PriorState`) and recommends (``recommend``) and
-predicts (``predict``, the prior of ``--early-stop posterior``) with its
-objective GP. Torch and BoTorch are imported when a method first runs, not
-when this package is imported (``bench --help`` lists the methods).
+How the model methods start before a feasible observation, treat pending
+rows and keep their models: ``docs/benchmarking.md`` and
+``docs/architecture.md``. Torch and BoTorch are imported when a method first
+runs, not when this package is imported (``bench --help`` lists the methods).
 """
 
 from __future__ import annotations

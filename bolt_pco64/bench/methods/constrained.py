@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
-from bolt_pco64.bench.methods.state import ModelState, _run_state
+from bolt_pco64.bench.methods.state import ModelState, _run_state, _step
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -88,7 +88,7 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
         self.n_init = n_init
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo import ProposalContext, propose_acquisition, propose_thompson
+        from bolt_pco64.bo import propose_acquisition, propose_thompson
 
         models = _fit_models(self, ctx)
         available = ctx.available
@@ -98,9 +98,7 @@ class ConstrainedMethod(_ConstrainedModelsMethod):
         else:
             # No feasible observation yet: probability of feasibility.
             kind = self.kind if models.objective is not None else "pof"
-            step = ProposalContext(
-                ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, choices, ctx.X_pending
-            )
+            step = _step(ctx, choices)
             idx = propose_acquisition(kind, models, step)
         return available[idx]
 
@@ -118,11 +116,8 @@ class BoxMethod(_ConstrainedModelsMethod):
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo.box import propose_box, propose_mixed
-        from bolt_pco64.bo.gp import ProposalContext
 
         models = _fit_models(self, ctx)
         propose = propose_box if self.search == "box" else propose_mixed
-        step = ProposalContext(
-            ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, X_pending=ctx.X_pending
-        )
+        step = _step(ctx)
         return propose(models, step)

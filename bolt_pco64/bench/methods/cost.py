@@ -20,7 +20,7 @@ from bolt_pco64.bench.methods.constrained import (
     _ConstrainedModelsMethod,
     _fit_models,
 )
-from bolt_pco64.bench.methods.state import CostAwareState, _run_state
+from bolt_pco64.bench.methods.state import CostAwareState, _run_state, _step
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -62,7 +62,6 @@ class CostAwareMethod(_ConstrainedModelsMethod):
             fit_cost_model,
             propose_cost_aware,
         )
-        from bolt_pco64.bo.gp import ProposalContext
         from bolt_pco64.tables.time_model import TimeModel
 
         state = _run_state(self, ctx, CostAwareState)
@@ -86,9 +85,7 @@ class CostAwareMethod(_ConstrainedModelsMethod):
         crash = crash_cost_estimate(cost, ok)
         available = ctx.available
         choices = ctx.candidates[available]
-        step = ProposalContext(
-            ctx.X, ctx.y, ctx.bounds, ctx.q, ctx.step_seed, choices, ctx.X_pending
-        )
+        step = _step(ctx, choices)
         exponent = 1.0
         if self.kind != "eipu":
             if state.init_fraction is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
-from bolt_pco64.bench.methods.state import _run_state
+from bolt_pco64.bench.methods.state import _run_state, _step
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -57,7 +57,6 @@ class CrashAwareMethod(Method):
 
     def propose(self, ctx: RunContext) -> Tensor:
         from bolt_pco64.bo import (
-            ProposalContext,
             propose_censored_logei,
             propose_classifier_logei,
             propose_pof_threshold,
@@ -66,16 +65,7 @@ class CrashAwareMethod(Method):
         state: CrashAwareState = _run_state(self, ctx, _crash_state())
         available = ctx.available
         choices = ctx.candidates[available]
-        step = ProposalContext(
-            ctx.X,
-            ctx.y,
-            ctx.bounds,
-            ctx.q,
-            ctx.step_seed,
-            choices,
-            ctx.X_pending,
-            ctx.margin,
-        )
+        step = _step(ctx, choices)
         if self.kind == "gpc_ei":
             idx = propose_classifier_logei(step, state)
         elif self.kind == "tobit_ei":

@@ -36,7 +36,7 @@ from bolt_pco64.bench.contract import (
     RunContext,
     recommend_by_posterior_mean,
 )
-from bolt_pco64.bench.methods.state import _run_state
+from bolt_pco64.bench.methods.state import _run_state, _step
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -117,21 +117,11 @@ class PriorMethod(Method):
         return STANDIN_CAVEAT
 
     def propose(self, ctx: RunContext) -> Tensor:
-        from bolt_pco64.bo.gp import ProposalContext
         from bolt_pco64.bo.prior import PRIORS, propose_prior_ei
 
         state: PriorState = _run_state(self, ctx, _prior_state())
         available = ctx.available
-        step = ProposalContext(
-            ctx.X,
-            ctx.y,
-            ctx.bounds,
-            ctx.q,
-            ctx.step_seed,
-            ctx.candidates[available],
-            ctx.X_pending,
-            ctx.margin,
-        )
+        step = _step(ctx, ctx.candidates[available])
         idx = propose_prior_ei(
             step,
             ctx.problem.instance,

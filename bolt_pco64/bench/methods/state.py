@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from botorch.models import SingleTaskGP
+    from torch import Tensor
 
     from bolt_pco64.bench.contract import Method, RunContext
     from bolt_pco64.bo import ConstrainedModels
+    from bolt_pco64.bo.gp import ProposalContext
     from bolt_pco64.tables.time_model import TimeModel
 
 __all__ = ["CostAwareState", "ModelState", "NaiveState"]
@@ -86,3 +88,21 @@ def _run_state(method: Method, ctx: RunContext, kind: type[_S]) -> _S:
             f"got {type(state).__name__}."
         )
     return state
+
+
+def _step(ctx: RunContext, choices: Tensor | None = None) -> ProposalContext:
+    """The harness step ``ctx`` as the :class:`~bolt_pco64.bo.gp.ProposalContext`
+    the proposals of :mod:`bolt_pco64.bo` read (``choices``: the untried
+    configurations of a discrete proposal, ``None`` for a box proposal)."""
+    from bolt_pco64.bo.gp import ProposalContext
+
+    return ProposalContext(
+        ctx.X,
+        ctx.y,
+        ctx.bounds,
+        ctx.q,
+        ctx.step_seed,
+        choices,
+        ctx.X_pending,
+        ctx.margin,
+    )

@@ -44,7 +44,7 @@ from bolt_pco64.bench.protocol.endpoints import (
 from bolt_pco64.bench.protocol.groups import letter_groups, letters_of
 from bolt_pco64.bench.protocol.pairs import PAIR_COLUMNS, compare_pairs
 from bolt_pco64.bench.protocol.power import detectable_effect, min_seeds
-from bolt_pco64.bench.stats import bootstrap_mean_intervals, keyed_rng
+from bolt_pco64.bench.stats import bootstrap_mean_intervals, keyed_rng, method_order
 
 __all__ = [
     "ESTIMATE_COLUMNS",
@@ -301,6 +301,52 @@ def regret_levels(
     return table
 
 
+def _family(records: pd.DataFrame, methods: Sequence[str] | None) -> tuple[str, ...]:
+    """The declared family: ``methods``, each with runs in ``records``, or
+    every method of the records in order of appearance."""
+    present = method_order(records, None) if "method" in records else []
+    family = tuple(methods) if methods is not None else tuple(present)
+    absent = [m for m in family if m not in present]
+    if absent or len(family) < 1:
+        raise ValueError(f"Expected methods among {present}, got {list(family)}.")
+    return family
+
+
+def _compare(
+    outcomes: pd.DataFrame,
+    endpoints: Sequence[Endpoint],
+    family: tuple[str, ...],
+    design: ProtocolDesign,
+    smoke: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, tuple[tuple[str, ...], ...]]]:
+    """Per endpoint the estimates with their letters, every pair and the
+    groups (no pairs, groups or letters in a smoke test)."""
+    estimates, pair_frames, groups = [], [], {}
+    for e in endpoints:
+        est = method_estimates(outcomes, e, family, design)
+        if smoke:
+            est["letters"] = ""
+        else:
+            pr = compare_pairs(outcomes, e, family, design)
+            cut = [
+                (a, b)
+                for a, b, v in zip(pr["a"], pr["b"], pr["verdict"], strict=True)
+                if v == "separated"
+            ]
+            groups[e.name] = letter_groups(list(est["method"]), cut)
+            letters = letters_of(groups[e.name])
+            est["letters"] = [letters[m] for m in est["method"]]
+            pair_frames.append(pr)
+        estimates.append(est)
+    pairs = (
+        pd.concat(pair_frames, ignore_index=True)
+        if pair_frames
+        else pd.DataFrame(columns=list(PAIR_COLUMNS))
+    )
+    all_estimates = pd.concat(estimates, ignore_index=True)[list(ESTIMATE_COLUMNS)]
+    return all_estimates, pairs, groups
+
+
 def run_protocol(
     records: pd.DataFrame,
     optimal_value: float,
@@ -334,13 +380,7 @@ def run_protocol(
         ValueError: If a method of ``methods`` has no runs, or see
             :func:`~bolt_pco64.bench.protocol.endpoints.run_outcomes`.
     """
-    present = (
-        list(dict.fromkeys(records["method"].tolist())) if "method" in records else []
-    )
-    family = tuple(methods) if methods is not None else tuple(present)
-    absent = [m for m in family if m not in present]
-    if absent or len(family) < 1:
-        raise ValueError(f"Expected methods among {present}, got {list(family)}.")
+    family = _family(records, methods)
     records = records[records["method"].isin(family)]
     if budget is None:
         budget = int(records.groupby(["method", "seed"])["iteration"].max().min())
@@ -357,23 +397,7 @@ def run_protocol(
     pairs_n = max(1, len(family) * (len(family) - 1) // 2)
     floor = min_seeds(pairs_n, design.alpha)
     smoke = len(seeds) < floor or len(family) < 2
-    estimates, pair_frames, groups = [], [], {}
-    for e in endpoints:
-        est = method_estimates(outcomes, e, family, design)
-        if smoke:
-            est["letters"] = ""
-        else:
-            pr = compare_pairs(outcomes, e, family, design)
-            cut = [
-                (a, b)
-                for a, b, v in zip(pr["a"], pr["b"], pr["verdict"], strict=True)
-                if v == "separated"
-            ]
-            groups[e.name] = letter_groups(list(est["method"]), cut)
-            letters = letters_of(groups[e.name])
-            est["letters"] = [letters[m] for m in est["method"]]
-            pair_frames.append(pr)
-        estimates.append(est)
+    estimates, pairs, groups = _compare(outcomes, endpoints, family, design, smoke)
     hits = outcomes.groupby("seed")["initial_hit"].any()
     return ProtocolResult(
         problem=problem,
@@ -384,12 +408,8 @@ def run_protocol(
         n_init=n_init,
         endpoints=endpoints,
         outcomes=outcomes,
-        estimates=pd.concat(estimates, ignore_index=True)[list(ESTIMATE_COLUMNS)],
-        pairs=(
-            pd.concat(pair_frames, ignore_index=True)
-            if pair_frames
-            else pd.DataFrame(columns=list(PAIR_COLUMNS))
-        ),
+        estimates=estimates,
+        pairs=pairs,
         groups=groups,
         levels=regret_levels(outcomes, optimal_value, family),
         initial_hits=tuple(int(s) for s in hits.index[hits.to_numpy(bool)]),

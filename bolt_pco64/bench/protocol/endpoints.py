@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from bolt_pco64.bench.protocol.design import PROTOCOL_DEFAULTS, ProtocolDesign
-from bolt_pco64.bench.stats import regret_fill
+from bolt_pco64.bench.stats import method_order, regret_fill
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -185,7 +185,7 @@ def run_outcomes(
         )
     fill = regret_fill(optimal_value, worst_feasible_value)
     cost = "gpu_hours" in records.columns and records["gpu_hours"].notna().all()
-    order = list(dict.fromkeys(records["method"].tolist()))
+    order = method_order(records, None)
     recs = records.sort_values(["method", "seed", "iteration"], kind="stable")
     rows = []
     for (method, seed), run in recs.groupby(["method", "seed"], sort=False):

@@ -27,6 +27,8 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text, atomic_write_with
 from bolt_pco64.bench.protocol.analysis import ProtocolResult, kaplan_meier
 from bolt_pco64.bench.protocol.endpoints import Endpoint
+from bolt_pco64.bench.report.markdown import markdown_table
+from bolt_pco64.bench.report.plots import add_caption, method_style
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,14 +73,14 @@ def _seeds_needed(x: float) -> str:
     return "∞ (no effect)" if not math.isfinite(x) else f"{int(x)}"
 
 
-def _estimate_cell(e: Endpoint, r: pd.Series, letters: bool = True) -> str:
+def _estimate_cell(e: Endpoint, r: pd.Series) -> str:
     if e.kind == "time":
         body = f"{_pct(r['estimate'])} [{_pct(r['low'])}, {_pct(r['high'])}]"
         if math.isfinite(r["median_time"]):
             body += f", median {_num(r['median_time'])}"
     else:
         body = f"{_num(r['estimate'])} [{_num(r['low'])}, {_num(r['high'])}]"
-    return f"**{r['letters']}** {body}" if letters and r["letters"] else body
+    return f"**{r['letters']}** {body}" if r["letters"] else body
 
 
 def _smoke_cell(e: Endpoint, runs: pd.DataFrame) -> str:
@@ -143,18 +145,15 @@ def _ranking_table(result: ProtocolResult) -> list[str]:
     first = est[est["endpoint"] == primary.name].set_index("method")
     rows = sorted(result.methods, key=lambda m: (first.loc[m, "letters"], m))
     heads = [f"{e.label} ({e.role})" for e in result.endpoints]
-    out = [
-        "| method | " + " | ".join(heads) + " |",
-        "|---|" + "---|" * len(heads),
-    ]
     by = {
         e.name: est[est["endpoint"] == e.name].set_index("method")
         for e in result.endpoints
     }
-    for m in rows:
-        cells = [_estimate_cell(e, by[e.name].loc[m]) for e in result.endpoints]
-        out.append(f"| {m} | " + " | ".join(cells) + " |")
-    return out
+    cells = (
+        [m, *(_estimate_cell(e, by[e.name].loc[m]) for e in result.endpoints)]
+        for m in rows
+    )
+    return markdown_table(["method", *heads], cells)
 
 
 def _groups_line(result: ProtocolResult, e: Endpoint) -> str:
@@ -203,13 +202,8 @@ def _pairs_table(result: ProtocolResult, e: Endpoint) -> list[str]:
 def _levels_table(result: ProtocolResult) -> list[str]:
     lv = result.levels
     cols = [c for c in lv.columns if c != "method"]
-    out = [
-        "| method | " + " | ".join(cols) + " |",
-        "|---|" + "---|" * len(cols),
-    ]
-    for r in lv.to_dict("records"):
-        out.append(f"| {r['method']} | " + " | ".join(str(r[c]) for c in cols) + " |")
-    return out
+    rows = ([r["method"], *(r[c] for c in cols)] for r in lv.to_dict("records"))
+    return markdown_table(["method", *cols], rows)
 
 
 def _initial_line(result: ProtocolResult) -> str:
@@ -223,6 +217,25 @@ def _initial_line(result: ProtocolResult) -> str:
         "the seed ties in every time-to-optimum pair (it stays in the analysis "
         "and weighs nothing there)."
     )
+
+
+def _smoke_lines(result: ProtocolResult) -> list[str]:
+    """A smoke test's section after the header: what the runs did, no ranking."""
+    lines = [
+        f"**Smoke test: no comparison.** {len(result.seeds)} seeds: with "
+        f"{len(result.methods)} methods ({result.family_pairs} pairs per "
+        f"endpoint), no outcome of fewer than {result.min_seeds} seeds could "
+        f"separate a pair at Holm's α = {result.design.alpha:g}. The table "
+        "shows what the runs did, in the declared order; it ranks nothing.",
+        "",
+    ]
+    out = result.outcomes
+    rows = (
+        [m, *(_smoke_cell(e, out[out["method"] == m]) for e in result.endpoints)]
+        for m in result.methods
+    )
+    heads = ["method", *(e.label for e in result.endpoints)]
+    return [*lines, *markdown_table(heads, rows), "", _initial_line(result), ""]
 
 
 def protocol_markdown(
@@ -251,22 +264,7 @@ def protocol_markdown(
         return "\n".join(lines).rstrip() + f"\n\n{link}\n"
 
     if result.smoke:
-        lines += [
-            f"**Smoke test: no comparison.** {len(result.seeds)} seeds: with "
-            f"{len(result.methods)} methods ({result.family_pairs} pairs per "
-            f"endpoint), no outcome of fewer than {result.min_seeds} seeds could "
-            f"separate a pair at Holm's α = {result.design.alpha:g}. The table "
-            "shows what the runs did, in the declared order; it ranks nothing.",
-            "",
-            "| method | " + " | ".join(e.label for e in result.endpoints) + " |",
-            "|---|" + "---|" * len(result.endpoints),
-        ]
-        out = result.outcomes
-        for m in result.methods:
-            runs = out[out["method"] == m]
-            cells = [_smoke_cell(e, runs) for e in result.endpoints]
-            lines.append(f"| {m} | " + " | ".join(cells) + " |")
-        lines += ["", _initial_line(result), ""]
+        lines += _smoke_lines(result)
         return lead() if details else "\n".join(lines)
     lines += [
         *_power_lines(result),
@@ -323,8 +321,6 @@ def plot_time_to_target(result: ProtocolResult) -> Figure:
     share of runs that reached the target, against evaluations or GPU-hours.
     """
     from matplotlib.figure import Figure
-
-    from bolt_pco64.bench.report.plots import add_caption, method_style
 
     timed = [e for e in result.endpoints if e.kind == "time"]
     cols = 2 if len(timed) > 1 else 1

@@ -22,6 +22,7 @@ import pandas as pd
 from bolt_pco64._io import atomic_write_text
 from bolt_pco64.bench.protocol.analysis import ProtocolResult
 from bolt_pco64.bench.protocol.groups import letter_groups, letters_of
+from bolt_pco64.bench.report.markdown import markdown_table
 
 __all__ = ["SUITE_FILES", "protocol_suite", "suite_markdown", "write_suite"]
 
@@ -130,13 +131,15 @@ def suite_markdown(results: Mapping[str, ProtocolResult]) -> str:
             "",
             f"{len(groups)} suite group{'s' if len(groups) != 1 else ''}.",
             "",
-            "| method | " + " | ".join(names) + " | suite |",
-            "|---|" + "---|" * (len(names) + 1),
+            *markdown_table(
+                ["method", *names, "suite"],
+                (
+                    [r["method"], *(r[n] for n in names), f"**{r['suite']}**"]
+                    for r in sub.to_dict("records")
+                ),
+            ),
+            "",
         ]
-        for r in sub.to_dict("records"):
-            cells = [str(r[n]) for n in names] + [f"**{r['suite']}**"]
-            lines.append(f"| {r['method']} | " + " | ".join(cells) + " |")
-        lines.append("")
     return "\n".join(lines)
 
 

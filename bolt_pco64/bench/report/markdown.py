@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,10 +20,21 @@ from bolt_pco64.bench.stats import STATS_DEFAULTS
 
 __all__ = [
     "comparisons_markdown",
+    "markdown_table",
     "no_comparisons_reason",
     "summary_markdown",
     "terminal_summary",
 ]
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A Markdown table's lines: the header, its rule and one line per row
+    (cells written with ``str``)."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "|---" * len(header) + "|",
+        *("| " + " | ".join(str(c) for c in row) + " |" for row in rows),
+    ]
 
 
 def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
@@ -43,16 +54,7 @@ def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
         part = comparisons[comparisons["measure"] == column]
         if part.empty:
             continue
-        lines += [
-            "",
-            f"### {title} (better = {better})",
-            "",
-            "| method | "
-            + " | ".join(f"@{k}: better/same/worse (p)" for k in ks)
-            + " |",
-            "|" + "|".join("---" for _ in range(len(ks) + 1)) + "|",
-        ]
-        verdicts = []
+        rows, verdicts = [], []
         for m, sub in part.groupby("method", sort=False):
             cells = [str(m)]
             said = []
@@ -64,9 +66,11 @@ def comparisons_markdown(comparisons: pd.DataFrame, budget: int) -> str:
                     f"{round(r['worse'] * n)} ({r['p_value']:.2g})"
                 )
                 said.append(f"@{k}: {r['verdict']}")
-            lines.append("| " + " | ".join(cells) + " |")
+            rows.append(cells)
             verdicts.append(f"- {'; '.join(said)}.")
-        lines += ["", *verdicts]
+        header = ["method", *(f"@{k}: better/same/worse (p)" for k in ks)]
+        lines += ["", f"### {title} (better = {better})", ""]
+        lines += [*markdown_table(header, rows), "", *verdicts]
     return "\n".join(lines) + "\n"
 
 
@@ -117,12 +121,10 @@ def summary_markdown(
         f"{cost} (median)",
         "s per evaluation (median)",
     ]
-    lines = [*header, "", "| " + " | ".join(cols) + " |"]
-    lines.append("|" + "|".join("---" for _ in cols) + "|")
-    for r in summary.to_dict("records"):
-        lines.append(
-            "| " + " | ".join(_summary_cells(r, lead, ks, budget, cols)) + " |"
-        )
+    rows = (
+        _summary_cells(r, lead, ks, budget, cols) for r in summary.to_dict("records")
+    )
+    lines = [*header, "", *markdown_table(cols, rows)]
     lines += _inference_lines(summary, lead, ks)
     lines += [
         "",

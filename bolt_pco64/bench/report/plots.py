@@ -60,6 +60,7 @@ __all__ = [
     "plot_caption",
     "plot_panels",
     "plot_regret",
+    "regret_axes",
 ]
 
 
@@ -231,6 +232,16 @@ def draw_median(
         )
 
 
+def regret_axes(ax: Axes, label: str) -> None:
+    """The regret plots' one axis style: ``label`` on the y axis, linear near 0
+    (regret 0 = optimum found) and logarithmic above 1e-3, a grid, a legend."""
+    ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_ylim(bottom=0.0)
+    ax.set_ylabel(label)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+
+
 def _draw_regret(
     axes: Sequence[Axes],
     records: pd.DataFrame,
@@ -262,12 +273,7 @@ def _draw_regret(
         "inference regret (optimal - recommended)",
     )
     for ax, label in zip(axes, labels, strict=True):
-        # Linear near 0 (regret 0 = optimum found), logarithmic above 1e-3.
-        ax.set_yscale("symlog", linthresh=1e-3)
-        ax.set_ylim(bottom=0.0)
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        regret_axes(ax, label)
 
 
 def plot_regret(

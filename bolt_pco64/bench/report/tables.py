@@ -27,6 +27,7 @@ from bolt_pco64.bench.stats import (
     complete_runs,
     found_optimum_intervals,
     median_intervals,
+    method_order,
     outcome_matrix,
     paired_comparisons,
     regret_fill,
@@ -111,11 +112,7 @@ def summarize(
     """
     failed = failed or set()
     fill = regret_fill(optimal_value, worst_feasible_value)
-    names = (
-        list(methods)
-        if methods is not None
-        else list(dict.fromkeys(records["method"].tolist()))
-    )
+    names = method_order(records, methods)
     rows = []
     complete = complete_runs(records, failed)
     for m in names:
@@ -242,7 +239,7 @@ def compare_to_reference(
     if ok.empty or reference not in set(ok["method"]):
         return pd.DataFrame()
     fill = regret_fill(optimal_value, worst_feasible_value)
-    order = list(methods) if methods is not None else list(dict.fromkeys(ok["method"]))
+    order = method_order(ok, methods)
     ok = ok.sort_values(["method", "seed", "iteration"], kind="stable")
     frames = []
     for column, _, _ in MEASURES:

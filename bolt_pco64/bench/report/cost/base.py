@@ -102,12 +102,6 @@ def _runs(records: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
     ]
 
 
-def _methods(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
-    if methods is not None:
-        return list(methods)
-    return list(dict.fromkeys(records["method"].tolist()))
-
-
 def evaluation_horizon(
     records: pd.DataFrame, failed: set[tuple[str, int]] | None = None
 ) -> int:

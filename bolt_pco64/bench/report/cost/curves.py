@@ -24,11 +24,10 @@ import pandas as pd
 from bolt_pco64.bench.report.cost.base import (
     COST_METRICS_DEFAULTS,
     _check_columns,
-    _methods,
     _runs,
     axis_values,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS, keyed_rng, median_band
+from bolt_pco64.bench.stats import STATS_DEFAULTS, by_method, keyed_rng, median_band
 from bolt_pco64.params import Interval, check_param
 
 __all__ = ["cost_curves", "cost_grid", "regret_on_grid"]
@@ -109,10 +108,7 @@ def cost_curves(
     """
     g = cost_grid(records, axis) if grid is None else np.asarray(grid, float)
     parts = []
-    for m in _methods(records, methods):
-        sub = records[records["method"] == m]
-        if sub.empty:
-            continue
+    for m, sub in by_method(records, methods):
         _, mat = regret_on_grid(sub, axis, g, fill)
         med, lo, hi = median_band(mat, rng=keyed_rng(seed, m, axis))
         parts.append(

@@ -39,9 +39,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from bolt_pco64.bench.report.cost.base import COST_METRICS_DEFAULTS, _methods
+from bolt_pco64.bench.report.cost.base import COST_METRICS_DEFAULTS
 from bolt_pco64.bench.report.cost.target import _check_targets, time_to_target
-from bolt_pco64.bench.stats import STATS_DEFAULTS, bootstrap_interval, keyed_rng
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    bootstrap_interval,
+    keyed_rng,
+    method_order,
+    percentile_interval,
+    reference_rows,
+    seed_resamples,
+)
 
 __all__ = ["compare_costs", "ert_sensitivity", "ert_table"]
 
@@ -52,16 +60,6 @@ def _ert(cost: np.ndarray, reached: np.ndarray) -> np.ndarray:
     total = cost.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(n > 0, total / np.maximum(n, 1), np.inf)
-
-
-def _percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
-    """Percentile interval that tolerates infinities (no interpolation)."""
-    v = values[~np.isnan(values)]
-    if v.size == 0:
-        return math.nan, math.nan
-    tail = (1 - level) / 2
-    lo, hi = np.quantile(v, [tail, 1 - tail], method="inverted_cdf")
-    return float(lo), float(hi)
 
 
 def ert_table(
@@ -91,7 +89,7 @@ def ert_table(
     """
     ttt = time_to_target(records, optimal_value, targets, axis, budget)
     rows = []
-    for m in _methods(records, methods):
+    for m in method_order(records, methods):
         for t in _check_targets(targets):
             sub = ttt[(ttt["method"] == m) & (ttt["target"] == t)]
             if sub.empty:
@@ -99,8 +97,8 @@ def ert_table(
             cost = sub["cost"].to_numpy(dtype=np.float64)
             ok = sub["reached"].to_numpy(dtype=bool)
             rng = keyed_rng(seed, m, axis, f"ert{t}")
-            idx = rng.integers(0, cost.size, size=(resamples, cost.size))
-            lo, hi = _percentile_interval(_ert(cost[idx], ok[idx]), level)
+            draws = seed_resamples(_ert, [cost, ok], resamples, rng)
+            lo, hi = percentile_interval(draws, level)
             r_lo, r_hi = bootstrap_interval(
                 ok.astype(np.float64),
                 "mean",
@@ -176,14 +174,9 @@ def compare_costs(
         ``ratio_high``.
     """
     ttt = time_to_target(records, optimal_value, targets, axis, budget)
-    ref = ttt[ttt["method"] == reference]
-    if ref.empty:
-        raise ValueError(
-            f"Expected reference method {reference!r} among the records, got "
-            f"{sorted(set(records['method']))}."
-        )
+    ref = reference_rows(ttt, reference)
     rows = []
-    for m in _methods(records, methods):
+    for m in method_order(records, methods):
         if m == reference:
             continue
         for t in _check_targets(targets):
@@ -231,17 +224,21 @@ def _paired_costs(
     n = len(a)
     better = int((ta < tb).sum())
     worse = int((ta > tb).sum())
-    idx = rng.integers(0, n, size=(resamples, n))
-    ref_ert = _ert(cb[idx], rb[idx])
+    own_ert, ref_ert = seed_resamples(
+        lambda ca, ra, cb, rb: (_ert(ca, ra), _ert(cb, rb)),
+        [ca, ra, cb, rb],
+        resamples,
+        rng,
+    )
     infinite = float(np.isinf(ref_ert).mean())
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = _ert(ca[idx], ra[idx]) / ref_ert
+        ratios = own_ert / ref_ert
         whole = float(_ert(cb, rb))
         ratio = float(_ert(ca, ra) / whole) if math.isfinite(whole) else math.nan
     # A resample where the reference never got there has ratio 0 (or NaN):
     # it bounds nothing, so it is the lowest value of the ratio.
     ratios = np.where(np.isinf(ref_ert), -np.inf, ratios)
-    lo, hi = _percentile_interval(ratios, level)
+    lo, hi = percentile_interval(ratios, level)
     return {
         "pairs": n,
         "better": better / n,

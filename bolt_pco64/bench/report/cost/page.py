@@ -33,14 +33,20 @@ from bolt_pco64.bench.report.cost import (
     regret_on_grid,
     within_budget,
 )
-from bolt_pco64.bench.report.cost.base import _methods
+from bolt_pco64.bench.report.markdown import markdown_table
 from bolt_pco64.bench.report.plots import (
     add_caption,
     draw_median,
     method_style,
     plot_caption,
+    regret_axes,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS, complete_runs
+from bolt_pco64.bench.stats import (
+    STATS_DEFAULTS,
+    complete_runs,
+    method_order,
+    regret_fill,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -85,20 +91,17 @@ def sensitivity_markdown(table: pd.DataFrame, reference: str) -> str:
     :func:`~bolt_pco64.bench.report.cost.ert.ert_sensitivity`: one row per
     method, one column per target."""
     targets = sorted(set(table["target"]))
-    head = " | ".join(_pct(t) for t in targets)
-    lines = [
-        f"| method | {head} |",
-        "|---|" + "---|" * len(targets),
-    ]
+    rows = []
     for m in dict.fromkeys(table["method"]):
-        cells = []
+        cells = [m]
         for t in targets:
             r = table[(table["method"] == m) & (table["target"] == t)].iloc[0]
             cells.append(
                 f"{ratio_interval(r['ert_ratio'], r['ratio_low'], r['ratio_high'])} "
                 f"({int(r['reached'])}/{int(r['runs'])})"
             )
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = markdown_table(["method", *(_pct(t) for t in targets)], rows)
     ref = table[table["method"] != reference].groupby("target")["reference_infinite"]
     share = ref.max()
     lines += [
@@ -145,11 +148,7 @@ def _draw(
         _, matrix = regret_on_grid(sub, axis, grid, fill)
         draw_median(ax, grid, matrix, method_style(i), m, m, axis)
     ax.set_xlabel(COST_AXES[axis].label)
-    ax.set_ylabel("simple regret (optimal - best feasible evaluated)")
-    ax.set_yscale("symlog", linthresh=1e-3)
-    ax.set_ylim(bottom=0.0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    regret_axes(ax, "simple regret (optimal - best feasible evaluated)")
 
 
 def plot_cost(
@@ -181,8 +180,8 @@ def plot_cost(
     """
     from matplotlib.figure import Figure
 
-    names = _methods(records, methods)
-    fill = float(optimal_value - worst_feasible_value)
+    names = method_order(records, methods)
+    fill = regret_fill(optimal_value, worst_feasible_value)
     fig = Figure(figsize=(12, 4.8))
     axes = fig.subplots(1, 2)
     _draw(axes[0], records, "gpu_hours", fill, names, budget_hours)

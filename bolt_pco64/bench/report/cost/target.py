@@ -26,11 +26,10 @@ import pandas as pd
 from bolt_pco64.bench.report.cost.base import (
     COST_METRICS_DEFAULTS,
     _check_columns,
-    _methods,
     _runs,
     axis_values,
 )
-from bolt_pco64.bench.stats import STATS_DEFAULTS
+from bolt_pco64.bench.stats import STATS_DEFAULTS, method_order
 from bolt_pco64.params import POSITIVE_INT, check_param
 
 if TYPE_CHECKING:
@@ -77,7 +76,7 @@ def time_to_target(
     ts = _check_targets(targets)
     _check_columns(records, ["method", "seed", "iteration", "regret"])
     rows = []
-    for m in _methods(records, None):
+    for m in method_order(records, None):
         for s, r in _runs(records[records["method"] == m]):
             x = axis_values(r, axis)
             reg = r["regret"].to_numpy(dtype=np.float64)
