@@ -31,6 +31,8 @@ from bolt_pco64.bench.contract import Method, Proposed, RunContext
 if TYPE_CHECKING:
     from torch import Tensor
 
+    from bolt_pco64.bo.batched import GPFit
+
 __all__ = [
     "ConstrainedLane",
     "CrashLane",
@@ -97,6 +99,20 @@ def _argmax_row(values: Tensor) -> Tensor:
     return torch.argmax(values).reshape(1)
 
 
+def _objective_fit(ctx: RunContext, warm_start: Any) -> GPFit:
+    """The objective GP's fit: the feasible observations, the step's seed."""
+    from bolt_pco64.bo.batched import GPFit
+
+    feasible = ctx.feasible
+    return GPFit(
+        ctx.X[feasible],
+        ctx.y[feasible],
+        ctx.step_seed,
+        warm_start,
+        pad_to=PAD_OBJECTIVE * len(feasible),
+    )
+
+
 class ConstrainedLane(LaneAdapter):
     """``qlognei``, ``qlogei``, ``ts``
     (:class:`~bolt_pco64.bench.methods.constrained.ConstrainedMethod`): both
@@ -119,13 +135,7 @@ class ConstrainedLane(LaneAdapter):
             if bool(feasible.any()):
                 obj = len(fits)
                 fits.append(
-                    GPFit(
-                        ctx.X[feasible],
-                        ctx.y[feasible],
-                        ctx.step_seed,
-                        None if prev is None else prev.objective,
-                        pad_to=PAD_OBJECTIVE * len(feasible),
-                    )
+                    _objective_fit(ctx, None if prev is None else prev.objective)
                 )
             con = len(fits)
             fits.append(
@@ -186,12 +196,9 @@ class NaiveLane(LaneAdapter):
     its GPs fitted together, qLogNEI from cached factors."""
 
     def propose_lane(self, ctxs: Sequence[RunContext]) -> list[Proposed | Exception]:
-        from botorch.acquisition import qLogNoisyExpectedImprovement
-        from botorch.sampling import SobolQMCNormalSampler
-        from botorch.utils.sampling import manual_seed
-
+        from bolt_pco64.bench.methods.baselines import naive_acquisition, naive_targets
         from bolt_pco64.bench.methods.state import NaiveState, _run_state
-        from bolt_pco64.bo import MC_SAMPLES, select_discrete
+        from bolt_pco64.bo import select_discrete
         from bolt_pco64.bo.batched import GPFit, fit_gps
         from bolt_pco64.bo.factors import factor_model, q1_values
 
@@ -199,9 +206,7 @@ class NaiveLane(LaneAdapter):
         states = [_run_state(method, ctx, NaiveState) for ctx in ctxs]
         fits = []
         for ctx, state in zip(ctxs, states, strict=True):
-            worst = float(ctx.problem.worst_feasible_value)
-            y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
-            fits.append(GPFit(ctx.X, y, ctx.step_seed, state.model))
+            fits.append(GPFit(ctx.X, naive_targets(ctx), ctx.step_seed, state.model))
         t0 = time.perf_counter()
         models, _ = fit_gps(fits, ctxs[0].bounds)
         _share(ctxs, time.perf_counter() - t0)
@@ -209,16 +214,7 @@ class NaiveLane(LaneAdapter):
             state.model = model
 
         def propose(i: int, ctx: RunContext) -> Proposed:
-            with manual_seed(ctx.step_seed):
-                acqf = qLogNoisyExpectedImprovement(
-                    model=factor_model(models[i]),
-                    X_baseline=ctx.X,
-                    sampler=SobolQMCNormalSampler(
-                        torch.Size([MC_SAMPLES]), seed=ctx.step_seed
-                    ),
-                    X_pending=ctx.X_pending,
-                    prune_baseline=True,
-                )
+            acqf = naive_acquisition(factor_model(models[i]), ctx)
             available = ctx.available
             choices = ctx.candidates[available]
             if _q1(ctx):
@@ -273,15 +269,7 @@ class CrashLane(LaneAdapter):
             obj = None
             if bool(feasible.any()):
                 obj = len(fits)
-                fits.append(
-                    GPFit(
-                        ctx.X[feasible],
-                        ctx.y[feasible],
-                        ctx.step_seed,
-                        state.objective,
-                        pad_to=PAD_OBJECTIVE * len(feasible),
-                    )
-                )
+                fits.append(_objective_fit(ctx, state.objective))
             where[i] = (crash, obj)
         models: list[Any] = []
         if fits:

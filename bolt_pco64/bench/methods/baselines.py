@@ -17,9 +17,11 @@ from bolt_pco64.bench.contract import Method, ObjectiveModel, RunContext
 from bolt_pco64.bench.methods.state import NaiveState, _run_state
 
 if TYPE_CHECKING:
+    from botorch.acquisition import AcquisitionFunction
+    from botorch.models.model import Model
     from torch import Tensor
 
-__all__ = ["NaiveMethod", "RandomMethod"]
+__all__ = ["NaiveMethod", "RandomMethod", "naive_acquisition", "naive_targets"]
 
 
 class RandomMethod(Method):
@@ -47,31 +49,47 @@ class NaiveMethod(Method):
         return _run_state(self, ctx, NaiveState).model
 
     def propose(self, ctx: RunContext) -> Tensor:
-        import torch
-        from botorch.acquisition import qLogNoisyExpectedImprovement
-        from botorch.sampling import SobolQMCNormalSampler
-        from botorch.utils.sampling import manual_seed
+        from bolt_pco64.bo import fit_gp, select_discrete
 
-        from bolt_pco64.bo import MC_SAMPLES, fit_gp, select_discrete
-
-        worst = float(ctx.problem.worst_feasible_value)
-        y = torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
         state = _run_state(self, ctx, NaiveState)
         t0 = time.perf_counter()
-        model = fit_gp(ctx.X, y, ctx.bounds, ctx.step_seed, state.model)
+        model = fit_gp(
+            ctx.X, naive_targets(ctx), ctx.bounds, ctx.step_seed, state.model
+        )
         state.model = model
         ctx.fit_seconds += time.perf_counter() - t0
-        with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
-            acqf = qLogNoisyExpectedImprovement(
-                model=model,
-                X_baseline=ctx.X,
-                sampler=SobolQMCNormalSampler(
-                    torch.Size([MC_SAMPLES]), seed=ctx.step_seed
-                ),
-                X_pending=ctx.X_pending,
-                prune_baseline=True,
-            )
+        acqf = naive_acquisition(model, ctx)
         available = ctx.available
         return available[
             select_discrete(acqf, ctx.candidates[available], ctx.q, ctx.step_seed)
         ]
+
+
+def naive_targets(ctx: RunContext) -> Tensor:
+    """``naive``'s training targets: the throughput, a crash as the problem's
+    worst feasible value."""
+    import torch
+
+    worst = float(ctx.problem.worst_feasible_value)
+    return torch.where(ctx.feasible, ctx.y, torch.full_like(ctx.y, worst))
+
+
+def naive_acquisition(model: Model, ctx: RunContext) -> AcquisitionFunction:
+    """``naive``'s acquisition on ``model`` (its GP, or the same GP served
+    otherwise): unconstrained qLogNEI, baseline every evaluation, pruned
+    with draws from the step's seed."""
+    import torch
+    from botorch.acquisition import qLogNoisyExpectedImprovement
+    from botorch.sampling import SobolQMCNormalSampler
+    from botorch.utils.sampling import manual_seed
+
+    from bolt_pco64.bo import MC_SAMPLES
+
+    with manual_seed(ctx.step_seed):  # baseline pruning draws from the global RNG
+        return qLogNoisyExpectedImprovement(
+            model=model,
+            X_baseline=ctx.X,
+            sampler=SobolQMCNormalSampler(torch.Size([MC_SAMPLES]), seed=ctx.step_seed),
+            X_pending=ctx.X_pending,
+            prune_baseline=True,
+        )
