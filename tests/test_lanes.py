@@ -247,12 +247,14 @@ def test_split_lanes_by_method_and_width(table) -> None:  # type: ignore[no-unty
     from bolt_pco64.bench.lanes import split_lanes
     from bolt_pco64.bench.methods.registry import get_method
 
-    todo = [("qlognei", s) for s in range(5)] + [("random", s) for s in range(3)]
-    tasks = split_lanes(todo, table, BenchConfig(budget=9, n_init=5), get_method, 2)
+    todo = [("random", s) for s in range(3)] + [("qlognei", s) for s in range(7)]
+    tasks = split_lanes(todo, table, BenchConfig(budget=9, n_init=5), get_method, 3)
+    # 7 seeds in lanes of at most 3: three lanes of 3, 2, 2 (not 3, 3, 1),
+    # before the single runs of a method that cannot batch.
     assert [(t.method, t.seeds) for t in tasks] == [
-        ("qlognei", (0, 1)),
-        ("qlognei", (2, 3)),
-        ("qlognei", (4,)),
+        ("qlognei", (0, 1, 2)),
+        ("qlognei", (3, 4)),
+        ("qlognei", (5, 6)),
         ("random", (0,)),
         ("random", (1,)),
         ("random", (2,)),
