@@ -177,6 +177,9 @@ def make_plan(
         ValueError: On a table of another instance or without usable run
             times (:class:`~bolt_pco64.tables.time_model.TimeModel`), or a directory
             holding runs of another configuration.
+        LaneSettingError: If a directory holds runs made another way (in
+            lanes or one at a time) than ``lane_width`` makes them
+            (:class:`~bolt_pco64.bench.store.LaneSettingError`).
     """
     from bolt_pco64.instances import get_instance
     from bolt_pco64.tables.table import load_table
@@ -211,11 +214,22 @@ def make_plan(
                 if raw is None or not isinstance(raw, str | PathLike)
                 else str(raw),
                 "jobs": jobs,
+                "lane_width": lane_width,
                 "dask_scheduler": dask_scheduler,
                 "reference": spec.reference,
             }
         problem = make_problem(table)
-        store = ResultStore(out, config, table, names, seed_list, args, problem)
+        store = ResultStore(
+            out,
+            config,
+            table,
+            names,
+            seed_list,
+            args,
+            problem,
+            lane_width=lane_width,
+            registry=spec.registry,
+        )
         problems[label] = ProblemPlan(name, table, problem, store)
     return BenchPlan(
         names,
