@@ -242,25 +242,12 @@ def bench(
         early_stop=early_stop,
         reference=reference,
     )
-    args: dict[str, Any] = {
-        "methods": list(spec.methods),
-        "seeds": list(spec.seeds),
-        "budget": spec.budget,
-        "budget_hours": spec.budget_hours,
-        "workers": spec.workers,
-        "early_stop": spec.early_stop,
-        "n_init": spec.n_init,
-        "q": spec.q,
-        "out": str(out_dir),
-        "quick": quick,
-        "jobs": jobs,
-        "lane_width": lane_width,
-        "dask_scheduler": dask_scheduler,
-        "table": None if table_path is None else str(table_path),
-        "noise": spec.noise,
-        "problem": problem if instance is None else instance.name,
-        "reference": spec.reference,
-    }
+    args = _arguments(spec, out_dir, jobs, lane_width, dask_scheduler)
+    args.update(
+        quick=quick,
+        table=None if table_path is None else str(table_path),
+        problem=problem if instance is None else instance.name,
+    )
     if standin is not None:
         args["standin"] = standin
     run = Runner(spec, args, out_dir, jobs, dask_scheduler, not no_progress, lane_width)
@@ -271,6 +258,29 @@ def bench(
             bench_variants(run, problem)
         else:
             bench_one(run, problem, instance, standin, table_path)
+
+
+def _arguments(
+    spec: Any, out: Path, jobs: int, lane_width: int | None, dask_scheduler: str | None
+) -> dict[str, Any]:
+    """What ``meta.json`` records as the arguments: the checked settings, the
+    explicit seeds and how the runs execute."""
+    return {
+        "methods": list(spec.methods),
+        "seeds": list(spec.seeds),
+        "budget": spec.budget,
+        "budget_hours": spec.budget_hours,
+        "workers": spec.workers,
+        "early_stop": spec.early_stop,
+        "n_init": spec.n_init,
+        "q": spec.q,
+        "out": str(out),
+        "jobs": jobs,
+        "lane_width": lane_width,
+        "dask_scheduler": dask_scheduler,
+        "noise": spec.noise,
+        "reference": spec.reference,
+    }
 
 
 def _check_combinations(
