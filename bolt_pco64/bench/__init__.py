@@ -180,7 +180,12 @@ if TYPE_CHECKING:
         ComparisonSpecError,
         Preset,
     )
-    from bolt_pco64.bench.store import OutputDirError, ResultStore, check_output_dir
+    from bolt_pco64.bench.store import (
+        LaneSettingError,
+        OutputDirError,
+        ResultStore,
+        check_output_dir,
+    )
     from bolt_pco64.bench.variants import StandinVariants, VariantsResult
 
 _WHERE: dict[str, str] = {
@@ -233,6 +238,7 @@ _WHERE: dict[str, str] = {
     "RunOutcome": "records",
     "record_columns": "records",
     "run_one": "run",
+    "LaneSettingError": "store",
     "OutputDirError": "store",
     "ResultStore": "store",
     "check_output_dir": "store",
@@ -256,6 +262,7 @@ __all__ = [
     "FamilyResult",
     "FunctionMethod",
     "InProcessBackend",
+    "LaneSettingError",
     "Method",
     "MethodFn",
     "MethodRegistry",
