@@ -245,3 +245,19 @@ def test_a_folder_made_in_lanes_refuses_a_one_at_a_time_resume(
     again = _bench(*args, "--lane-width", "2")
     assert again.exit_code == 0, again.output
     assert "0 run(s) done, 4 resumed" in again.output
+
+
+def test_a_family_names_the_problems_that_are_smoke_tests(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from bolt_pco64.cli.bench_lines import smoke_family_line
+
+    parts = {}
+    for name, smoke in (("pco16", True), ("pco32", False), ("pco64", True)):
+        (tmp_path / name).mkdir()
+        _protocol_json(tmp_path / name, smoke, {})
+        parts[name] = SimpleNamespace(out=tmp_path / name)
+    text = " ".join(smoke_family_line(parts))
+    assert text.startswith("Smoke test: no comparison (pco16, pco64 have too few")
+    del parts["pco16"], parts["pco64"]
+    assert smoke_family_line(parts) == []
