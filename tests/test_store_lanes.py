@@ -82,7 +82,25 @@ def test_a_resume_that_would_mix_lanes_and_single_runs_is_refused(
     assert "Pass --lane-width 32" in cli
     assert "another --out" in cli
     with pytest.raises(LaneSettingError, match="Pass lane_width=None"):
-        _store(alone, problem, 8, ["random"])  # the folder's qlognei: refused
+        _store(alone, problem, 8, ["random", "qlognei"])
+
+
+def test_a_method_not_asked_for_keeps_its_runs_and_how_they_were_made(
+    tmp_path: Path, problem: PCO64
+) -> None:
+    _fill(tmp_path, problem, None)
+    # Only random runs now (alone in a lane too): qlognei's single runs are
+    # reported as they are, and nothing of qlognei is run in lanes.
+    store = _store(tmp_path, problem, 8, ["random"])
+    assert store.report_methods == ["random", "qlognei"]
+    store.write_meta("complete")
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["lanes"] == {
+        "lane_width": 8,
+        "made_by": {"random": "alone", "qlognei": "alone"},
+    }
+    with pytest.raises(LaneSettingError):
+        _store(tmp_path, problem, 8, ["qlognei"])
 
 
 def test_provably_identical_settings_resume(tmp_path: Path, problem: PCO64) -> None:

@@ -23,8 +23,9 @@ holds runs of another configuration is refused before anything is written,
 and so is one whose runs were made another way (:func:`made_by`): a method
 that batches gives different records in lanes
 (:mod:`bolt_pco64.bench.lanes`) and alone
-(:func:`~bolt_pco64.bench.run.run_one`), so a folder's runs of it are all
-made one way (:class:`LaneSettingError`). Lane widths >= 1 give each seed
+(:func:`~bolt_pco64.bench.run.run_one`), so a folder's runs of a method
+asked for are all made one way (:class:`LaneSettingError`; the folder's
+other methods are only reported, as they were made). Lane widths >= 1 give each seed
 the same records (a seed's records do not depend on its lane-mates), and a
 method that cannot batch runs alone in a lane too: both resume freely.
 ``meta.json``'s ``status`` is ``running`` while runs go on, ``complete`` at
@@ -53,7 +54,7 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import PARQUET_COMPRESSION as _PARQUET_COMPRESSION
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.contract import RunKey
+from bolt_pco64.bench.contract import Method, RunKey
 from bolt_pco64.bench.lane_record import LaneSettingError, made_by, width_text
 from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import instance_of, make_problem
@@ -283,16 +284,19 @@ class ResultStore:
         """Where the run ``(method, seed)`` is stored."""
         return self.out / "runs" / f"{RunKey(method, seed).file_stem}.parquet"
 
+    def _method(self, name: str) -> Method | None:
+        """The method of ``name``, ``None`` if the registry has none."""
+        try:
+            return get_method(name, self._registry)
+        except ValueError:
+            return None
+
     def made_by(self, method: str) -> str | None:
         """How this store's runs of ``method`` are made (:func:`made_by`);
         ``None`` for a method not found in the registry (not run here)."""
         if method not in self._made_by:
-            try:
-                fn = get_method(method, self._registry)
-            except ValueError:
-                self._made_by[method] = None
-            else:
-                self._made_by[method] = made_by(fn, self.lane_width)
+            fn = self._method(method)
+            self._made_by[method] = None if fn is None else made_by(fn, self.lane_width)
         return self._made_by[method]
 
     def _scan(self) -> None:
@@ -327,21 +331,39 @@ class ResultStore:
     def _check_made_by(
         self, name: str, meta: dict[str, str], legacy: int | None
     ) -> None:
-        """Refuse a stored run of a method made another way than this store's
-        runs of it will be (:class:`LaneSettingError`)."""
+        """Note in ``meta`` how a stored run was made (its file says, or for a
+        run stored before the store recorded it, :meth:`_legacy_lane_width`);
+        refuse a run of a method asked for that was made another way than
+        this store will make its runs (:class:`LaneSettingError`). The runs of
+        the folder's other methods are only reported: nothing mixes there."""
         method = meta["method"]
-        want = self.made_by(method)
-        if want is None:  # not run here: its records stay as they are
-            return
         width_text = meta.get("lane_width")
         if width_text is None:
             stored = legacy
-            got = made_by(get_method(method, self._registry), legacy)
+            meta["made_by"] = made_by(self._method(method), legacy)
         else:
             stored = None if width_text == "none" else int(width_text)
-            got = meta.get("made_by", "alone")
-        if got != want:
+            meta.setdefault("made_by", "alone")
+        if method in self.methods and meta["made_by"] != self.made_by(method):
             raise LaneSettingError(self.out, name, method, stored, self.lane_width)
+
+    def _made_by_meta(self) -> dict[str, str]:
+        """``meta.json``'s ``lanes.made_by``: how each reported method's runs
+        are made (those asked for) or were made (the folder's others)."""
+        out: dict[str, str] = {}
+        for m in self.report_methods:
+            if m in self.methods:
+                way = self.made_by(m)
+            else:
+                ways = {
+                    meta.get("made_by", "")
+                    for k, (_, meta) in self._done.items()
+                    if k.method == m
+                }
+                way = ", ".join(sorted(w for w in ways if w))
+            if way:
+                out[m] = way
+        return out
 
     def _read_run(self, path: Path) -> tuple[pd.DataFrame, dict[str, str]] | None:
         """A per-run file and its metadata; ``None`` if it is not a valid one."""
@@ -494,9 +516,7 @@ class ResultStore:
             "errors": self.errors(),
             "lanes": {
                 "lane_width": self.lane_width,
-                "made_by": {
-                    m: self.made_by(m) for m in self.report_methods if self.made_by(m)
-                },
+                "made_by": self._made_by_meta(),
             },
             "report": {
                 "methods": self.report_methods,
