@@ -344,7 +344,8 @@ class ResultStore:
         else:
             stored = None if width_text == "none" else int(width_text)
             meta.setdefault("made_by", "alone")
-        if method in self.methods and meta["made_by"] != self.made_by(method):
+        want = self.made_by(method) or made_by(None, self.lane_width)
+        if method in self.methods and meta["made_by"] != want:
             raise LaneSettingError(self.out, name, method, stored, self.lane_width)
 
     def _made_by_meta(self) -> dict[str, str]:
