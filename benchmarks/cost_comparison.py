@@ -220,7 +220,12 @@ def rewrite(out: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--problem", default="pco64")
-    parser.add_argument("--seeds", type=int, default=DEFAULTS.seeds)
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help="Seeds 0..N-1 (default: the default comparison's, DEFAULTS.seed_list).",
+    )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--budget-hours", type=float, default=None)
@@ -252,15 +257,14 @@ def main() -> None:
         )
         return
     methods = args.methods.split(",")
+    seeds = DEFAULTS.seed_list if args.seeds is None else args.seeds
     rule_hours = budget_for(args.problem, 0.02)
     hours = args.budget_hours or rule_hours
     wall: dict[str, float] = {}
     for workers in (1, 4):
         t0 = time.perf_counter()
         run_comparison(
-            ComparisonSpec(
-                methods, seeds=args.seeds, budget_hours=hours, workers=workers
-            ),
+            ComparisonSpec(methods, seeds=seeds, budget_hours=hours, workers=workers),
             SingleTable(None, args.problem),
             out=out / f"workers{workers}",
             jobs=args.jobs,
@@ -271,7 +275,7 @@ def main() -> None:
         "script": "cost_comparison",
         "problem": args.problem,
         "methods": methods,
-        "seeds": args.seeds,
+        "seeds": seeds if isinstance(seeds, int) else len(seeds),
         "jobs": args.jobs,
         "budget_hours": hours,
         "budget_given": args.budget_hours is not None,

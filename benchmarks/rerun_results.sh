@@ -17,17 +17,19 @@ OUT=bench-results
 JOBS=${JOBS:-2}
 mkdir -p "$OUT"
 
-DEFAULT_METHODS=random,qlognei,qlogei,ts,naive,gpc_ei,tobit_ei,gpc_pof,optuna_tpe,optuna_gp
-
-default() {  # docs/results/ (10 methods x 20 seeds x 40 evaluations)
-    "${BOLT[@]}" bench --methods "$DEFAULT_METHODS" --jobs "$JOBS" --no-progress --out "$OUT/full"
+default() {  # docs/results/ (the default comparison: the protocol's design)
+    # No method, seed, budget or lane option: the design is
+    # bolt_pco64.bench.spec.DEFAULTS (8 methods x seeds 1000-1099 x 100
+    # evaluations, lanes of 32), the one place that defines it.
+    "${BOLT[@]}" bench --jobs "$JOBS" --no-progress --out "$OUT/full"
 }
 
-optuna_harness() {  # docs/results/optuna/harness: the same runs as `default`'s
-    # random, qlognei and Optuna's samplers: its finished runs are reused
-    # (the harness resumes a folder run by run), so nothing is run twice.
+optuna_harness() {  # docs/results/optuna/harness: random and qlognei beside Optuna's samplers
+    # The default's seeds, budget and lane setting (DEFAULTS), so that
+    # `default`'s random and qlognei runs are reused (the harness resumes a
+    # folder run by run): only Optuna's samplers run here.
     mkdir -p "$OUT/optuna-harness/runs"
-    for m in random qlognei optuna_tpe optuna_gp; do
+    for m in random qlognei; do
         cp -n "$OUT"/full/runs/"$m"__seed*.parquet "$OUT/optuna-harness/runs/" 2>/dev/null || true
     done
     "${BOLT[@]}" bench --methods random,qlognei,optuna_tpe,optuna_gp --jobs "$JOBS" --no-progress --out "$OUT/optuna-harness"
@@ -48,7 +50,8 @@ early_stop() {  # docs/results/early-stop/ (qlognei and random, 20 seeds)
 }
 
 snapping() {  # docs/results/snapping/ (enumerating vs box vs mixed search)
-    # qlognei's runs are `default`'s (same seeds, designs and settings): reused.
+    # qlognei's runs are `default`'s (the default's seeds, budget and lane
+    # setting; the box and mixed methods run alone in a lane): reused.
     mkdir -p "$OUT/snapping/runs"
     cp -n "$OUT"/full/runs/qlognei__seed*.parquet "$OUT/snapping/runs/" 2>/dev/null || true
     "${BOLT[@]}" bench --methods qlognei,qlognei-box,qlognei-mixed --reference qlognei \

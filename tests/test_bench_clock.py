@@ -12,7 +12,9 @@ import torch
 from click.testing import CliRunner
 
 from bolt_pco64.bench import BenchConfig, ComparisonSpec, RunContext, run_comparison
+from bolt_pco64.bench.protocol import PROTOCOL_DEFAULTS
 from bolt_pco64.bench.run import run_one
+from bolt_pco64.bench.spec import DEFAULT_BUDGET
 from bolt_pco64.cli import main
 from bolt_pco64.tables.table import Table, load_table
 from tests import _fixtures
@@ -177,6 +179,7 @@ def test_bad_clock_input_is_one_line_before_anything_is_written(
     ],
 )
 def test_bad_configs_are_refused(kwargs: dict, match: str) -> None:
-    assert BenchConfig(budget=None).budget == 40  # neither: the default budget
+    # Neither: the default budget, the protocol's.
+    assert BenchConfig(budget=None).budget == DEFAULT_BUDGET == PROTOCOL_DEFAULTS.budget
     with pytest.raises(ValueError, match=match):
         BenchConfig(**kwargs)

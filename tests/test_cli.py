@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import subprocess
@@ -307,14 +308,25 @@ def test_bench_reference_names_the_option_and_reaches_the_comparisons(
     assert set(comparisons["method"]) == {"random"}
     summary_md = (out / "summary.md").read_text()
     assert "Paired comparisons with ts" in summary_md
-    # The terminal gets the compact table and the last checkpoint's verdict;
-    # summary.md keeps the full tables.
+    # Two seeds are a smoke test: the terminal says so, in summary.md's words,
+    # and prints no paired verdict; summary.md keeps the full tables.
+    facts = json.loads((out / "protocol.json").read_text())
+    assert facts["smoke"]
+    assert len(facts["seeds"]) == 2
+    assert "**Smoke test: no comparison.**" in summary_md
     lines = ran.output.splitlines()
-    table = lines[
-        : lines.index(
-            "Paired with ts over shared seeds, simple regret at 11 evaluations:"
-        )
-    ]
+    flat = " ".join(ran.output.split())
+    smoke = next(i for i, line in enumerate(lines) if line.startswith("Smoke test"))
+    assert (
+        f"Smoke test: no comparison. 2 seeds: with 2 methods "
+        f"({facts['family_pairs']} pairs per endpoint), no outcome of fewer than "
+        f"{facts['min_seeds']} seeds could separate a pair" in flat
+    )
+    assert "it ranks nothing" in flat
+    assert "Paired with" not in ran.output
+    assert "cannot be told apart" not in ran.output
+    assert "seeds: 0-1" in lines
+    table = lines[:smoke]
     assert max(map(len, table)) <= 100
     assert "| method |" not in ran.output
     assert "| method |" in summary_md
@@ -330,10 +342,6 @@ def test_bench_reference_names_the_option_and_reaches_the_comparisons(
         assert "regret_median@8" not in summary.columns
         assert cells[2:3] == medians
         assert cells[3] == f"{100 * summary.loc[method, 'found_optimum']:.0f}%"
-    last = comparisons[
-        (comparisons["measure"] == "regret") & (comparisons["checkpoint"] == 11)
-    ]
-    assert f"  {last['verdict'].iloc[0]}" in lines
 
 
 # -- checks before work, and what the terminal shows (issue 21.2, 21.4) -------------

@@ -35,7 +35,7 @@ def test_the_default_preset_is_the_spec_s_defaults() -> None:
     spec = ComparisonSpec()
     assert DEFAULTS.spec() == spec
     assert spec.describe() == DEFAULTS.describe()
-    assert spec.seeds == tuple(range(DEFAULTS.seeds))
+    assert spec.seeds == DEFAULTS.seed_list
     assert spec.budget_hours is None
     assert spec.reference == "random"
     quick = QUICK.spec(seeds=2)

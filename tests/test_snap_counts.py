@@ -29,7 +29,7 @@ def test_rows_are_never_moved_and_box_points_are_counted_by_distance() -> None:
 
 
 def test_the_terminal_names_each_method_whose_points_moved() -> None:
-    from bolt_pco64.cli.bench import _snap_lines
+    from bolt_pco64.cli.bench_lines import snap_lines as _snap_lines
 
     lines = _snap_lines(_records())
     assert len(lines) == 1

@@ -66,7 +66,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "proposals": ("Proposal", "resolve_proposal"),
     "run": ("run_one",),
     "records": ("RunOutcome", "record_columns"),
-    "store": ("OutputDirError", "ResultStore", "check_output_dir"),
+    "store": ("LaneSettingError", "OutputDirError", "ResultStore", "check_output_dir"),
     "backends": (
         "Backend",
         "BackendError",

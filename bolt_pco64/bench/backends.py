@@ -106,7 +106,12 @@ class InProcessBackend(Backend):
 
             for lt in lane_tasks(tasks, self.lane_width):
                 yield from run_lane(
-                    lt.method, lt.seeds, lt.table, lt.config, lt.fn, progress
+                    lt.method,
+                    lt.seeds,
+                    lt.table,
+                    lt.config,
+                    lt.fn,
+                    functools.partial(progress, lt.method),
                 )
             return
         for t in tasks:
@@ -167,7 +172,7 @@ def _collect_unit(
             for s in unit.seeds
         ]
     for o in outcomes:
-        progress(len(o.records))
+        progress(o.method, len(o.records))
     return outcomes
 
 

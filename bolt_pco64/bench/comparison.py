@@ -46,7 +46,7 @@ from bolt_pco64.bench.plan import (
     execute_plan,
     make_plan,
 )
-from bolt_pco64.bench.spec import DEFAULT_OUT, ComparisonSpec
+from bolt_pco64.bench.spec import DEFAULT_LANE_WIDTH, DEFAULT_OUT, ComparisonSpec
 from bolt_pco64.instances import DEFAULT_INSTANCE, get_instance
 from bolt_pco64.tables.table import Table
 
@@ -179,7 +179,7 @@ def run_comparison(
     dask_scheduler: str | None = None,
     progress: bool = True,
     arguments: dict[str, Any] | None = None,
-    lane_width: int | None = None,
+    lane_width: int | None = DEFAULT_LANE_WIDTH,
 ) -> Any:
     """Run (or resume) the comparison ``spec`` on ``tables``; write every file.
 
@@ -194,7 +194,12 @@ def run_comparison(
         arguments: Recorded in each ``meta.json`` as the arguments (the CLI
             passes its options); ``None`` records the checked ones.
         lane_width: Run each method's seeds in lanes of this many
-            (:mod:`bolt_pco64.bench.lanes`); ``None``: one run at a time.
+            (:mod:`bolt_pco64.bench.lanes`; the default comparison's,
+            :data:`~bolt_pco64.bench.spec.DEFAULT_LANE_WIDTH`); ``None``: one
+            run at a time (:func:`~bolt_pco64.bench.run.run_one`). A folder's
+            runs of a method that batches are all made one way: resuming it
+            the other way is refused
+            (:class:`~bolt_pco64.bench.store.LaneSettingError`).
 
     Returns:
         The table set's result: a :class:`~bolt_pco64.bench.plan.BenchResult` for
@@ -210,6 +215,8 @@ def run_comparison(
         FileNotFoundError, TableError: If a table cannot be loaded.
         ValueError: On a table of another problem or without usable run
             times, or a directory holding runs of another configuration.
+        LaneSettingError: If a directory holds runs made another way (in
+            lanes or one at a time) than ``lane_width`` makes them.
 
     Each of these is raised before anything is created or written.
     """

@@ -177,6 +177,9 @@ def make_plan(
         ValueError: On a table of another instance or without usable run
             times (:class:`~bolt_pco64.tables.time_model.TimeModel`), or a directory
             holding runs of another configuration.
+        LaneSettingError: If a directory holds runs made another way (in
+            lanes or one at a time) than ``lane_width`` makes them
+            (:class:`~bolt_pco64.bench.store.LaneSettingError`).
     """
     from bolt_pco64.instances import get_instance
     from bolt_pco64.tables.table import load_table
@@ -203,19 +206,17 @@ def make_plan(
             raw = part.table
             args = {
                 "problem": name,
-                "methods": names,
-                "seeds": seed_list,
-                **asdict(config),
+                **_checked_arguments(spec, jobs, dask_scheduler, lane_width),
                 "out": str(out),
                 "table": None
                 if raw is None or not isinstance(raw, str | PathLike)
                 else str(raw),
-                "jobs": jobs,
-                "dask_scheduler": dask_scheduler,
-                "reference": spec.reference,
             }
         problem = make_problem(table)
-        store = ResultStore(out, config, table, names, seed_list, args, problem)
+        store = ResultStore(
+            out, config, table, names, seed_list, args, problem,
+            lane_width=lane_width, registry=spec.registry,
+        )  # fmt: skip
         problems[label] = ProblemPlan(name, table, problem, store)
     return BenchPlan(
         names,
@@ -227,6 +228,22 @@ def make_plan(
         progress,
         spec.registry,
     )
+
+
+def _checked_arguments(
+    spec: ComparisonSpec, jobs: int, dask_scheduler: str | None, lane_width: int | None
+) -> dict[str, Any]:
+    """The checked arguments ``meta.json`` records when none are given: the
+    methods, the explicit seeds, the run settings and how the runs execute."""
+    return {
+        "methods": list(spec.methods),
+        "seeds": list(spec.seeds),
+        **asdict(spec.config),
+        "jobs": jobs,
+        "lane_width": lane_width,
+        "dask_scheduler": dask_scheduler,
+        "reference": spec.reference,
+    }
 
 
 def execute_plan(plan: BenchPlan) -> dict[str, BenchResult]:

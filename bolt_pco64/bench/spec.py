@@ -9,7 +9,18 @@
   ``n_init`` within the budget).
 - :class:`Preset`: what the default comparison and ``--quick`` change
   (:data:`DEFAULTS`, :data:`QUICK`, :data:`QUICK_FAMILY`): methods, seeds,
-  budget and output directory; :meth:`Preset.spec` makes the checked spec.
+  budget, lane width and output directory; :meth:`Preset.spec` makes the
+  checked spec.
+
+The default comparison is the protocol's design
+(:mod:`bolt_pco64.bench.protocol.design`): the 8 default methods (random and
+the 7 BoTorch model methods), the 100 seeds :data:`~bolt_pco64.bench.protocol.design.PROTOCOL_SEEDS`
+(1000-1099, seeds that did not choose the protocol), 100 evaluations per run,
+each method's seeds run in lanes of :data:`DEFAULT_LANE_WIDTH`
+(:mod:`bolt_pco64.bench.lanes`). The command line
+(``bolt-pco64 bench``), :class:`ComparisonSpec`'s defaults,
+:func:`~bolt_pco64.bench.comparison.run_comparison`'s lane width and
+``benchmarks/rerun_results.sh``'s ``default`` section all read it from here.
 
 What a run and a crash cost is not here: it is the one time model,
 :mod:`bolt_pco64.tables.time_model` (its defaults in ``COST_DEFAULTS``). The method
@@ -32,6 +43,7 @@ from bolt_pco64.bench.clock import ClockBudget
 from bolt_pco64.bench.contract import initial_design_size
 from bolt_pco64.bench.methods import BUILTINS
 from bolt_pco64.bench.methods.registry import check_methods, get_method, method_registry
+from bolt_pco64.bench.protocol.design import PROTOCOL_DEFAULTS, PROTOCOL_SEEDS
 from bolt_pco64.params import (
     POSITIVE_INT,
     Interval,
@@ -42,6 +54,8 @@ from bolt_pco64.params import (
 
 __all__ = [
     "DEFAULTS",
+    "DEFAULT_BUDGET",
+    "DEFAULT_LANE_WIDTH",
     "DEFAULT_OUT",
     "DEFAULT_REFERENCE",
     "EARLY_STOP_CHOICES",
@@ -53,6 +67,7 @@ __all__ = [
     "ComparisonSpecError",
     "Preset",
     "check_reference",
+    "seeds_text",
 ]
 
 #: The early-termination policies (``--early-stop``), by name: the keys of
@@ -64,8 +79,12 @@ EARLY_STOP_CHOICES: tuple[str, ...] = ("none", "posterior", "percentile")
 POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
 
 #: Evaluations per run (initial design included) when neither a budget nor
-#: GPU-hours are given.
-DEFAULT_BUDGET = 40
+#: GPU-hours are given: the protocol's (100).
+DEFAULT_BUDGET: int = PROTOCOL_DEFAULTS.budget
+#: Seeds per lane of the default comparison and of
+#: :func:`~bolt_pco64.bench.comparison.run_comparison` (``None`` there: one run
+#: at a time, :func:`~bolt_pco64.bench.run.run_one`).
+DEFAULT_LANE_WIDTH = 32
 #: The method every other one is compared with, where it is compared.
 DEFAULT_REFERENCE = "random"
 #: Where a comparison is written when no ``out`` is given.
@@ -197,7 +216,8 @@ class ComparisonSpec(BenchConfig):
     Attributes:
         methods: Names in :data:`~bolt_pco64.bench.methods.registry.METHODS` (or the
             ``bolt_pco64.methods`` entry points), distinct, in report order.
-        seeds: A number ``N`` (seeds ``0..N-1``) or explicit distinct seeds.
+        seeds: A number ``N`` (seeds ``0..N-1``) or explicit distinct seeds;
+            by default the protocol's :data:`~bolt_pco64.bench.protocol.design.PROTOCOL_SEEDS` (1000-1099).
         reference: The method the summary compares every other one with over
             the shared seeds, one of ``methods``; ``None``:
             :data:`DEFAULT_REFERENCE` where it is compared, else the first.
@@ -218,7 +238,7 @@ class ComparisonSpec(BenchConfig):
     methods: str | Sequence[str] = field(
         default=tuple(n for n, b in BUILTINS.items() if b.default), kw_only=False
     )
-    seeds: int | Sequence[int] = field(default=20, kw_only=False)
+    seeds: int | Sequence[int] = field(default=tuple(PROTOCOL_SEEDS), kw_only=False)
     reference: str | None = None
     registry: Mapping[str, object] | None = field(
         default=None, repr=False, compare=False
@@ -255,11 +275,32 @@ class ComparisonSpec(BenchConfig):
             raise ComparisonSpecError(str(err)) from err
 
     def describe(self) -> str:
-        """``"3 methods (random, qlognei, ts) x 3 seeds x 30 evaluations"``."""
+        """``"3 methods (random, qlognei, ts) x 3 seeds (0-2) x 30 evaluations"``."""
         return (
             f"{len(self.methods)} methods ({', '.join(self.methods)}) x "
-            f"{len(self.seeds)} seeds x {self.describe_budget()}"
+            f"{len(self.seeds)} seeds ({seeds_text(self.seeds)}) x "
+            f"{self.describe_budget()}"
         )
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """Seeds as the command line's ``--seeds`` reads them back: runs of
+    consecutive seeds as ranges, the rest listed (``"1000-1099"``,
+    ``"3,5,9"``, ``"0-4,7"``); one seed alone is ``"7-7"`` (a bare ``7`` is
+    a count there)."""
+    parts: list[str] = []
+    ordered = [int(s) for s in seeds]
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        if j > i or len(ordered) == 1:
+            parts.append(f"{ordered[i]}-{ordered[j]}")
+        else:
+            parts.append(str(ordered[i]))
+        i = j + 1
+    return ",".join(parts)
 
 
 def _set(spec: ComparisonSpec, **values: object) -> None:
@@ -291,15 +332,25 @@ class Preset:
 
     Attributes:
         methods: Method names, in report order.
-        seeds: Seeds per method.
+        seeds: Seeds per method: a number ``N`` (seeds ``0..N-1``) or the
+            seeds themselves.
         budget: Evaluations per run, initial design included.
         out: Its output directory.
+        lane_width: Seeds per lane (:mod:`bolt_pco64.bench.lanes`), ``None``
+            for one run at a time.
     """
 
     methods: tuple[str, ...]
-    seeds: int
+    seeds: int | tuple[int, ...]
     budget: int
     out: str
+    lane_width: int | None = DEFAULT_LANE_WIDTH
+
+    @property
+    def seed_list(self) -> tuple[int, ...]:
+        """The seeds themselves."""
+        seeds = self.seeds
+        return tuple(range(seeds)) if isinstance(seeds, int) else tuple(seeds)
 
     def spec(self, **settings: Any) -> ComparisonSpec:
         """The checked spec: this preset's values, replaced by the ``settings``
@@ -311,10 +362,11 @@ class Preset:
         return ComparisonSpec(**{**mine, **given})
 
     def describe(self) -> str:
-        """``"3 methods (random, qlognei, ts) x 3 seeds x 30 evaluations"``."""
+        """``"3 methods (random, qlognei, ts) x 3 seeds (0-2) x 30 evaluations"``."""
         return (
             f"{len(self.methods)} methods ({', '.join(self.methods)}) x "
-            f"{self.seeds} seeds x {self.budget} evaluations"
+            f"{len(self.seed_list)} seeds ({seeds_text(self.seed_list)}) x "
+            f"{self.budget} evaluations"
         )
 
 
@@ -323,10 +375,12 @@ def _default(name: str) -> Any:
     return found.default
 
 
-#: The default comparison, 8 methods x 20 seeds x 40 evaluations (quarters of
-#: the budget at 10, 20, 30 and 40 evaluations).
+#: The default comparison, the protocol's design: 8 methods (random and the
+#: 7 BoTorch model methods) x 100 seeds (1000-1099) x 100 evaluations, in
+#: lanes of 32 seeds.
 DEFAULTS = Preset(_default("methods"), _default("seeds"), DEFAULT_BUDGET, DEFAULT_OUT)
-#: ``--quick``: 3 methods x 3 seeds x 30 evaluations.
+#: ``--quick``: a smoke test, 3 methods x 3 seeds (0-2) x 30 evaluations (too
+#: few seeds to compare: the report says so).
 QUICK = Preset(
     tuple(n for n, b in BUILTINS.items() if b.quick), 3, 30, "bench-results/quick"
 )

@@ -3,13 +3,15 @@
 Layout of an output directory ``OUT``:
 
 - ``OUT/runs/<method>__seed<seed>.parquet``: one finished run (complete or
-  failed), its status, error, configuration and initial-design size in
+  failed), its status, error, configuration, initial-design size and how
+  it was made (``made_by``: ``lanes`` or ``alone``, and the lane width) in
   the file's metadata;
 - ``OUT/runs.parquet``: every kept run's records, in method then seed order
   (zstd-compressed: the raw records a committed result keeps beside its
   summaries);
-- ``OUT/meta.json``: arguments, versions, table, cost model and run status,
-  and under ``report`` what the report needs besides the records (methods,
+- ``OUT/meta.json``: arguments, versions, table, cost model, run status,
+  the lane setting (``lanes``: the width and how each method's runs are
+  made), and under ``report`` what the report needs besides the records (methods,
   seeds, reference, :class:`~bolt_pco64.bench.report.facts.TableFacts`): the
   report is rewritten from ``runs.parquet`` and ``meta.json`` alone
   (``bolt-pco64 report OUT``, :mod:`bolt_pco64.bench.regenerate`).
@@ -17,7 +19,15 @@ Layout of an output directory ``OUT``:
 Every file is written atomically (``bolt_pco64._io``), so a killed process
 leaves every file valid; temporary files a killed writer left behind are
 removed when the store is opened again. A store opened on a directory that
-holds runs of another configuration is refused before anything is written.
+holds runs of another configuration is refused before anything is written,
+and so is one whose runs were made another way (:func:`made_by`): a method
+that batches gives different records in lanes
+(:mod:`bolt_pco64.bench.lanes`) and alone
+(:func:`~bolt_pco64.bench.run.run_one`), so a folder's runs of a method
+asked for are all made one way (:class:`LaneSettingError`; the folder's
+other methods are only reported, as they were made). Lane widths >= 1 give each seed
+the same records (a seed's records do not depend on its lane-mates), and a
+method that cannot batch runs alone in a lane too: both resume freely.
 ``meta.json``'s ``status`` is ``running`` while runs go on, ``complete`` at
 the end, ``interrupted`` after Ctrl-C and ``aborted`` when the harness itself
 failed.
@@ -31,7 +41,7 @@ import json
 import os
 import platform
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,7 +54,9 @@ import pyarrow.parquet as pq
 
 from bolt_pco64._io import PARQUET_COMPRESSION as _PARQUET_COMPRESSION
 from bolt_pco64._io import atomic_write_text, atomic_write_with
-from bolt_pco64.bench.contract import RunKey
+from bolt_pco64.bench.contract import Method, RunKey
+from bolt_pco64.bench.lane_record import LaneSettingError, made_by, width_text
+from bolt_pco64.bench.methods.registry import get_method
 from bolt_pco64.bench.problems import instance_of, make_problem
 from bolt_pco64.bench.records import RunOutcome, empty_records, record_columns
 from bolt_pco64.bench.report.facts import TableFacts
@@ -58,10 +70,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PARQUET_COMPRESSION",
+    "LaneSettingError",
     "OutputDirError",
     "ResultStore",
     "check_output_dir",
     "config_key",
+    "made_by",
     "portable_source",
     "table_fingerprint",
 ]
@@ -70,7 +84,16 @@ __all__ = [
 #: setting; records are committed beside results, and zstd keeps them small).
 PARQUET_COMPRESSION = _PARQUET_COMPRESSION
 
-_META_KEYS = ("status", "error", "config", "method", "seed", "n_init")
+_META_KEYS = (
+    "status",
+    "error",
+    "config",
+    "method",
+    "seed",
+    "n_init",
+    "made_by",
+    "lane_width",
+)
 
 
 def portable_source(source: TableSource) -> str:
@@ -205,9 +228,15 @@ class ResultStore:
         problem: The test problem of ``table`` (its optimum and worst
             feasible value go to ``meta.json``); built from ``table`` when
             ``None``.
+        lane_width: The lane width the missing runs will be made with
+            (``None``: one run at a time); recorded with each run.
+        registry: Where the methods are looked up (``None``:
+            :func:`~bolt_pco64.bench.methods.registry.method_registry`'s).
 
     Raises:
         ValueError: If ``out`` holds runs of another configuration.
+        LaneSettingError: If ``out`` holds runs of a method made another
+            way (in lanes or one at a time) than ``lane_width`` makes them.
     """
 
     def __init__(
@@ -219,9 +248,15 @@ class ResultStore:
         seeds: Sequence[int],
         arguments: dict[str, Any],
         problem: PCO | None = None,
+        *,
+        lane_width: int | None = None,
+        registry: Mapping[str, object] | None = None,
     ) -> None:
         self.out = out
         self._problem = problem
+        self.lane_width = lane_width
+        self._registry = registry
+        self._made_by: dict[str, str | None] = {}
         self.config = config
         self.table = table
         self.methods = list(methods)
@@ -249,10 +284,26 @@ class ResultStore:
         """Where the run ``(method, seed)`` is stored."""
         return self.out / "runs" / f"{RunKey(method, seed).file_stem}.parquet"
 
+    def _method(self, name: str) -> Method | None:
+        """The method of ``name``, ``None`` if the registry has none."""
+        try:
+            return get_method(name, self._registry)
+        except ValueError:
+            return None
+
+    def made_by(self, method: str) -> str | None:
+        """How this store's runs of ``method`` are made (:func:`made_by`);
+        ``None`` for a method not found in the registry (not run here)."""
+        if method not in self._made_by:
+            fn = self._method(method)
+            self._made_by[method] = None if fn is None else made_by(fn, self.lane_width)
+        return self._made_by[method]
+
     def _scan(self) -> None:
         runs = self.out / "runs"
         if not runs.is_dir():
             return
+        legacy = self._legacy_lane_width()
         for p in sorted(runs.glob("*.parquet")):
             got = self._read_run(p)
             if got is None:
@@ -263,7 +314,57 @@ class ResultStore:
                     f"Expected {str(self.out)!r} to hold runs of this configuration "
                     f"{self.key}, got {p.name} with {meta.get('config')}; use another --out."
                 )
+            self._check_made_by(p.name, meta, legacy)
             self._done[RunKey(meta["method"], int(meta["seed"]))] = got
+
+    def _legacy_lane_width(self) -> int | None:
+        """The lane width of runs stored without one: ``meta.json``'s
+        ``lane_width`` argument (``None``, one run at a time, the only way
+        before lanes, when it has none)."""
+        try:
+            arguments = json.loads((self.out / "meta.json").read_text())["arguments"]
+            width = arguments.get("lane_width")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return width if isinstance(width, int) and width >= 1 else None
+
+    def _check_made_by(
+        self, name: str, meta: dict[str, str], legacy: int | None
+    ) -> None:
+        """Note in ``meta`` how a stored run was made (its file says, or for a
+        run stored before the store recorded it, :meth:`_legacy_lane_width`);
+        refuse a run of a method asked for that was made another way than
+        this store will make its runs (:class:`LaneSettingError`). The runs of
+        the folder's other methods are only reported: nothing mixes there."""
+        method = meta["method"]
+        width_text = meta.get("lane_width")
+        if width_text is None:
+            stored = legacy
+            meta["made_by"] = made_by(self._method(method), legacy)
+        else:
+            stored = None if width_text == "none" else int(width_text)
+            meta.setdefault("made_by", "alone")
+        want = self.made_by(method) or made_by(None, self.lane_width)
+        if method in self.methods and meta["made_by"] != want:
+            raise LaneSettingError(self.out, name, method, stored, self.lane_width)
+
+    def _made_by_meta(self) -> dict[str, str]:
+        """``meta.json``'s ``lanes.made_by``: how each reported method's runs
+        are made (those asked for) or were made (the folder's others)."""
+        out: dict[str, str] = {}
+        for m in self.report_methods:
+            if m in self.methods:
+                way = self.made_by(m)
+            else:
+                ways = {
+                    meta.get("made_by", "")
+                    for k, (_, meta) in self._done.items()
+                    if k.method == m
+                }
+                way = ", ".join(sorted(w for w in ways if w))
+            if way:
+                out[m] = way
+        return out
 
     def _read_run(self, path: Path) -> tuple[pd.DataFrame, dict[str, str]] | None:
         """A per-run file and its metadata; ``None`` if it is not a valid one."""
@@ -366,6 +467,8 @@ class ResultStore:
         }
         if outcome.n_init is not None:
             meta["n_init"] = str(outcome.n_init)
+        meta["made_by"] = self.made_by(outcome.method) or made_by(None, self.lane_width)
+        meta["lane_width"] = width_text(self.lane_width)
         arrow = pa.Table.from_pandas(outcome.records, preserve_index=False)
         arrow = arrow.replace_schema_metadata(
             {
@@ -398,21 +501,43 @@ class ResultStore:
         """Rewrite ``meta.json`` with ``status`` and the runs' state."""
         if self._versions is None:
             self._versions = _versions()
-        tab = self.table
-        instance = instance_of(tab)
-        errors = self.errors()
-        complete = sorted(
-            str(k)
-            for k, (_, meta) in self._done.items()
-            if k in self.selected and meta.get("status") == "complete"
-        )
-        times = TimeModel(tab)
         meta = {
             "status": status,
-            "problem": instance.name,
+            "problem": instance_of(self.table).name,
             "arguments": self.arguments,
             "config": self.key,
             "versions": self._versions,
+            **self._table_meta(),
+            "regret_before_first_feasible_in_summary": "optimal_value - "
+            "worst_feasible_value",
+            "checkpoints": checkpoints_for(self.config.budget, self.config.n_init)
+            if self.config.budget is not None
+            else None,
+            "runs": self._runs_meta(),
+            "errors": self.errors(),
+            "lanes": {
+                "lane_width": self.lane_width,
+                "made_by": self._made_by_meta(),
+            },
+            "report": {
+                "methods": self.report_methods,
+                "seeds": self.report_seeds,
+                "reference": check_reference(
+                    self.arguments.get("reference"), self.report_methods
+                ),
+                "table": TableFacts.of(self.table).as_meta(),
+            },
+            "started": self.started,
+            "updated": _now(),
+        }
+        atomic_write_text(self.out / "meta.json", json.dumps(meta, indent=2) + "\n")
+
+    def _table_meta(self) -> dict[str, Any]:
+        """``meta.json``'s ``table`` and ``cost_model``."""
+        tab = self.table
+        instance = instance_of(tab)
+        times = TimeModel(tab)
+        return {
             "table": {
                 "source": portable_source(tab.source),
                 "simulated": bool(tab.is_simulated),
@@ -429,30 +554,21 @@ class ResultStore:
                 "crash_neighbours": times.crash_neighbours,
                 "model": times.describe(),
             },
-            "regret_before_first_feasible_in_summary": "optimal_value - "
-            "worst_feasible_value",
-            "checkpoints": checkpoints_for(self.config.budget, self.config.n_init)
-            if self.config.budget is not None
-            else None,
-            "runs": {
-                "requested": len(self.selected),
-                "complete": complete,
-                "failed": sorted(errors),
-                "pending": len(self.selected)
-                - len(complete)
-                - len(self.failed() & self.selected),
-                "n_init": self.n_init(),
-            },
-            "errors": errors,
-            "report": {
-                "methods": self.report_methods,
-                "seeds": self.report_seeds,
-                "reference": check_reference(
-                    self.arguments.get("reference"), self.report_methods
-                ),
-                "table": TableFacts.of(tab).as_meta(),
-            },
-            "started": self.started,
-            "updated": _now(),
         }
-        atomic_write_text(self.out / "meta.json", json.dumps(meta, indent=2) + "\n")
+
+    def _runs_meta(self) -> dict[str, Any]:
+        """``meta.json``'s ``runs``: requested, complete, failed, pending."""
+        complete = sorted(
+            str(k)
+            for k, (_, meta) in self._done.items()
+            if k in self.selected and meta.get("status") == "complete"
+        )
+        return {
+            "requested": len(self.selected),
+            "complete": complete,
+            "failed": sorted(self.errors()),
+            "pending": len(self.selected)
+            - len(complete)
+            - len(self.failed() & self.selected),
+            "n_init": self.n_init(),
+        }

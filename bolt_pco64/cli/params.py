@@ -10,6 +10,7 @@ imports torch.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -70,6 +71,87 @@ class _Noise(click.ParamType):
         if not (math.isfinite(number) and number >= 0):
             self.fail(f"expected 'measured' or a number >= 0, got {value}", param, ctx)
         return number
+
+
+#: A number as the options take it: ASCII digits only.
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class _Seeds(click.ParamType):
+    """``--seeds``: a count ``N`` (seeds ``0..N-1``), an inclusive range
+    ``A-B``, or a comma-separated list of seeds and ranges (``3,5,9``,
+    ``1000-1049,2000``); the seeds are distinct and ``>= 0``."""
+
+    name = "N|A-B|S,S..."
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | tuple[int, ...]:
+        if isinstance(value, int | tuple):
+            return value
+        text = str(value).strip()
+        try:
+            if "," not in text and "-" not in text:
+                count = int(text) if _DIGITS.fullmatch(text) else 0
+                if count < 1:
+                    raise ValueError(text)
+                return count
+            seeds = [s for part in text.split(",") for s in _seed_range(part)]
+        except ValueError:
+            self.fail(
+                "expected a count (20), a range (1000-1099) or a list (3,5,9) of "
+                f"seeds >= 0, got {value!r}",
+                param,
+                ctx,
+            )
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            self.fail(
+                f"expected distinct seeds, got {', '.join(map(str, repeated))} more "
+                "than once",
+                param,
+                ctx,
+            )
+        return tuple(seeds)
+
+
+def _seed_range(part: str) -> range:
+    """``"7"`` -> seed 7; ``"1000-1099"`` -> 1000..1099 (inclusive, not empty).
+
+    Raises:
+        ValueError: If ``part`` is neither.
+    """
+    first, dash, last = (p.strip() for p in part.strip().partition("-"))
+    if not _DIGITS.fullmatch(first) or (dash and not _DIGITS.fullmatch(last)):
+        raise ValueError(part)
+    low, high = int(first), int(last) if dash else int(first)
+    if high < low:
+        raise ValueError(part)
+    return range(low, high + 1)
+
+
+class _LaneWidth(click.ParamType):
+    """``--lane-width``: seeds per lane, an integer ``>= 1``, or ``none``
+    (one run at a time)."""
+
+    name = "K|none"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int | None:
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text == "none":
+            return None
+        if _DIGITS.fullmatch(text) and int(text) >= 1:
+            return int(text)
+        self.fail(
+            "expected seeds per lane, an integer >= 1, or 'none' (one run at a "
+            f"time), got {value!r}",
+            param,
+            ctx,
+        )
 
 
 class _InstanceFile(click.ParamType):
