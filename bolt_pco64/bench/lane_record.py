@@ -1,7 +1,7 @@
 """How a stored run was made, in lanes or alone, and the error of a resume
 that would mix the two.
 
-A method that batches (:func:`~bolt_pco64.bench.lanes.lane_adapter`) gives
+A method that batches (:func:`~bolt_pco64.bench.lane_adapters.lane_adapter`) gives
 different records in a lane (:func:`~bolt_pco64.bench.lanes.run_lane`) and
 alone (:func:`~bolt_pco64.bench.run.run_one`); in lanes of any width >= 1 it
 gives each seed the same records (a seed's records do not depend on its
@@ -24,14 +24,14 @@ def made_by(method: Method | None, lane_width: int | None) -> str:
     """How a run of ``method`` is made with ``lane_width``: ``"lanes"`` (in a
     lane, :func:`~bolt_pco64.bench.lanes.run_lane`) or ``"alone"``
     (:func:`~bolt_pco64.bench.run.run_one`, also in a lane for a method
-    that cannot batch, :func:`~bolt_pco64.bench.lanes.lane_support`).
+    that cannot batch, :func:`~bolt_pco64.bench.lane_adapters.lane_support`).
     ``method`` ``None`` (not known here) is made in lanes whenever
     ``lane_width`` is set."""
     if lane_width is None:
         return "alone"
     if method is None:
         return "lanes"
-    from bolt_pco64.bench.lanes import lane_adapter
+    from bolt_pco64.bench.lane_adapters import lane_adapter
 
     return "lanes" if lane_adapter(method) is not None else "alone"
 
