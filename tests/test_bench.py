@@ -189,6 +189,26 @@ def test_failing_method_keeps_its_rows_and_others_complete(
     assert sorted(m for m, _ in again.ran) == ["cheater", "cheater", "flaky", "flaky"]
 
 
+def test_a_comparison_whose_every_run_fails_reports_it(
+    tmp_path: Path, table_path: Path, registry
+) -> None:
+    """Every run failing is a result to report (the protocol has nothing to
+    compare), not an error of the report."""
+
+    @register_method("always_fails")
+    def always_fails(ctx: RunContext) -> torch.Tensor:
+        raise RuntimeError("no proposal (test)")
+
+    out = tmp_path / "out"
+    res = _run(out, table_path, methods=["always_fails"], seeds=2)
+    meta = json.loads((out / "meta.json").read_text())
+    assert set(meta["errors"]) == {"always_fails/0", "always_fails/1"}
+    assert meta["runs"]["complete"] == []
+    summary = (out / "summary.md").read_text()
+    assert "no method has a complete run" in summary
+    assert res.summary.set_index("method").loc["always_fails", "failed"] == 2
+
+
 @pytest.mark.slow
 def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> None:
     distributed = pytest.importorskip("distributed")

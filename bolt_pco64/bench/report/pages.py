@@ -78,12 +78,15 @@ def write_report(ctx: ReportContext) -> tuple[pd.DataFrame, str]:
 
 def protocol_result(ctx: ReportContext) -> ProtocolResult | None:
     """The protocol (:func:`~bolt_pco64.bench.protocol.analysis.run_protocol`) on
-    the complete runs of ``ctx``'s methods that have any; ``None`` where the
-    runs end inside the initial design (nothing to compare)."""
+    the complete runs of ``ctx``'s methods that have any; ``None`` where there
+    is nothing to compare: the runs end inside the initial design, or no
+    method has a complete run (every run failed)."""
     if ctx.budget <= ctx.config.n_init:
         return None
     records = complete_runs(ctx.records, ctx.failed)
     ran = set(records["method"])
+    if not ran:
+        return None
     return run_protocol(
         records,
         ctx.optimal_value,
@@ -100,11 +103,17 @@ def protocol_lead(ctx: ReportContext, result: ProtocolResult | None) -> str:
     grouped ranking (the whole section, every pair on every endpoint, is
     ``protocol.md``, :data:`~bolt_pco64.bench.protocol.render.PROTOCOL_FILES`).
     """
-    if result is None:
+    if result is None and ctx.budget <= ctx.config.n_init:
         return (
             "## Which methods differ (the protocol)\n\n"
             f"Nothing to compare: the runs reported end at {ctx.budget} "
             f"evaluations, within the initial design of {ctx.config.n_init}.\n"
+        )
+    if result is None:
+        return (
+            "## Which methods differ (the protocol)\n\n"
+            "Nothing to compare: no method has a complete run (the failed "
+            "runs are listed below).\n"
         )
     return protocol_markdown(
         result, PROTOCOL_FILES["figure"], details=PROTOCOL_FILES["page"]
