@@ -41,6 +41,7 @@ from bolt_pco64.bench.report.markdown import (
 )
 from bolt_pco64.bench.report.plots import plot_regret
 from bolt_pco64.bench.report.tables import compare_to_reference, summarize
+from bolt_pco64.bench.spec import seeds_text
 from bolt_pco64.bench.stats import complete_runs
 
 __all__ = [
@@ -132,7 +133,8 @@ def _header(ctx: ReportContext) -> list[str]:
     header = [
         f"# {facts.name} benchmark summary",
         "",
-        f"{len(ctx.methods)} methods × {len(ctx.seeds)} seeds × "
+        f"{len(ctx.methods)} methods × {len(ctx.seeds)} seeds "
+        f"({seeds_text(ctx.seeds)}) × "
         f"{config.describe_budget()} (n_init {config.n_init}, q {config.q}, "
         f"noise {config.noise}, {config.workers} "
         f"worker{'s' if config.workers > 1 else ''}{horizon}); {src} "
