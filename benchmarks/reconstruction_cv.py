@@ -20,17 +20,24 @@ What it does, per instance (default all three):
    ``instance``, ``model``, the row's raw knob columns as the card names
    them (its key), the truth ``ran_successfully``, ``throughput_mean`` and
    ``peak_mem``, the ``fold`` it was held out in and the held-out
-   predictions ``predicted_feasible``, ``predicted_throughput``,
-   ``predicted_throughput_se`` and ``predicted_peak_mem``, NaN for the
-   baseline) and the marker ``report.json`` (``{"script":
+   predictions ``predicted_feasible``, ``predicted_feasible_probability``,
+   the prediction set ``predicted_set_runs`` / ``predicted_set_fails``,
+   ``predicted_throughput``, ``predicted_throughput_se``,
+   ``predicted_peak_mem`` and ``predicted_peak_mem_se``; NaN probabilities,
+   no set and no peak memory for the baseline) and the marker
+   ``report.json`` (``{"script":
    "reconstruction_cv", "folds", "seed", "seconds": {"<instance>/<model>":
    wall seconds}}``), then the table ``cv.md`` (``RESULTS/README.md``
    quotes it) and ``cv.csv`` from those two files alone (:func:`write_cv`):
    feasibility accuracy, throughput Spearman and median relative error on
-   held-out rows that ran, the median absolute peak-memory error and the
-   coverage of the ±1.96 standard-error interval
+   held-out rows that ran, the median absolute peak-memory error, the
+   coverage of the ±1.96 standard-error intervals and of the feasibility
+   prediction set, and the probability's calibration
    (:func:`~bolt_pco64.tables.reconstruct.impute.score_predictions` of the
    records). A stopped run keeps the models it finished.
+
+``--crash`` runs only the crash-share check of the shipped reconstructions
+(``crash_check`` of the sibling module ``_reconstruction_crash.py``).
 
 Records of instances not named by ``--instances``, and of models not named by
 ``--models``, are kept from the folder's ``cv_rows.parquet`` (and their
