@@ -20,22 +20,31 @@ What it does, per instance (default all three):
    ``instance``, ``model``, the row's raw knob columns as the card names
    them (its key), the truth ``ran_successfully``, ``throughput_mean`` and
    ``peak_mem``, the ``fold`` it was held out in and the held-out
-   predictions ``predicted_feasible``, ``predicted_throughput``,
-   ``predicted_throughput_se`` and ``predicted_peak_mem``, NaN for the
-   baseline) and the marker ``report.json`` (``{"script":
+   predictions ``predicted_feasible``, ``predicted_feasible_probability``,
+   the prediction set ``predicted_set_runs`` / ``predicted_set_fails``,
+   ``predicted_throughput``, ``predicted_throughput_se``,
+   ``predicted_peak_mem`` and ``predicted_peak_mem_se``; NaN probabilities,
+   no set and no peak memory for the baseline) and the marker
+   ``report.json`` (``{"script":
    "reconstruction_cv", "folds", "seed", "seconds": {"<instance>/<model>":
    wall seconds}}``), then the table ``cv.md`` (``RESULTS/README.md``
    quotes it) and ``cv.csv`` from those two files alone (:func:`write_cv`):
    feasibility accuracy, throughput Spearman and median relative error on
-   held-out rows that ran, the median absolute peak-memory error and the
-   coverage of the ±1.96 standard-error interval
+   held-out rows that ran, the median absolute peak-memory error, the
+   coverage of the ±1.96 standard-error intervals and of the feasibility
+   prediction set, and the probability's calibration
    (:func:`~bolt_pco64.tables.reconstruct.impute.score_predictions` of the
    records). A stopped run keeps the models it finished.
 
-Records of instances not named by ``--instances`` are kept from the folder's
-``cv_rows.parquet`` (and their seconds from its ``report.json``), so one
-instance can be rerun alone; the kept records must have been made with the
-same ``--folds`` and ``--seed``.
+``--crash`` runs only the crash-share check of the shipped reconstructions
+(``crash_check`` of the sibling module ``_reconstruction_crash.py``).
+
+Records of instances not named by ``--instances``, and of models not named by
+``--models``, are kept from the folder's ``cv_rows.parquet`` (and their
+seconds from its ``report.json``), so one instance or model can be rerun
+alone; the kept records must have been made with the same ``--folds`` and
+``--seed``. Records are written grouped by instance (in the order first seen),
+then by model (``baseline``, ``reconstruction``).
 
 ``--report DIR`` runs nothing: it rewrites ``DIR/cv.csv`` and ``DIR/cv.md``
 from ``DIR/cv_rows.parquet`` and ``DIR/report.json`` and prints their paths,
@@ -46,6 +55,7 @@ Run::
 
     python benchmarks/reconstruction_cv.py --results docs/results/reconstruction
     python benchmarks/reconstruction_cv.py --instances pco16 --results docs/results/reconstruction
+    python benchmarks/reconstruction_cv.py --models reconstruction --results docs/results/reconstruction
     python benchmarks/reconstruction_cv.py --report docs/results/reconstruction
 """
 
@@ -62,6 +72,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import torch
+from _reconstruction_crash import crash_check
 
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.bench.regenerate import read_script_marker
@@ -83,7 +94,6 @@ from bolt_pco64.tables.reconstruct.impute import (
     encoded,
     score_predictions,
 )
-from bolt_pco64.tables.reconstruct.replay import crash_share
 from bolt_pco64.tables.traces import visited_rows
 
 #: The marker of this script's folder (``benchmarks/report_results.py DIR``).
@@ -145,7 +155,8 @@ def baseline(instance_name: str) -> Fitter:
             mu, _ = _posterior(feas, Xt)
             tm, ts = _posterior(tput, Xt)
             nan = np.full(len(Xt), np.nan)
-            return Imputation(nan, mu > 0, tm, ts, nan, nan)  # no calibration
+            none = np.zeros(len(Xt), dtype=bool)  # no probabilities, no set
+            return Imputation(nan, mu > 0, none, none, tm, ts, nan, nan)
 
         return predict
 
@@ -282,11 +293,40 @@ def save(results: Path, kept: pd.DataFrame, settings: Settings) -> str:
     return (results / CV_FILES[1]).read_text()
 
 
+def _with_sets(kept: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Kept records made before the prediction-set columns: a model without
+    probabilities has no set (both False, as it predicts now); one with
+    probabilities must be rerun."""
+    missing = [PREDICTED[c] for c in ("set_runs", "set_fails")]
+    if kept.empty or not set(missing) - set(kept.columns):
+        return kept
+    probs = kept.groupby("model")["predicted_feasible_probability"]
+    calibrated = sorted(
+        m for m, has in probs.apply(lambda p: p.notna().any()).items() if has
+    )
+    if calibrated:
+        raise ValueError(
+            f"Expected the kept records of {str(path)!r} to give "
+            f"{missing}, got none for the models {calibrated}, which give "
+            "probabilities: rerun them."
+        )
+    out = kept.copy()
+    at = out.columns.get_loc(PREDICTED["feasible_probability"]) + 1
+    for i, name in enumerate(missing):
+        out.insert(at + i, name, False)
+    return out
+
+
 def kept_records(
-    results: Path, instances: Sequence[str], folds: int, seed: int
+    results: Path,
+    instances: Sequence[str],
+    folds: int,
+    seed: int,
+    models: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, Settings]:
     """The records and seconds of ``results``'s earlier run for the instances
-    not in ``instances`` (none if the folder has no records).
+    not in ``instances``, and for the models not in ``models`` (``None``:
+    all are rerun) of those that are (none if the folder has no records).
 
     Raises:
         ValueError: If records are kept that were made with other ``folds``
@@ -310,15 +350,23 @@ def kept_records(
         return pd.DataFrame(), Settings(folds, seed)
     earlier = Settings.read(marker)
     previous = pd.read_parquet(path)
-    kept = previous[~previous["instance"].isin(list(instances))].reset_index(drop=True)
+    rerun = previous["instance"].isin(list(instances))
+    if models is not None:
+        rerun &= previous["model"].isin(list(models))
+    kept = _with_sets(previous[~rerun].reset_index(drop=True), path)
     if len(kept) and (earlier.folds, earlier.seed) != (folds, seed):
         raise ValueError(
             f"Expected the kept records of {str(path)!r} to be made with "
             f"{folds} folds and seed {seed}, got {earlier.folds} folds and seed "
             f"{earlier.seed}: rerun every instance."
         )
+    keys = (
+        set(zip(kept["instance"], kept["model"], strict=True)) if len(kept) else set()
+    )
     seconds = {
-        k: v for k, v in earlier.seconds.items() if k.split("/", 1)[0] not in instances
+        k: v
+        for k, v in earlier.seconds.items()
+        if k.split("/", 1)[0] not in instances or tuple(k.split("/", 1)) in keys
     }
     return kept, Settings(folds, seed, seconds)
 
@@ -327,7 +375,17 @@ def _append(
     kept: pd.DataFrame, settings: Settings, new: pd.DataFrame, key: str, seconds: float
 ) -> tuple[pd.DataFrame, Settings]:
     frame = new if kept.empty else pd.concat([kept, new], ignore_index=True)
-    return frame, replace(settings, seconds={**settings.seconds, key: seconds})
+    # Grouped by instance (first seen), then by model in MODELS' order.
+    instance = pd.Categorical(frame["instance"], list(dict.fromkeys(frame["instance"])))
+    model = frame["model"].map({m: i for i, m in enumerate(MODELS)}).fillna(len(MODELS))
+    order = np.lexsort((np.arange(len(frame)), model.to_numpy(), instance.codes))
+    frame = frame.iloc[order].reset_index(drop=True)
+    every = {**settings.seconds, key: seconds}
+    groups = dict.fromkeys(
+        f"{i}/{m}" for i, m in zip(frame["instance"], frame["model"], strict=True)
+    )
+    ordered = {k: every[k] for k in groups if k in every}
+    return frame, replace(settings, seconds={**ordered, **every})
 
 
 #: The models cross-validated, in order: name -> the fitter of an instance.
@@ -347,10 +405,11 @@ def run(
     """Cross-validate each of ``models`` on each instance's visited rows and
     write ``results`` after each (module docstring); returns ``cv.md``'s text.
 
-    Records of instances not in ``instances`` are kept (:func:`kept_records`).
+    Records of instances not in ``instances``, and of models not in
+    ``models``, are kept (:func:`kept_records`).
     """
     instances = list(dict.fromkeys(instances))
-    kept, settings = kept_records(results, instances, folds, seed)
+    kept, settings = kept_records(results, instances, folds, seed, list(models))
     text = ""
     for name in instances:
         rows = fitted_rows(name)
@@ -365,118 +424,21 @@ def run(
             )
             # After each model: a stopped run keeps what it measured.
             text = save(results, kept, settings)
-            print(scores(kept, settings)[-1], flush=True)
-    return text
-
-
-#: Replicate publications of the crash check: 10-trial random searches with
-#: fresh seeds (from :data:`CRASH_FIRST_SEED`, disjoint from the published 0-9).
-CRASH_REPLICATES = 1000
-CRASH_FIRST_SEED = 1000
-CRASH_FILES = ("crash_rows.parquet", "crash.csv", "crash.md", "grid_rows.csv")
-
-
-def crash_check(results: Path, instances: Sequence[str]) -> str:
-    """Random search's crash share on each shipped reconstruction, beside the
-    published one, and each row's grid rule; writes
-    :data:`CRASH_FILES` (the last: per instance and row, the knob columns, the
-    :data:`~bolt_pco64.tables.reconstruct.grid.GRID_REASONS` key that put it in the
-    grid, its ``source`` and whether it runs).
-
-    The harness's draws are replayed (:func:`~bolt_pco64.tables.reconstruct.replay.crash_share`):
-    with the published seeds (the same rows as the published trace), and for
-    :data:`CRASH_REPLICATES` fresh 10-trial runs, whose 2.5-97.5 % quantiles
-    are the interval the published share is compared with.
-    """
-    from bolt_pco64.tables.table import load_table
-    from bolt_pco64.tables.traces import read_trace
-
-    recs, summary, grids = [], [], []
-    for name in instances:
-        inst = get_instance(name)
-        path = Path(locations.reconstructed_table_path(inst))
-        table = load_table(path, instance=name)
-        ok = table.frame["ran_successfully"].to_numpy(dtype=bool)
-        raw = pd.read_parquet(path)
-        grid = raw[[*inst.input_columns, "grid_rule", "source", "ran_successfully"]]
-        grids.append(grid.assign(instance=name, row=np.arange(len(raw))))
-        for path in locations.trace_paths(inst):
-            trace = read_trace(path, inst)
-            if trace.method != "random":
-                continue
-            seeds = [t.seed for t in trace.trials]
-            n = len(trace.trials[0].candidates)
-            published = float(
-                np.mean(np.concatenate([~t.feasible for t in trace.trials]))
-            )
-            same = crash_share(ok, seeds, 10, n - 10)
-            shares = []
-            for r in range(CRASH_REPLICATES):
-                first = CRASH_FIRST_SEED + r * len(seeds)
-                fresh = range(first, first + len(seeds))
-                shares.append(crash_share(ok, fresh, 10, n - 10))
-                recs.append(
-                    {
-                        "instance": name,
-                        "replicate": r,
-                        "first_seed": first,
-                        "trials": len(seeds),
-                        "evaluations": n,
-                        "crash_share": shares[-1],
-                    }
-                )
-            lo, hi = np.quantile(shares, [0.025, 0.975])
-            lo99, hi99 = np.quantile(shares, [0.005, 0.995])
-            tail = float(np.mean(np.asarray(shares) <= published))
-            summary.append(
-                {
-                    "instance": name,
-                    "rows": len(ok),
-                    "feasible": int(ok.sum()),
-                    "table_crash_share": float(np.mean(~ok)),
-                    "published_crash_share": published,
-                    "replayed_published_seeds": same,
-                    "replicate_mean": float(np.mean(shares)),
-                    "interval_low": float(lo),
-                    "interval_high": float(hi),
-                    "interval99_low": float(lo99),
-                    "interval99_high": float(hi99),
-                    "p_two_sided": float(min(1.0, 2 * min(tail, 1 - tail + 1e-12))),
-                }
-            )
-    atomic_write_parquet(results / CRASH_FILES[0], pd.DataFrame(recs))
-    atomic_write_text(
-        results / CRASH_FILES[1], pd.DataFrame(summary).to_csv(index=False)
-    )
-    lines = [
-        "| instance | rows / feasible | crash share of the table | published random "
-        "search | replayed, published seeds | replayed, fresh seeds: mean "
-        "[95 % interval] | 99 % interval | two-sided p |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in summary:
-        lines.append(
-            f"| {r['instance']} | {r['rows']} / {r['feasible']} "
-            f"| {100 * r['table_crash_share']:.1f} % "
-            f"| {100 * r['published_crash_share']:.1f} % "
-            f"| {100 * r['replayed_published_seeds']:.1f} % "
-            f"| {100 * r['replicate_mean']:.1f} % [{100 * r['interval_low']:.1f}, "
-            f"{100 * r['interval_high']:.1f}] % "
-            f"| [{100 * r['interval99_low']:.1f}, {100 * r['interval99_high']:.1f}] % "
-            f"| {r['p_two_sided']:.3f} |"
-        )
-    text = "\n".join(lines) + "\n"
-    atomic_write_text(results / CRASH_FILES[2], text)
-    grid_rows = pd.concat(grids, ignore_index=True)
-    first = ["instance", "row", "grid_rule", "source", "ran_successfully"]
-    grid_rows = grid_rows[first + [c for c in grid_rows.columns if c not in first]]
-    atomic_write_text(results / CRASH_FILES[3], grid_rows.to_csv(index=False))
+            done = {(r["instance"], r["model"]): r for r in scores(kept, settings)}
+            print(done[(name, label)], flush=True)
     return text
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--instances", nargs="+", default=["pco64", "pco32", "pco16"])
+    p.add_argument(
+        "--models",
+        nargs="+",
+        choices=list(MODELS),
+        default=list(MODELS),
+        help="The models to rerun; the folder's records of the others are kept.",
+    )
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--results", type=Path, default=Path("docs/results/reconstruction"))
@@ -501,7 +463,8 @@ def main() -> None:
     if args.report is not None:
         print("\n".join(str(path) for path in report(args.report)))
         return
-    print(run(args.results, args.instances, args.folds, args.seed))
+    models = {name: MODELS[name] for name in args.models}
+    print(run(args.results, args.instances, args.folds, args.seed, models))
 
 
 if __name__ == "__main__":

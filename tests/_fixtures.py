@@ -17,7 +17,7 @@ import torch
 from bolt_pco64 import PCO64
 from bolt_pco64.bench import METHODS, Method
 from bolt_pco64.instances import Instance
-from bolt_pco64.tables.reconstruct.impute import Imputation, encoded
+from bolt_pco64.tables.reconstruct.impute import Imputation, encoded, prediction_set
 from tests._synth import make_table
 
 #: The marks of a test module that serves a default table on purpose: the
@@ -96,9 +96,12 @@ class NearestRow:
             near_ran = np.where(ran[None, :], d, np.inf).argmin(axis=1)
             dist = d[np.arange(len(Xnew)), near_ran]
             mem = pm[near_ran] if with_mem else np.full(len(Xnew), np.nan)
+            runs, fails = prediction_set(ran[near].astype(np.float64))
             return Imputation(
                 feasible_probability=ran[near].astype(np.float64),
                 feasible=ran[near],
+                set_runs=runs,
+                set_fails=fails,
                 throughput=tm[near_ran],
                 throughput_se=0.01 * (1 + dist),
                 peak_mem=mem,

@@ -32,8 +32,11 @@ from bolt_pco64.tables.reconstruct.grid import full_grid, reconstruction_grid
 from bolt_pco64.tables.reconstruct.impute import (
     PREDICTION_COLUMNS,
     CrossValidation,
+    Imputer,
+    conformal_threshold,
     cross_validate,
     interval_scale,
+    prediction_set,
     score_predictions,
 )
 from bolt_pco64.tables.reconstruct.registry import reconstruction_registry
@@ -211,12 +214,37 @@ def test_cv_folds_hold_each_row_out_of_its_own_fit(cv_rows: pd.DataFrame) -> Non
         assert set(predicted) <= set(fitted["throughput_mean"].dropna())
 
 
+def test_conformal_threshold_covers_the_level_of_exchangeable_scores() -> None:
+    rng = np.random.default_rng(4)
+    scored, fresh = rng.standard_normal(400), rng.standard_normal(100_000)
+    t = conformal_threshold(scored)
+    # At least the level of the scored rows themselves, at most one more row.
+    assert 0.95 <= (scored <= t).mean() <= 0.95 + 1 / 400 + 1e-12
+    assert abs((fresh <= t).mean() - 0.95) < 0.02
+    assert conformal_threshold(np.arange(10.0)) == np.inf  # ceil(11 * 0.95) > 10
+    with pytest.raises(ValueError, match="finite scores"):
+        conformal_threshold(np.array([0.0, np.nan]))
+
+
+def test_prediction_set_holds_the_outcomes_within_the_threshold() -> None:
+    p = np.array([0.001, 0.04, 0.5, 0.96, 0.999, np.nan])
+    runs, fails = prediction_set(p)  # uncalibrated: sure at 95 %
+    assert runs.tolist() == [False, False, True, True, True, False]
+    assert fails.tolist() == [True, True, True, False, False, False]
+    runs, fails = prediction_set(p, threshold=-2.0)  # confident classifier
+    assert runs.tolist() == [False, False, False, False, True, False]
+    assert fails.tolist() == [True, False, False, False, False, False]
+
+
 def test_cv_scores_follow_the_predictions(cv_rows: pd.DataFrame) -> None:
     ran = cv_rows["ran_successfully"].to_numpy(dtype=bool)
+    runs, fails = prediction_set(ran.astype(np.float64))
     perfect = pd.DataFrame(
         {
             "fold": np.zeros(len(cv_rows), dtype=np.int64),
             "feasible": ran,
+            "set_runs": runs,
+            "set_fails": fails,
             "throughput": cv_rows["throughput_mean"].to_numpy(),
             "throughput_se": np.full(len(cv_rows), 1e-9),
             "peak_mem": cv_rows["peak_mem"].to_numpy(),
@@ -234,12 +262,14 @@ def test_cv_scores_follow_the_predictions(cv_rows: pd.DataFrame) -> None:
     assert cv.feasibility_coverage_95 == 1.0
     assert cv.feasibility_brier == 0.0
     assert cv.feasibility_mean_probability == ran.mean()
-    unsure = perfect.assign(feasible_probability=0.5)
-    assert score_predictions("unsure", cv_rows, unsure).feasibility_coverage_95 == 1.0
-    confident_wrong = perfect.assign(feasible_probability=(~ran).astype(float))
-    assert (
-        score_predictions("w", cv_rows, confident_wrong).feasibility_coverage_95 == 0.0
-    )
+    # The set, not the probability, is scored: both outcomes cover every
+    # row, none covers none, the wrong one alone covers none.
+    both = perfect.assign(set_runs=True, set_fails=True)
+    assert score_predictions("both", cv_rows, both).feasibility_coverage_95 == 1.0
+    empty = perfect.assign(set_runs=False, set_fails=False)
+    assert score_predictions("empty", cv_rows, empty).feasibility_coverage_95 == 0.0
+    wrong_set = perfect.assign(set_runs=~ran, set_fails=ran)
+    assert score_predictions("w", cv_rows, wrong_set).feasibility_coverage_95 == 0.0
     wrong = perfect.assign(feasible=~ran)
     assert score_predictions("wrong", cv_rows, wrong).feasibility_accuracy == 0.0
     no_se = perfect.assign(throughput_se=np.nan)
@@ -293,6 +323,20 @@ def test_tiny_reconstruction_keeps_the_traces_values(tiny) -> None:
     counts = table.frame["source"].value_counts().to_dict()
     assert counts == {"imputed": 774, "exact": 3, "observed": 3}
     assert not table.frame["inferred"].any()  # pco64's rows are the card's
+
+
+def test_too_few_visited_rows_give_a_prediction_set_of_both_outcomes(tiny) -> None:
+    trace, _ = tiny
+    rows = visited_rows("pco64", [trace])
+    assert len(rows) < 19  # ceil((n + 1) 0.95) > n: no threshold at 95 %
+    imputer = Imputer(PCO64_INSTANCE).fit(rows)
+    assert imputer.scales["feasibility_set"] == np.inf
+    out = imputer.predict(full_grid(PCO64_INSTANCE)[:40])
+    assert out.set_runs.all()
+    assert out.set_fails.all()
+    meta = make_reconstruction("pco64", [trace]).metadata
+    assert "both outcomes everywhere" in meta["prediction_set"]
+    assert "feasibility_set inf" in meta["calibration"]
 
 
 def test_imputed_rows_keep_the_cards_invariants(tiny) -> None:

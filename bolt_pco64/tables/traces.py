@@ -21,6 +21,7 @@ what is wrong.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -305,6 +306,91 @@ def _agree(
         )
 
 
+@dataclass
+class _Visits:
+    """What the trace files say of each configuration they evaluated."""
+
+    #: Memory slack and the file that gave it first.
+    slack: dict[tuple[int, ...], tuple[float, Path]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: Noise-free throughput (``best_obs_true_all``) and its file.
+    exact: dict[tuple[int, ...], tuple[float, Path]] = dataclasses.field(
+        default_factory=dict
+    )
+    #: Sum of the observed throughputs of runs that fit.
+    total: dict[tuple[int, ...], float] = dataclasses.field(default_factory=dict)
+    #: Their number.
+    count: dict[tuple[int, ...], int] = dataclasses.field(default_factory=dict)
+    #: Sum of their noise variances.
+    var: dict[tuple[int, ...], float] = dataclasses.field(default_factory=dict)
+
+
+def _collect(files: Sequence[TraceFile]) -> _Visits:
+    """Every evaluation of ``files``, checked for agreement (:func:`_agree`)."""
+    v = _Visits()
+    for f in files:
+        for trial in f.trials:
+            for row, y, c in zip(
+                trial.candidates.tolist(),
+                trial.seen_y.tolist(),
+                trial.seen_c.tolist(),
+                strict=True,
+            ):
+                key = tuple(row)
+                _agree(v.slack, key, c, f.path, "memory slack")
+                v.count.setdefault(key, 0)
+                if c != OOM_SLACK:
+                    v.total[key] = v.total.get(key, 0.0) + y
+                    v.count[key] += 1
+                    v.var[key] = v.var.get(key, 0.0) + f.noise_std**2
+            for row, val in zip(
+                trial.best_obs_x.tolist(), trial.best_obs_true.tolist(), strict=True
+            ):
+                _agree(v.exact, tuple(row), val, f.path, "exact throughput")
+    return v
+
+
+def _visited_frame(inst: Instance, v: _Visits) -> pd.DataFrame:
+    """The frame :func:`visited_rows` returns, from the collected visits."""
+    keys = sorted(v.slack)
+    x = np.asarray(keys, dtype=np.float64)
+    out = pd.DataFrame(
+        {f"x_{name}": x[:, j] for j, name in enumerate(inst.input_columns)}
+    )
+    for j, spec in enumerate(inst.inputs):
+        out[spec.name] = np.asarray(
+            [spec.decode(int(val)) for val in x[:, j]], dtype=np.int64
+        )
+    for name, value in inst.context:
+        out[name] = np.full(len(keys), value, dtype=np.int64)
+    c = np.asarray([v.slack[key][0] for key in keys])
+    feasible = c != OOM_SLACK
+    out["ran_successfully"] = feasible
+    out["peak_mem"] = np.where(feasible, inst.gpu_memory_gb * (1.0 - c), np.inf)
+    k = np.asarray([v.count[key] for key in keys], dtype=np.int64)
+    out["k"] = k
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["throughput_observed"] = np.where(
+            k > 0,
+            [v.total.get(key, np.nan) for key in keys] / np.maximum(k, 1),
+            np.nan,
+        )
+        out["throughput_observed_se"] = np.where(
+            k > 0,
+            np.sqrt([v.var.get(key, np.nan) for key in keys]) / np.maximum(k, 1),
+            np.nan,
+        )
+    out["throughput_exact"] = [v.exact.get(key, (np.nan,))[0] for key in keys]
+    known = np.isfinite(out["throughput_exact"].to_numpy())
+    out["throughput_mean"] = np.where(
+        known, out["throughput_exact"], out["throughput_observed"]
+    )
+    out["throughput_se"] = np.where(known, 0.0, out["throughput_observed_se"])
+    out["source"] = np.where(~feasible | known, "exact", "observed")
+    return out
+
+
 def visited_rows(
     instance: str | Instance = DEFAULT_INSTANCE,
     paths: Sequence[str | os.PathLike[str]] | None = None,
@@ -345,61 +431,4 @@ def visited_rows(
     ]
     if not files:
         raise TraceError(f"expected at least one {inst.name} trace file, got none")
-    slack: dict[tuple[int, ...], tuple[float, Path]] = {}
-    exact: dict[tuple[int, ...], tuple[float, Path]] = {}
-    total: dict[tuple[int, ...], float] = {}
-    count: dict[tuple[int, ...], int] = {}
-    var: dict[tuple[int, ...], float] = {}
-    for f in files:
-        for trial in f.trials:
-            for row, y, c in zip(
-                trial.candidates.tolist(),
-                trial.seen_y.tolist(),
-                trial.seen_c.tolist(),
-                strict=True,
-            ):
-                key = tuple(row)
-                _agree(slack, key, c, f.path, "memory slack")
-                count.setdefault(key, 0)
-                if c != OOM_SLACK:
-                    total[key] = total.get(key, 0.0) + y
-                    count[key] += 1
-                    var[key] = var.get(key, 0.0) + f.noise_std**2
-            for row, v in zip(
-                trial.best_obs_x.tolist(), trial.best_obs_true.tolist(), strict=True
-            ):
-                _agree(exact, tuple(row), v, f.path, "exact throughput")
-    keys = sorted(slack)
-    x = np.asarray(keys, dtype=np.float64)
-    out = pd.DataFrame(
-        {f"x_{name}": x[:, j] for j, name in enumerate(inst.input_columns)}
-    )
-    for j, spec in enumerate(inst.inputs):
-        out[spec.name] = np.asarray(
-            [spec.decode(int(v)) for v in x[:, j]], dtype=np.int64
-        )
-    for name, value in inst.context:
-        out[name] = np.full(len(keys), value, dtype=np.int64)
-    c = np.asarray([slack[k][0] for k in keys])
-    feasible = c != OOM_SLACK
-    out["ran_successfully"] = feasible
-    out["peak_mem"] = np.where(feasible, inst.gpu_memory_gb * (1.0 - c), np.inf)
-    k = np.asarray([count[key] for key in keys], dtype=np.int64)
-    out["k"] = k
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["throughput_observed"] = np.where(
-            k > 0, [total.get(key, np.nan) for key in keys] / np.maximum(k, 1), np.nan
-        )
-        out["throughput_observed_se"] = np.where(
-            k > 0,
-            np.sqrt([var.get(key, np.nan) for key in keys]) / np.maximum(k, 1),
-            np.nan,
-        )
-    out["throughput_exact"] = [exact.get(key, (np.nan,))[0] for key in keys]
-    known = np.isfinite(out["throughput_exact"].to_numpy())
-    out["throughput_mean"] = np.where(
-        known, out["throughput_exact"], out["throughput_observed"]
-    )
-    out["throughput_se"] = np.where(known, 0.0, out["throughput_observed_se"])
-    out["source"] = np.where(~feasible | known, "exact", "observed")
-    return out
+    return _visited_frame(inst, _collect(files))

@@ -45,20 +45,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+from scipy.stats import norm
 
 from bolt_pco64 import instances
 from bolt_pco64._io import atomic_write_parquet, atomic_write_text
 from bolt_pco64.instances import DEFAULT_INSTANCE, Instance
 from bolt_pco64.tables import locations
 from bolt_pco64.tables.reconstruct.evidence import NeighbourEvidence, neighbour_evidence
-from bolt_pco64.tables.reconstruct.grid import reconstruction_grid
+from bolt_pco64.tables.reconstruct.grid import ReconstructionGrid, reconstruction_grid
 from bolt_pco64.tables.reconstruct.impute import DECIMALS, FIT_SEED, Imputer, encoded
 from bolt_pco64.tables.reconstruct.replay import Replay, replay
 from bolt_pco64.tables.reconstruct.timing import (
@@ -88,7 +89,7 @@ __all__ = [
 ]
 
 #: Version of the reconstruction (bumped whenever a shipped table changes).
-GENERATOR_VERSION = "2.0.0"
+GENERATOR_VERSION = "2.1.0"
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,239 @@ def feasible_choice(
     return out
 
 
+@dataclass
+class _Cells:
+    """The per-row values of a reconstruction being assembled (``N`` rows)."""
+
+    seen: np.ndarray  # visited by a trace
+    ran: np.ndarray
+    throughput: np.ndarray
+    se: np.ndarray
+    peak: np.ndarray
+    probability: np.ndarray
+    k: np.ndarray
+    source: np.ndarray
+    #: The imputed peak memory of unvisited rows (inf elsewhere).
+    predicted_peak: np.ndarray
+
+
+def _grid_and_evidence(
+    inst: Instance, rows: pd.DataFrame, rep: Replay
+) -> tuple[ReconstructionGrid, NeighbourEvidence]:
+    """The grid (open candidates that neighbour means show ran are rows) and
+    the neighbour evidence on it."""
+    visited_X = encoded(rows, inst)
+    grid = reconstruction_grid(inst, visited_X, rep.indices)
+    if grid.open is not None and len(grid.open):
+        # Candidates the neighbour means show ran are rows.
+        wide = np.unique(np.concatenate([grid.X, grid.open]), axis=0)
+        ev = _evidence(wide, rows, inst, rep)
+        must = [tuple(x) for x in wide[ev.settled & ev.ran].tolist()]
+        grid = reconstruction_grid(inst, visited_X, rep.indices, must)
+    return grid, _evidence(grid.X, rows, inst, rep)
+
+
+def _visited_cells(inst: Instance, rows: pd.DataFrame, X: np.ndarray) -> _Cells:
+    """The cells of the grid rows ``X`` the visited ``rows`` give; the others
+    imputed-to-be (no run, NaN throughput, inf peak, probability 0)."""
+    n = len(X)
+    key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
+    at = np.array([key.get(tuple(x), -1) for x in X.tolist()])
+    seen = at >= 0
+    vis = rows.iloc[at[seen]].reset_index(drop=True)
+    cells = _Cells(
+        seen=seen,
+        ran=np.zeros(n, dtype=bool),
+        throughput=np.full(n, np.nan),
+        se=np.full(n, np.nan),
+        peak=np.full(n, np.inf),
+        probability=np.zeros(n),
+        k=np.zeros(n, dtype=np.int64),
+        source=np.full(n, "imputed", dtype=object),
+        predicted_peak=np.full(n, np.inf),
+    )
+    cells.ran[seen] = vis["ran_successfully"].to_numpy(dtype=bool)
+    cells.throughput[seen] = vis["throughput_mean"].to_numpy()
+    cells.se[seen] = vis["throughput_se"].to_numpy()
+    cells.peak[seen] = vis["peak_mem"].to_numpy()
+    cells.probability[seen] = cells.ran[seen].astype(np.float64)
+    cells.k[seen] = vis["k"].to_numpy()
+    cells.source[seen] = vis["source"].to_numpy()
+    return cells
+
+
+def _impute_unvisited(
+    inst: Instance,
+    rows: pd.DataFrame,
+    X: np.ndarray,
+    evidence: NeighbourEvidence,
+    cells: _Cells,
+) -> dict[str, float]:
+    """Fill ``cells``'s unvisited rows (module docstring); returns the
+    imputer's calibration (:attr:`~bolt_pco64.tables.reconstruct.impute.Imputer.scales`;
+    empty where no row is imputed)."""
+    seen = cells.seen
+    if not (~seen).any():
+        return {}
+    imputer = Imputer(inst).fit(rows)
+    pred = imputer.predict(X[~seen])
+    idx = np.flatnonzero(~seen)
+    p_all = np.ones(len(X))
+    p_all[idx] = pred.feasible_probability
+    if len(best_at := _best_row(inst, X)) == 1 and not seen[best_at[0]]:
+        p_all[best_at[0]] = np.inf  # the published best ran
+    target = None if inst.published is None else inst.published.feasible
+    known = seen | evidence.settled
+    cells.ran[evidence.settled] = evidence.ran[evidence.settled]
+    fit = feasible_choice(p_all, known, cells.ran, target)[idx]
+    cells.ran[idx] = fit
+    cells.probability[idx] = np.round(
+        pred.feasible_probability, DECIMALS["feasible_probability"]
+    )
+    floor = 10.0 ** -DECIMALS["throughput"]  # a run that fits has throughput
+    tput = np.maximum(np.round(pred.throughput, DECIMALS["throughput"]), floor)
+    cells.throughput[idx] = np.where(fit, tput, np.nan)
+    cells.se[idx] = np.where(
+        fit, np.round(pred.throughput_se, DECIMALS["throughput_se"]), np.nan
+    )
+    # Settled by the neighbour means: known to run (or not), and where it
+    # ran, its throughput solved exactly.
+    solved = evidence.settled[idx]
+    cells.probability[idx[solved]] = evidence.ran[idx[solved]].astype(np.float64)
+    exact = solved & evidence.ran[idx]
+    cells.throughput[idx[exact]] = evidence.throughput[idx[exact]]
+    cells.se[idx[exact]] = 0.0
+    # A run that fits stays under the GPU's memory (a margin < 0).
+    cap = inst.gpu_memory_gb - 10.0 ** -DECIMALS["peak_mem"]
+    peak = np.minimum(np.round(pred.peak_mem, DECIMALS["peak_mem"]), cap)
+    cells.peak[idx] = np.where(fit, peak, np.inf)
+    cells.predicted_peak[idx] = peak
+    return dict(imputer.scales)
+
+
+def _pin_best(inst: Instance, X: np.ndarray, cells: _Cells) -> None:
+    """The published best (the instance's figures; the traces' optimal_value
+    agrees) pins its row's throughput where no trace gives it exactly."""
+    best = _best_row(inst, X)
+    if len(best) != 1 or cells.source[best[0]] == "exact":
+        return
+    i = int(best[0])
+    if cells.seen[i] and not cells.ran[i]:
+        raise ValueError(
+            f"Expected the published best {list(inst.published.best_config)} "
+            "to have run, got an out-of-memory run in the traces."
+        )
+    if not cells.seen[i]:
+        cells.peak[i] = cells.predicted_peak[i]
+    cells.ran[i], cells.throughput[i] = True, inst.published.best_value
+    cells.se[i], cells.probability[i] = 0.0, 1.0
+    if cells.seen[i]:
+        cells.source[i] = "exact"
+
+
+def _frame(inst: Instance, grid: ReconstructionGrid, cells: _Cells) -> pd.DataFrame:
+    """The table: the card's columns, the reconstruction's, ``grid_rule``."""
+    n, ran, pm = len(grid.X), cells.ran, cells.peak
+    modelled = modelled_columns(inst, cells.throughput, pm, ran)
+    data: dict[str, object] = {}
+    for j, spec in enumerate(inst.inputs):
+        data[spec.name] = np.array(
+            [spec.decode(int(v)) for v in grid.X[:, j]], dtype=np.int64
+        )
+    for name, value in inst.context:
+        data[name] = np.full(n, value, dtype=np.int64)
+    data.update(
+        ran_successfully=ran,
+        throughput_mean=np.where(ran, cells.throughput, np.nan),
+        peak_mem_normalised=np.where(ran, pm / inst.gpu_memory_gb - 1.0, OOM_PAD),
+        peak_mem=np.where(ran, pm, np.inf),
+        **modelled,
+        source=cells.source.astype(str),
+        throughput_se=np.where(ran, cells.se, np.nan),
+        feasible_probability=cells.probability,
+        n_observations=cells.k,
+        inferred=grid.inferred,
+    )
+    data["grid_rule"] = grid.how
+    return pd.DataFrame(
+        {c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS, "grid_rule")}
+    )
+
+
+def _set_description(calibration: Mapping[str, float]) -> str:
+    """The metadata's description of the feasibility prediction set."""
+    if "feasibility_set" not in calibration:
+        return "none (no row imputed)"
+    t = calibration["feasibility_set"]
+    if not np.isfinite(t):
+        return (
+            "95 % prediction set of an imputed row's feasibility: both outcomes "
+            "everywhere (too few visited rows to calibrate it at 95 %)"
+        )
+    return (
+        "95 % prediction set of an imputed row's feasibility, on its margin "
+        "z = Phi^-1(feasible_probability) before rounding: 'runs' where "
+        f"z >= {-t:.6g} (probability >= 1 - {norm.cdf(t):.6g}), 'fails' where "
+        f"z <= {t:.6g} (<= {norm.cdf(t):.6g}); "
+        + ("neither between (an empty set)" if t < 0 else "both between")
+        + f"; {t:.6g} is the conformal threshold of the visited rows' "
+        "leave-one-out margins; visited and settled rows (probability 1 or 0) "
+        "are exact"
+    )
+
+
+def _metadata(
+    inst: Instance,
+    frame: pd.DataFrame,
+    grid: ReconstructionGrid,
+    rep: Replay,
+    evidence: NeighbourEvidence,
+    calibration: Mapping[str, float],
+    files: Sequence[Path],
+) -> dict[str, str]:
+    """The parquet's key-value metadata of a reconstruction (module docstring)."""
+    scales = ", ".join(f"{k} {v:.6g}" for k, v in calibration.items())
+    counts = {
+        s: int((frame["source"] == s).sum()) for s in ("exact", "observed", "imputed")
+    }
+    return {
+        "source": "reconstructed",
+        "generator": "bolt_pco64.reconstruct",  # the label the shipped files record
+        "generator_version": GENERATOR_VERSION,
+        "instance": inst.name,
+        "description": reconstruction_label(
+            counts["exact"], counts["observed"], counts["imputed"]
+        ),
+        "counts.exact": str(counts["exact"]),
+        "counts.observed": str(counts["observed"]),
+        "counts.imputed": str(counts["imputed"]),
+        "counts.inferred": str(int(grid.inferred.sum())),
+        "grid": grid.describe(),
+        "replay": (
+            f"noise replayed: {', '.join(rep.replayed) or 'none'}; row indices "
+            f"replayed: {', '.join(rep.indexed) or 'none'}; not replayed: "
+            f"{'; '.join(rep.refused) or 'none'}"
+        ),
+        "counts.feasible": str(int(frame["ran_successfully"].sum())),
+        "calibration": (
+            "leave-one-out factors of the imputed standard errors, probit slope "
+            "of the feasibility probability and conformal threshold of its 95 % "
+            f"prediction set: {scales or 'none (no row imputed)'}"
+        ),
+        "prediction_set": _set_description(calibration),
+        "evidence": (
+            f"out-of-memory neighbour means settle {int(evidence.settled.sum())} "
+            f"unvisited rows ({int((evidence.settled & evidence.ran).sum())} ran, "
+            "throughput solved); conflicts: "
+            f"{evidence.conflicts}"
+        ),
+        "modelled_columns": ",".join(MODELLED_COLUMNS),
+        "fit_seed": str(FIT_SEED),
+        "timing_seed": str(TIMING_SEED),
+        "traces": ";".join(f"{p.name}:{_sha256(p)}" for p in files),
+    }
+
+
 def make_reconstruction(
     instance: str | Instance = DEFAULT_INSTANCE,
     paths: Sequence[str | os.PathLike[str]] | None = None,
@@ -218,151 +452,12 @@ def make_reconstruction(
     rows = visited_rows(inst, files)
     rep = replay_traces(inst, files)
     rows = replayed_rows(rows, inst, rep)
-    visited_X = encoded(rows, inst)
-    grid = reconstruction_grid(inst, visited_X, rep.indices)
-    if grid.open is not None and len(grid.open):
-        # Candidates the neighbour means show ran are rows.
-        wide = np.unique(np.concatenate([grid.X, grid.open]), axis=0)
-        ev = _evidence(wide, rows, inst, rep)
-        must = [tuple(x) for x in wide[ev.settled & ev.ran].tolist()]
-        grid = reconstruction_grid(inst, visited_X, rep.indices, must)
-    evidence = _evidence(grid.X, rows, inst, rep)
-    n = len(grid.X)
-    key = {tuple(int(v) for v in x): i for i, x in enumerate(encoded(rows, inst))}
-    at = np.array([key.get(tuple(x), -1) for x in grid.X.tolist()])
-    seen = at >= 0
-    vis = rows.iloc[at[seen]].reset_index(drop=True)
-
-    ran = np.zeros(n, dtype=bool)
-    tm = np.full(n, np.nan)
-    se = np.full(n, np.nan)
-    pm = np.full(n, np.inf)
-    prob = np.zeros(n)
-    k = np.zeros(n, dtype=np.int64)
-    source = np.full(n, "imputed", dtype=object)
-    ran[seen] = vis["ran_successfully"].to_numpy(dtype=bool)
-    tm[seen] = vis["throughput_mean"].to_numpy()
-    se[seen] = vis["throughput_se"].to_numpy()
-    pm[seen] = vis["peak_mem"].to_numpy()
-    prob[seen] = ran[seen].astype(np.float64)
-    k[seen] = vis["k"].to_numpy()
-    source[seen] = vis["source"].to_numpy()
-
-    predicted_peak = np.full(n, np.inf)
-    calibration = "none (no row imputed)"
-    if (~seen).any():
-        imputer = Imputer(inst).fit(rows)
-        calibration = ", ".join(f"{k} {v:.6g}" for k, v in imputer.scales.items())
-        pred = imputer.predict(grid.X[~seen])
-        idx = np.flatnonzero(~seen)
-        p_all = np.ones(n)
-        p_all[idx] = pred.feasible_probability
-        if len(best_at := _best_row(inst, grid.X)) == 1 and not seen[best_at[0]]:
-            p_all[best_at[0]] = np.inf  # the published best ran
-        target = None if inst.published is None else inst.published.feasible
-        known = seen | evidence.settled
-        ran[evidence.settled] = evidence.ran[evidence.settled]
-        fit = feasible_choice(p_all, known, ran, target)[idx]
-        ran[idx] = fit
-        prob[idx] = np.round(
-            pred.feasible_probability, DECIMALS["feasible_probability"]
-        )
-        floor = 10.0 ** -DECIMALS["throughput"]  # a run that fits has throughput
-        tput = np.maximum(np.round(pred.throughput, DECIMALS["throughput"]), floor)
-        tm[idx] = np.where(fit, tput, np.nan)
-        se[idx] = np.where(
-            fit, np.round(pred.throughput_se, DECIMALS["throughput_se"]), np.nan
-        )
-        # Settled by the neighbour means: known to run (or not), and where it
-        # ran, its throughput solved exactly.
-        solved = evidence.settled[idx]
-        prob[idx[solved]] = evidence.ran[idx[solved]].astype(np.float64)
-        exact = solved & evidence.ran[idx]
-        tm[idx[exact]] = evidence.throughput[idx[exact]]
-        se[idx[exact]] = 0.0
-        # A run that fits stays under the GPU's memory (a margin < 0).
-        cap = inst.gpu_memory_gb - 10.0 ** -DECIMALS["peak_mem"]
-        peak = np.minimum(np.round(pred.peak_mem, DECIMALS["peak_mem"]), cap)
-        pm[idx] = np.where(fit, peak, np.inf)
-        predicted_peak[idx] = peak
-
-    # The published best (the instance's figures; the traces' optimal_value
-    # agrees) pins its row's throughput where no trace gives it exactly.
-    best = _best_row(inst, grid.X)
-    if len(best) == 1 and source[best[0]] != "exact":
-        i = int(best[0])
-        if seen[i] and not ran[i]:
-            raise ValueError(
-                f"Expected the published best {list(inst.published.best_config)} "
-                "to have run, got an out-of-memory run in the traces."
-            )
-        if not seen[i]:
-            pm[i] = predicted_peak[i]
-        ran[i], tm[i], se[i], prob[i] = True, inst.published.best_value, 0.0, 1.0
-        if seen[i]:
-            source[i] = "exact"
-
-    modelled = modelled_columns(inst, tm, pm, ran)
-    data: dict[str, object] = {}
-    for j, spec in enumerate(inst.inputs):
-        data[spec.name] = np.array(
-            [spec.decode(int(v)) for v in grid.X[:, j]], dtype=np.int64
-        )
-    for name, value in inst.context:
-        data[name] = np.full(n, value, dtype=np.int64)
-    data.update(
-        ran_successfully=ran,
-        throughput_mean=np.where(ran, tm, np.nan),
-        peak_mem_normalised=np.where(ran, pm / inst.gpu_memory_gb - 1.0, OOM_PAD),
-        peak_mem=np.where(ran, pm, np.inf),
-        **modelled,
-        source=source.astype(str),
-        throughput_se=np.where(ran, se, np.nan),
-        feasible_probability=prob,
-        n_observations=k,
-        inferred=grid.inferred,
-    )
-    data["grid_rule"] = grid.how
-    frame = pd.DataFrame(
-        {c: data[c] for c in (*inst.columns, *RECONSTRUCTION_COLUMNS, "grid_rule")}
-    )
-    counts = {
-        s: int((frame["source"] == s).sum()) for s in ("exact", "observed", "imputed")
-    }
-    meta = {
-        "source": "reconstructed",
-        "generator": "bolt_pco64.reconstruct",  # the label the shipped files record
-        "generator_version": GENERATOR_VERSION,
-        "instance": inst.name,
-        "description": reconstruction_label(
-            counts["exact"], counts["observed"], counts["imputed"]
-        ),
-        "counts.exact": str(counts["exact"]),
-        "counts.observed": str(counts["observed"]),
-        "counts.imputed": str(counts["imputed"]),
-        "counts.inferred": str(int(grid.inferred.sum())),
-        "grid": grid.describe(),
-        "replay": (
-            f"noise replayed: {', '.join(rep.replayed) or 'none'}; row indices "
-            f"replayed: {', '.join(rep.indexed) or 'none'}; not replayed: "
-            f"{'; '.join(rep.refused) or 'none'}"
-        ),
-        "counts.feasible": str(int(ran.sum())),
-        "calibration": (
-            "leave-one-out factors of the imputed standard errors and probit "
-            f"slope of the feasibility probability: {calibration}"
-        ),
-        "evidence": (
-            f"out-of-memory neighbour means settle {int(evidence.settled.sum())} "
-            f"unvisited rows ({int((evidence.settled & evidence.ran).sum())} ran, "
-            "throughput solved); conflicts: "
-            f"{evidence.conflicts}"
-        ),
-        "modelled_columns": ",".join(MODELLED_COLUMNS),
-        "fit_seed": str(FIT_SEED),
-        "timing_seed": str(TIMING_SEED),
-        "traces": ";".join(f"{p.name}:{_sha256(p)}" for p in files),
-    }
+    grid, evidence = _grid_and_evidence(inst, rows, rep)
+    cells = _visited_cells(inst, rows, grid.X)
+    calibration = _impute_unvisited(inst, rows, grid.X, evidence, cells)
+    _pin_best(inst, grid.X, cells)
+    frame = _frame(inst, grid, cells)
+    meta = _metadata(inst, frame, grid, rep, evidence, calibration, files)
     return Reconstruction(frame, meta)
 
 

@@ -135,19 +135,17 @@ def _draw(
         keep[rng.choice(pool, size=count, replace=False)] = False
 
 
-def _by_indices(
-    grid: np.ndarray,
+def _pin_gaps(
     keys: list[tuple[int, ...]],
-    is_visited: np.ndarray,
     indices: Mapping[int, tuple[int, ...]],
     target: int,
-    layouts: list[tuple[int, int]],
-    must: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], int, list[int]]:
-    """Rules 1-3 with row indices: ``keep``, ``how``, dropped layouts, drawn."""
+    keep: np.ndarray,
+    how: np.ndarray,
+) -> tuple[list[tuple[int, np.ndarray]], np.ndarray]:
+    """Rule 1: visited and pinned rows into ``keep`` / ``how``; returns the
+    open gaps ``(rows needed, candidate positions)`` and the configurations
+    between consecutive indices (excluded)."""
     at = {k: i for i, k in enumerate(keys)}
-    how = np.full(len(keys), "", dtype=object)
-    keep = np.zeros(len(keys), dtype=bool)
     anchors = sorted(indices.items())
     if anchors and (anchors[0][0] < 0 or anchors[-1][0] >= target):
         raise ValueError(
@@ -179,6 +177,63 @@ def _by_indices(
             excluded[cands] = True
         else:
             gaps.append((need, cands))
+    return gaps, excluded
+
+
+def _fill_gap(
+    need: int,
+    cands: np.ndarray,
+    settled: tuple[np.ndarray, np.ndarray],
+    layouts: list[tuple[int, int]],
+    absent: list[tuple[int, int]],
+    rate: Mapping[tuple[int, int], float],
+    rng: np.random.Generator,
+    out: tuple[np.ndarray, np.ndarray],
+) -> tuple[int, list[int]]:
+    """Rules 2-3 in one open gap: ``need`` rows of the positions ``cands``
+    into ``out`` (``keep``, ``how``); ``settled`` are the visited and the
+    ``must`` flags. Returns the candidates left out and the open ones."""
+    is_visited, must = settled
+    keep, how = out
+    forced = cands[is_visited[cands] | must[cands]]
+    if len(forced) > need:
+        raise ValueError(
+            f"Expected at most {need} visited configurations in a gap of the "
+            f"replayed rows, got {len(forced)}."
+        )
+    keep[forced] = True
+    how[forced] = np.where(is_visited[forced], "visited", "evidence")
+    rest = np.array(
+        [i for i in cands if not (is_visited[i] or must[i])], dtype=np.int64
+    )
+    narrowed = np.array([i for i in rest if layouts[i] not in absent], dtype=np.int64)
+    left = need - len(forced)
+    if len(narrowed) == left:
+        keep[narrowed], how[narrowed] = True, "layout"
+        return 0, rest.tolist()
+    pool = narrowed if len(narrowed) > left else rest
+    # The likeliest rows first: their layout's share of rows among the
+    # configurations rules 1-2 settle; ties drawn.
+    share = np.array([rate.get(layouts[i], 0.0) for i in pool])
+    order = np.lexsort((rng.permutation(len(pool)), -share))
+    picked = pool[order[:left]]
+    keep[picked], how[picked] = True, "drawn"
+    return len(pool) - left, rest.tolist()
+
+
+def _by_indices(
+    grid: np.ndarray,
+    keys: list[tuple[int, ...]],
+    is_visited: np.ndarray,
+    indices: Mapping[int, tuple[int, ...]],
+    target: int,
+    layouts: list[tuple[int, int]],
+    must: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], int, list[int]]:
+    """Rules 1-3 with row indices: ``keep``, ``how``, dropped layouts, drawn."""
+    how = np.full(len(keys), "", dtype=object)
+    keep = np.zeros(len(keys), dtype=bool)
+    gaps, excluded = _pin_gaps(keys, indices, target, keep, how)
     certain = {layouts[i] for i in np.flatnonzero(keep)}
     absent = sorted({layouts[i] for i in np.flatnonzero(excluded)} - certain)
     rng = np.random.default_rng([GRID_SEED, len(keys)])
@@ -193,34 +248,75 @@ def _by_indices(
     drawn = 0
     open_: list[int] = []
     for need, cands in gaps:
-        forced = cands[is_visited[cands] | must[cands]]
-        if len(forced) > need:
-            raise ValueError(
-                f"Expected at most {need} visited configurations in a gap of the "
-                f"replayed rows, got {len(forced)}."
-            )
-        keep[forced] = True
-        how[forced] = np.where(is_visited[forced], "visited", "evidence")
-        rest = np.array(
-            [i for i in cands if not (is_visited[i] or must[i])], dtype=np.int64
+        left_out, rest = _fill_gap(
+            need,
+            cands,
+            (is_visited, must),
+            layouts,
+            absent,
+            rate,
+            rng,
+            (keep, how),
         )
-        open_ += rest.tolist()
-        narrowed = np.array(
-            [i for i in rest if layouts[i] not in absent], dtype=np.int64
-        )
-        left = need - len(forced)
-        if len(narrowed) == left:
-            keep[narrowed], how[narrowed] = True, "layout"
-            continue
-        pool = narrowed if len(narrowed) > left else rest
-        # The likeliest rows first: their layout's share of rows among the
-        # configurations rules 1-2 settle; ties drawn.
-        share = np.array([rate.get(layouts[i], 0.0) for i in pool])
-        order = np.lexsort((rng.permutation(len(pool)), -share))
-        picked = pool[order[:left]]
-        keep[picked], how[picked] = True, "drawn"
-        drawn += len(pool) - left
+        drawn += left_out
+        open_ += rest
     return keep, how, list(absent), drawn, open_
+
+
+def _by_layouts(
+    grid: np.ndarray,
+    is_visited: np.ndarray,
+    layouts: list[tuple[int, int]],
+    target: int,
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], int]:
+    """Rules without row indices: unvisited layouts dropped while the count
+    allows, the excess drawn at random. ``keep``, ``how``, dropped, excess."""
+    keep = np.ones(len(grid), dtype=bool)
+    dropped: list[tuple[int, int]] = []
+    for layout in sorted(set(layouts)):
+        members = np.array([lay == layout for lay in layouts])
+        if is_visited[members].any():
+            continue
+        if keep.sum() - members.sum() >= target:
+            keep &= ~members
+            dropped.append(layout)
+    excess = max(int(keep.sum()) - target, 0)
+    _draw(
+        np.flatnonzero(keep & ~is_visited),
+        excess,
+        np.random.default_rng([GRID_SEED, len(grid)]),
+        keep,
+    )
+    how = np.where(is_visited, "visited", "drawn" if excess else "layout").astype(
+        object
+    )
+    return keep, how, dropped, excess
+
+
+def _visited_keys(
+    instance: Instance,
+    keys: list[tuple[int, ...]],
+    visited: np.ndarray,
+    indices: Mapping[int, tuple[int, ...]] | None,
+) -> set[tuple[int, ...]]:
+    """The visited configurations (and the indexed ones), checked against the
+    grid's ``keys`` and the published row count."""
+    seen = {tuple(int(v) for v in x) for x in np.asarray(visited).tolist()}
+    if indices:
+        seen |= set(indices.values())
+    off = sorted(seen - set(keys))
+    if off:
+        raise ValueError(
+            f"Expected visited configurations on the {instance.name} grid, got "
+            f"{len(off)} off it (first {list(off[0])})."
+        )
+    target = instance.published.rows
+    if len(seen) > target:
+        raise ValueError(
+            f"Expected at most {target} visited {instance.name} configurations "
+            f"(its published rows), got {len(seen)}."
+        )
+    return seen
 
 
 def reconstruction_grid(
@@ -247,27 +343,15 @@ def reconstruction_grid(
     """
     grid = full_grid(instance)
     keys = [tuple(x) for x in grid.tolist()]
-    seen = {tuple(int(v) for v in x) for x in np.asarray(visited).tolist()}
-    if indices:
-        seen |= set(indices.values())
-    off = sorted(seen - set(keys))
-    if off:
-        raise ValueError(
-            f"Expected visited configurations on the {instance.name} grid, got "
-            f"{len(off)} off it (first {list(off[0])})."
-        )
+    seen = _visited_keys(instance, keys, visited, indices)
     target = instance.published.rows
-    if len(seen) > target:
-        raise ValueError(
-            f"Expected at most {target} visited {instance.name} configurations "
-            f"(its published rows), got {len(seen)}."
-        )
     is_visited = np.array([k in seen for k in keys])
     layouts = _layouts(instance, grid)
+    open_: list[int] = []
     if len(keys) == target:
         keep = np.ones(len(keys), dtype=bool)
         how = np.where(is_visited, "visited", "grid").astype(object)
-        dropped, excess, open_ = [], 0, []
+        dropped, excess = [], 0
     elif indices:
         must_rows = {tuple(int(v) for v in x) for x in must}
         keep, how, dropped, excess, open_ = _by_indices(
@@ -281,25 +365,7 @@ def reconstruction_grid(
         )
         how[is_visited & keep] = "visited"
     else:
-        keep = np.ones(len(keys), dtype=bool)
-        dropped, open_ = [], []
-        for layout in sorted(set(layouts)):
-            members = np.array([lay == layout for lay in layouts])
-            if is_visited[members].any():
-                continue
-            if keep.sum() - members.sum() >= target:
-                keep &= ~members
-                dropped.append(layout)
-        excess = max(int(keep.sum()) - target, 0)
-        _draw(
-            np.flatnonzero(keep & ~is_visited),
-            excess,
-            np.random.default_rng([GRID_SEED, len(grid)]),
-            keep,
-        )
-        how = np.where(is_visited, "visited", "drawn" if excess else "layout").astype(
-            object
-        )
+        keep, how, dropped, excess = _by_layouts(grid, is_visited, layouts, target)
     inferred_grid = len(grid) != target
     return ReconstructionGrid(
         X=grid[keep],

@@ -9,15 +9,20 @@ fitted by maximising the marginal likelihood:
   encoded inputs *and* the memory model's predicted ``log peak_mem`` (the
   crash boundary is a memory boundary: the feature carries what the memory
   model learnt from the runs that fit); the probability that a row runs is
-  ``Φ(μ / σ)`` of its posterior, and it is predicted to run where ``μ > 0``;
+  ``Φ(b μ / σ)`` of its posterior (slope ``b`` by leave-one-out maximum
+  likelihood), and it is predicted to run where ``μ > 0``; its 95 %
+  prediction set (:func:`prediction_set`) holds an outcome where the margin
+  ``b μ / σ`` against it is at most a conformal threshold
+  (:func:`conformal_threshold` of the training rows' leave-one-out margins);
 - **throughput**: ``throughput_mean`` of the visited rows that ran (exact
   values and observed means; the noise is learnt). On the log scale it
   cross-validated slightly worse on pco64 in an exploratory run, so the scale
   is left as it is.
 
 An imputed row's throughput is the throughput model's posterior mean ``μ``,
-its standard error the latent posterior sd; peak memory is ``exp(μ)`` of the
-memory model, its standard error ``exp(μ) σ`` (delta method). :data:`DECIMALS` rounds what is written, so that a
+its standard error the predictive sd times a leave-one-out factor
+(:func:`interval_scale`); peak memory is ``exp(μ)`` of the memory model, its
+standard error ``exp(μ) σ`` (delta method) times its own factor. :data:`DECIMALS` rounds what is written, so that a
 regeneration on one machine is bit for bit (the fit itself runs under
 :func:`deterministic`: one thread and a fixed seed).
 
@@ -54,9 +59,12 @@ __all__ = [
     "Fitter",
     "Imputation",
     "Imputer",
+    "conformal_threshold",
     "cross_validate",
     "deterministic",
     "encoded",
+    "interval_scale",
+    "prediction_set",
     "score_predictions",
 ]
 
@@ -170,6 +178,55 @@ def interval_scale(z: np.ndarray, level: float = LEVEL) -> float:
     return max(q / float(norm.ppf(0.5 + level / 2)), MIN_SCALE)
 
 
+def conformal_threshold(scores: np.ndarray, level: float = LEVEL) -> float:
+    """The split-conformal threshold of nonconformity ``scores`` at ``level``.
+
+    The ``ceil((n + 1) level)``-th smallest of the ``n`` scores (``inf`` where
+    that exceeds ``n``): a new row exchangeable with the scored ones has a
+    score at most the threshold with probability at least ``level`` (and less
+    than ``level + 1 / (n + 1)`` without ties).
+
+    Raises:
+        ValueError: If ``scores`` is empty or not all finite.
+    """
+    s = np.sort(np.asarray(scores, dtype=np.float64).reshape(-1))
+    if not len(s) or not np.isfinite(s).all():
+        raise ValueError(
+            f"Expected a non-empty array of finite scores, got {len(s)} with "
+            f"{int((~np.isfinite(s)).sum())} not finite."
+        )
+    k = int(np.ceil((len(s) + 1) * level))
+    return float(s[k - 1]) if k <= len(s) else float("inf")
+
+
+#: The threshold of the uncalibrated 95 % prediction set: an outcome is in it
+#: unless the other one has probability ``>= LEVEL``.
+UNCALIBRATED_SET = float(norm.ppf(LEVEL))
+
+
+def prediction_set(
+    probability: np.ndarray, threshold: float = UNCALIBRATED_SET
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which outcomes the prediction set of each row holds.
+
+    The margin against running is ``-z`` and against failing ``z``, with
+    ``z = Phi^-1(probability)``; an outcome is in the set where its margin is
+    at most ``threshold``. The default is the uncalibrated set (both outcomes
+    unless one has probability ``>= 0.95``); a negative threshold (a
+    classifier right on more than 95 % of rows) leaves the set empty where
+    ``Phi(threshold) < probability < Phi(-threshold)``: the rows the 5 % the
+    set may miss are spent on.
+
+    Returns:
+        ``(runs, fails)``: boolean arrays, the set holds "runs" / "fails".
+        NaN probabilities give neither.
+    """
+    p = np.asarray(probability, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        z = norm.ppf(p)
+        return -z <= threshold, z <= threshold
+
+
 def _posterior(
     model: SingleTaskGP, X: torch.Tensor, observation_noise: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -188,6 +245,8 @@ class Imputation:
     Attributes:
         feasible_probability: Probability that the configuration runs.
         feasible: Predicted to run (the feasibility posterior mean ``> 0``).
+        set_runs: The 95 % prediction set holds "runs".
+        set_fails: It holds "fails" (neither: an empty set).
         throughput: Predicted throughput (for every row; meaningful where it runs).
         throughput_se: Its standard error.
         peak_mem: Predicted peak memory (GB) where it runs.
@@ -196,6 +255,8 @@ class Imputation:
 
     feasible_probability: np.ndarray
     feasible: np.ndarray
+    set_runs: np.ndarray
+    set_fails: np.ndarray
     throughput: np.ndarray
     throughput_se: np.ndarray
     peak_mem: np.ndarray
@@ -219,8 +280,9 @@ class Imputer:
         self._bounds = torch.tensor([lo, hi], dtype=torch.double)
         self._models: tuple[SingleTaskGP, SingleTaskGP, SingleTaskGP] | None = None
         #: Calibration of the fitted models (:meth:`fit`): the factors of the
-        #: throughput and peak-memory standard errors and the probit slope of
-        #: the feasibility probability.
+        #: throughput and peak-memory standard errors, the probit slope of
+        #: the feasibility probability and the conformal threshold of its
+        #: prediction set (``feasibility_set``, in margin units ``b mu / sd``).
         self.scales: dict[str, float] = {}
 
     def fit(self, rows: pd.DataFrame, seed: int = FIT_SEED) -> Imputer:
@@ -251,10 +313,14 @@ class Imputer:
         tput = rows["throughput_mean"].to_numpy()[ran]
         # Standardised leave-one-out residuals, on the scale the standard
         # errors are written (peak memory in GB, by the delta method).
+        slope = _probit_slope(lf / sf_, ran)
+        # The leave-one-out margin against each training row's own outcome.
+        against = np.where(ran, -1.0, 1.0) * slope * lf / sf_
         self.scales = {
             "peak_mem": interval_scale((np.exp(lm) - peak) / (np.exp(lm) * sm_)),
             "throughput": interval_scale((lt - tput) / st_),
-            "feasibility": _probit_slope(lf / sf_, ran),
+            "feasibility": slope,
+            "feasibility_set": conformal_threshold(against),
         }
         return self
 
@@ -281,11 +347,13 @@ class Imputer:
             )
             lt, st = _posterior(throughput, Xt, observation_noise=True)
         k = self.scales
-        prob = norm.cdf(k["feasibility"] * mu / np.maximum(sd, 1e-12))
+        z = k["feasibility"] * mu / np.maximum(sd, 1e-12)
         pm = np.exp(lm)
         return Imputation(
-            feasible_probability=prob,
+            feasible_probability=norm.cdf(z),
             feasible=mu > 0,
+            set_runs=-z <= k["feasibility_set"],
+            set_fails=z <= k["feasibility_set"],
             throughput=lt,
             throughput_se=k["throughput"] * st,
             peak_mem=pm,
@@ -301,6 +369,8 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
     "fold",
     "feasible",
     "feasible_probability",
+    "set_runs",
+    "set_fails",
     "throughput",
     "throughput_se",
     "peak_mem",
@@ -327,8 +397,8 @@ class CrossValidation:
             lies within ±1.96 predicted standard errors (NaN without one).
         peak_mem_coverage_95: The same for peak memory (NaN without one).
         feasibility_coverage_95: Fraction of held-out rows whose feasibility
-            lies in the 95 % prediction set (the predicted outcome where its
-            probability is >= 0.95, else both; NaN without probabilities).
+            lies in the 95 % prediction set (``set_runs`` / ``set_fails``;
+            NaN without probabilities).
         feasibility_brier: Mean squared error of the probability that a row
             runs (NaN without one).
         feasibility_mean_probability: Mean predicted probability that a
@@ -338,8 +408,9 @@ class CrossValidation:
             choice: in each fold the held-out rows that ran are as many as
             the most probable ones (NaN without probabilities).
         predictions: Per visited row, in the rows' order, the
-            :data:`PREDICTION_COLUMNS`: ``fold``, ``feasible``, ``throughput``,
-            ``throughput_se`` and ``peak_mem`` (held out); the scores are
+            :data:`PREDICTION_COLUMNS`: ``fold``, ``feasible``, the
+            probability and prediction set, ``throughput``, ``throughput_se``,
+            ``peak_mem`` and ``peak_mem_se`` (held out); the scores are
             :func:`score_predictions` of them.
     """
 
@@ -365,6 +436,35 @@ def _missing(frame: pd.DataFrame, columns: tuple[str, ...]) -> list[str]:
     return [c for c in columns if c not in frame.columns]
 
 
+def _check_columns(rows: pd.DataFrame, predictions: pd.DataFrame) -> None:
+    for frame, columns, what in (
+        (rows, TRUTH_COLUMNS, "rows"),
+        (predictions, PREDICTION_COLUMNS, "predictions"),
+    ):
+        if missing := _missing(frame, columns):
+            raise ValueError(
+                f"Expected {what} with the columns {list(columns)}, got "
+                f"{list(frame.columns)} (missing {missing})."
+            )
+    if len(predictions) != len(rows):
+        raise ValueError(
+            f"Expected one prediction per visited row ({len(rows)}), got "
+            f"{len(predictions)}."
+        )
+
+
+def _at_count(ran: np.ndarray, prob: np.ndarray, fold: np.ndarray) -> np.ndarray:
+    """The count-constrained choice (as the build makes it): in each fold, the
+    ``k`` most probable held-out rows run, ``k`` the number that did."""
+    at_count = np.zeros(len(ran), dtype=bool)
+    for f in np.unique(fold):
+        rows_f = np.flatnonzero(fold == f)
+        k = int(ran[rows_f].sum())
+        top = rows_f[np.argsort(-prob[rows_f], kind="stable")[:k]]
+        at_count[top] = True
+    return at_count
+
+
 def score_predictions(
     name: str, rows: pd.DataFrame, predictions: pd.DataFrame
 ) -> CrossValidation:
@@ -384,20 +484,7 @@ def score_predictions(
     Raises:
         ValueError: If a column is missing or the lengths differ.
     """
-    for frame, columns, what in (
-        (rows, TRUTH_COLUMNS, "rows"),
-        (predictions, PREDICTION_COLUMNS, "predictions"),
-    ):
-        if missing := _missing(frame, columns):
-            raise ValueError(
-                f"Expected {what} with the columns {list(columns)}, got "
-                f"{list(frame.columns)} (missing {missing})."
-            )
-    if len(predictions) != len(rows):
-        raise ValueError(
-            f"Expected one prediction per visited row ({len(rows)}), got "
-            f"{len(predictions)}."
-        )
+    _check_columns(rows, predictions)
     feasible = predictions["feasible"].to_numpy(dtype=bool)
     tp = predictions["throughput"].to_numpy(dtype=np.float64)
     se = predictions["throughput_se"].to_numpy(dtype=np.float64)
@@ -410,18 +497,13 @@ def score_predictions(
     pse = predictions["peak_mem_se"].to_numpy(dtype=np.float64)
     prob = predictions["feasible_probability"].to_numpy(dtype=np.float64)
     mem_in = np.abs(pm[ran] - peak[ran]) <= z * pse[ran]
-    sure = np.maximum(prob, 1 - prob) >= LEVEL
-    in_set = np.where(sure, (prob >= 0.5) == ran, True)
+    in_set = np.where(
+        ran,
+        predictions["set_runs"].to_numpy(dtype=bool),
+        predictions["set_fails"].to_numpy(dtype=bool),
+    )
     has_p = bool(np.isfinite(prob).all())
-    # The count-constrained choice (as the build makes it): in each fold, the
-    # k most probable held-out rows run, k the number that did.
-    at_count = np.zeros(len(ran), dtype=bool)
-    fold = predictions["fold"].to_numpy()
-    for f in np.unique(fold):
-        rows_f = np.flatnonzero(fold == f)
-        k = int(ran[rows_f].sum())
-        top = rows_f[np.argsort(-prob[rows_f], kind="stable")[:k]]
-        at_count[top] = True
+    at_count = _at_count(ran, prob, predictions["fold"].to_numpy())
     with warnings.catch_warnings():
         # A model without peak memory: NaN, without numpy's all-NaN warning.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -464,6 +546,8 @@ def cross_validate(
     order = np.random.default_rng(seed).permutation(n)
     fold = np.zeros(n, dtype=np.int64)
     feasible = np.zeros(n, dtype=bool)
+    set_runs = np.zeros(n, dtype=bool)
+    set_fails = np.zeros(n, dtype=bool)
     prob = np.full(n, np.nan)
     tp = np.full(n, np.nan)
     se = np.full(n, np.nan)
@@ -477,6 +561,8 @@ def cross_validate(
         fold[held] = i
         feasible[held] = out.feasible
         prob[held] = out.feasible_probability
+        set_runs[held] = out.set_runs
+        set_fails[held] = out.set_fails
         tp[held] = out.throughput
         se[held] = out.throughput_se
         pm[held] = out.peak_mem
@@ -486,6 +572,8 @@ def cross_validate(
             "fold": fold,
             "feasible": feasible,
             "feasible_probability": prob,
+            "set_runs": set_runs,
+            "set_fails": set_fails,
             "throughput": tp,
             "throughput_se": se,
             "peak_mem": pm,
