@@ -127,7 +127,8 @@ def _cycle(problem: PCO64, rows: torch.Tensor, n: int, name: str) -> dict[str, A
 
 def run(ns: list[int], reps: int, seed: int) -> dict[str, Any]:
     problem = PCO64()
-    warm = torch.randperm(problem.candidates().shape[0])[: min(ns) + 4]
+    g = torch.Generator().manual_seed(seed)
+    warm = torch.randperm(problem.candidates().shape[0], generator=g)[: min(ns) + 4]
     for name in PATHS:  # first calls (imports, caches) are not measured
         _cycle(problem, warm, min(ns), name)
     out: dict[str, Any] = {}
@@ -154,7 +155,9 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     s: dict[str, Any] = {}
     for name in PATHS:
         s[name] = {
-            "step_s": statistics.median(statistics.mean(r[name]["step_s"]) for r in runs),
+            "step_s": statistics.median(
+                statistics.mean(r[name]["step_s"]) for r in runs
+            ),
             "refit_fit_s": statistics.median(r[name]["fit_s"][0] for r in runs),
             "update_fit_s": statistics.median(
                 statistics.mean(r[name]["fit_s"][1:]) for r in runs

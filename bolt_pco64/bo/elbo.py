@@ -71,6 +71,53 @@ def _check(mll: VariationalELBO) -> VariationalStrategy:
     return strategy
 
 
+def _initialise(strategy: VariationalStrategy) -> None:
+    """Initialise ``q(u)`` as GPyTorch's first forward pass does (same draw)."""
+    if not strategy.variational_params_initialized.item():
+        prior = strategy.prior_distribution
+        strategy._variational_distribution.initialize_variational_distribution(prior)
+        strategy.variational_params_initialized.fill_(1)
+
+
+def _prior_terms(
+    mll: VariationalELBO, strategy: VariationalStrategy
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The terms that depend on the hyperparameters alone: the prior mean,
+    ``A = L^-1 K``, ``diag(K) + jitter`` and the summed log prior densities."""
+    model = mll.model
+    (x,) = model.train_inputs
+    jitter = strategy.jitter_val
+    prior_f = model.forward(x)
+    K = prior_f.lazy_covariance_matrix.to_dense()
+    eye = torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+    L = psd_safe_cholesky(K + jitter * eye)
+    A = torch.linalg.solve_triangular(L, K, upper=False)
+    log_prior = torch.zeros((), dtype=K.dtype, device=K.device)
+    for _, module, prior, closure, _ in mll.named_priors():
+        log_prior = log_prior + prior.log_prob(closure(module)).sum()
+    return prior_f.mean, A, K.diagonal() + jitter, log_prior
+
+
+def _elbo(
+    mll: VariationalELBO,
+    strategy: VariationalStrategy,
+    terms: tuple[Tensor, Tensor, Tensor, Tensor],
+) -> Tensor:
+    mean, A, base_var, log_prior = terms
+    n = A.shape[-1]
+    dist = strategy._variational_distribution
+    m = dist.variational_mean
+    L_s = dist.chol_variational_covar.tril()
+    eye = torch.eye(n, dtype=A.dtype, device=A.device)
+    f_mean = mean + (A.mT @ m.unsqueeze(-1)).squeeze(-1)
+    f_var = base_var + (A * ((L_s @ L_s.mT - eye) @ A)).sum(-2)
+    q_f = MultivariateNormal(f_mean, DiagLinearOperator(f_var))
+    ell = mll.likelihood.expected_log_prob(mll.model.train_targets, q_f).sum(-1)
+    log_det_s = 2.0 * L_s.diagonal().abs().log().sum()
+    kl = 0.5 * ((L_s**2).sum() + (m**2).sum() - log_det_s - n)
+    return ell / n - kl / mll.num_data + log_prior / mll.num_data
+
+
 def whitened_elbo(mll: VariationalELBO) -> Tensor:
     """The value of ``mll`` (GPyTorch's ELBO, priors included) at the model's
     training data, computed with dense tensors (see the module docstring).
@@ -85,40 +132,54 @@ def whitened_elbo(mll: VariationalELBO) -> Tensor:
         The ELBO (a scalar tensor, differentiable in the model's parameters).
     """
     strategy = _check(mll)
-    model = mll.model
-    if not strategy.variational_params_initialized.item():
-        prior = strategy.prior_distribution
-        strategy._variational_distribution.initialize_variational_distribution(prior)
-        strategy.variational_params_initialized.fill_(1)
-    (x,) = model.train_inputs
-    n = x.shape[-2]
-    jitter = strategy.jitter_val
-    prior_f = model.forward(x)
-    mean = prior_f.mean
-    K = prior_f.lazy_covariance_matrix.to_dense()
-    eye = torch.eye(n, dtype=K.dtype, device=K.device)
-    L = psd_safe_cholesky(K + jitter * eye)
-    A = torch.linalg.solve_triangular(L, K, upper=False)
-    dist = strategy._variational_distribution
-    m = dist.variational_mean
-    L_s = dist.chol_variational_covar.tril()
-    S = L_s @ L_s.mT
-    f_mean = mean + (A.mT @ m.unsqueeze(-1)).squeeze(-1)
-    f_var = K.diagonal() + jitter + (A * ((S - eye) @ A)).sum(-2)
-    q_f = MultivariateNormal(f_mean, DiagLinearOperator(f_var))
-    ell = mll.likelihood.expected_log_prob(model.train_targets, q_f).sum(-1)
-    log_det_s = 2.0 * L_s.diagonal().abs().log().sum()
-    kl = 0.5 * ((L_s**2).sum() + (m**2).sum() - log_det_s - n)
-    log_prior = torch.zeros_like(ell)
-    for _, module, prior, closure, _ in mll.named_priors():
-        log_prior = log_prior + prior.log_prob(closure(module)).sum()
-    return ell / n - kl / mll.num_data + log_prior / mll.num_data
+    _initialise(strategy)
+    return _elbo(mll, strategy, _prior_terms(mll, strategy))
+
+
+class _NegativeELBO:
+    """``-whitened_elbo(mll)``; while no hyperparameter requires a gradient,
+    the hyperparameter terms are computed once per hyperparameter values."""
+
+    def __init__(self, mll: VariationalELBO) -> None:
+        self.mll = mll
+        self.strategy = _check(mll)
+        own = {id(p) for p in self.strategy._variational_distribution.parameters()}
+        self.hypers = [p for p in mll.parameters() if id(p) not in own]
+        self.values: list[Tensor] | None = None
+        self.terms: tuple[Tensor, Tensor, Tensor, Tensor] | None = None
+
+    def _cached_terms(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        values = self.values
+        if (
+            self.terms is None
+            or values is None
+            or not all(
+                torch.equal(v, p) for v, p in zip(values, self.hypers, strict=True)
+            )
+        ):
+            with torch.no_grad():
+                self.terms = _prior_terms(self.mll, self.strategy)
+            self.values = [p.detach().clone() for p in self.hypers]
+        return self.terms
+
+    def __call__(self) -> Tensor:
+        _initialise(self.strategy)
+        if any(p.requires_grad for p in self.hypers):
+            terms = _prior_terms(self.mll, self.strategy)
+        else:
+            terms = self._cached_terms()
+        return -_elbo(self.mll, self.strategy, terms)
 
 
 def elbo_closure(
     mll: VariationalELBO, parameters: dict[str, Tensor]
 ) -> ForwardBackwardClosure:
     """A forward-backward closure of the negative :func:`whitened_elbo`.
+
+    While no hyperparameter (kernel, mean, likelihood) requires a gradient,
+    as in a variational-parameters-only update, the terms that depend on them
+    alone (kernel matrix, its Cholesky factor, ``L^-1 K``, the log priors)
+    are computed once and kept until a hyperparameter's value changes.
 
     Args:
         mll: As in :func:`whitened_elbo`.
@@ -129,6 +190,4 @@ def elbo_closure(
     Returns:
         A closure for :func:`botorch.fit.fit_gpytorch_mll` (``closure=``).
     """
-    _check(mll)
-    return ForwardBackwardClosure(lambda: -whitened_elbo(mll), parameters)
-
+    return ForwardBackwardClosure(_NegativeELBO(mll), parameters)
