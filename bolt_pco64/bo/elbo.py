@@ -16,8 +16,9 @@ passes) costs far more than the arithmetic at ``n <= 100``.
 - ``A = L^-1 K``, the marginals of ``q(f)``: mean ``mu + A^T m``, variance
   ``diag(K) + jitter + diag(A^T (S - I) A)`` with ``S = L_s L_s^T``
   (whitened ``q(u) = N(m, S)``, ``L_s`` the lower triangle of the
-  variational Cholesky parameter), each term as
-  :class:`~gpytorch.variational.VariationalStrategy` forms it;
+  variational Cholesky parameter), the jitters where
+  :class:`~gpytorch.variational.VariationalStrategy` adds them; the last
+  term as the column sums of ``(L_s^T A)^2 - A^2`` (one product, not three);
 - the expected log likelihood from the model's likelihood
   (``expected_log_prob`` on a diagonal
   :class:`~gpytorch.distributions.MultivariateNormal`, so its quadrature and
@@ -108,9 +109,9 @@ def _elbo(
     dist = strategy._variational_distribution
     m = dist.variational_mean
     L_s = dist.chol_variational_covar.tril()
-    eye = torch.eye(n, dtype=A.dtype, device=A.device)
     f_mean = mean + (A.mT @ m.unsqueeze(-1)).squeeze(-1)
-    f_var = base_var + (A * ((L_s @ L_s.mT - eye) @ A)).sum(-2)
+    # diag(A^T (S - I) A) = colsum((L_s^T A)^2) - colsum(A^2)
+    f_var = base_var + ((L_s.mT @ A) ** 2 - A**2).sum(-2)
     q_f = MultivariateNormal(f_mean, DiagLinearOperator(f_var))
     ell = mll.likelihood.expected_log_prob(mll.model.train_targets, q_f).sum(-1)
     log_det_s = 2.0 * L_s.diagonal().abs().log().sum()
