@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
 import pytest
 import torch
+from botorch.exceptions.warnings import InputDataWarning, UserInputWarning
+from botorch.models.transforms.input import Normalize
+from botorch.optim.closures import get_loss_closure_with_grads
+from botorch.optim.utils import get_parameters
+from gpytorch.mlls import VariationalELBO
 
+import bolt_pco64.bo.feasibility as feasibility
 from bolt_pco64 import PCO64
 from bolt_pco64.bo import (
     CrashAwareState,
@@ -25,6 +32,8 @@ from bolt_pco64.bo import (
     propose_pof_threshold,
     recommend,
 )
+from bolt_pco64.bo.elbo import elbo_closure, whitened_elbo
+from bolt_pco64.bo.feasibility import CensoredGaussianLikelihood, CensoredMarginGP
 from tests import _fixtures
 from tests._fixtures import observed
 from tests._synth import make_table
@@ -273,3 +282,125 @@ def test_harness_runs_record_untried_valid_rows_and_recommendations(
     again = run_one(method, 3, table, BenchConfig(budget=14, n_init=6, q=2)).records
     timing = ["fit_seconds", "acq_seconds"]
     pd.testing.assert_frame_equal(rec.drop(columns=timing), again.drop(columns=timing))
+
+
+def _random_elbo(n: int, d: int, seed: int) -> VariationalELBO:
+    """The ELBO of a censored margin GP (a third of its targets censored) at
+    random parameters, in train mode."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, d, generator=g, dtype=torch.double)
+    y = torch.randn(n, generator=g, dtype=torch.double)
+    y[::3] = math.inf
+    bounds = torch.stack([torch.zeros(d), torch.ones(d)]).double()
+    transform = Normalize(d=d, bounds=bounds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputDataWarning)  # the censored +inf
+        warnings.simplefilter("ignore", UserInputWarning)  # full-batch fits
+        model = CensoredMarginGP(
+            X,
+            y.unsqueeze(-1),
+            likelihood=CensoredGaussianLikelihood(),
+            learn_inducing_points=False,
+            inducing_points=transform(X).detach().clone(),
+            input_transform=transform,
+        )
+    mll = VariationalELBO(model.likelihood, model.model, num_data=n)
+    mll.train()
+    model.model.variational_strategy.variational_params_initialized.fill_(1)
+    with torch.no_grad():
+        for name, p in mll.named_parameters():
+            noise = 0.3 * torch.randn(p.shape, generator=g, dtype=p.dtype)
+            # The lengthscale's raw value is the lengthscale (no transform).
+            p.copy_(p * noise.exp() if "lengthscale" in name else p + noise)
+    return mll
+
+
+@pytest.mark.parametrize(("n", "d", "seed"), [(7, 2, 0), (40, 8, 1), (100, 8, 2)])
+def test_dense_elbo_equals_gpytorchs_value_and_gradient(
+    n: int, d: int, seed: int
+) -> None:
+    mll = _random_elbo(n, d, seed)
+    params = get_parameters(mll, requires_grad=True)
+    model = mll.model
+
+    def gpytorch_loss() -> torch.Tensor:
+        return -mll(model(*model.train_inputs), model.train_targets)
+
+    theirs = get_loss_closure_with_grads(mll, params)()
+    ours = elbo_closure(mll, params)()
+    for (value, grads), other in ((ours, theirs), (theirs, ours)):
+        assert value.item() == pytest.approx(other[0].item(), rel=1e-9, abs=0.0)
+        g = torch.cat([x.reshape(-1) for x in grads])
+        h = torch.cat([x.reshape(-1) for x in other[1]])
+        assert g.shape == h.shape == (sum(p.numel() for p in params.values()),)
+        assert ((g - h).abs().max() <= 1e-9 * h.abs().max()).item()
+    assert whitened_elbo(mll).item() == pytest.approx(-gpytorch_loss().item(), rel=1e-9)
+
+
+def test_dense_elbo_with_frozen_hyperparameters_follows_their_values() -> None:
+    """A variational-parameters-only update: the closure keeps the
+    hyperparameter terms, and recomputes them when a hyperparameter moves."""
+    mll = _random_elbo(30, 4, 3)
+    for name, p in mll.named_parameters():
+        if "variational_strategy" not in name:
+            p.requires_grad_(False)
+    params = get_parameters(mll, requires_grad=True)
+    assert len(params) == 2
+    assert all("variational" in name for name in params)
+    ours = elbo_closure(mll, params)
+    theirs = get_loss_closure_with_grads(mll, params)
+    for step in range(3):
+        with torch.no_grad():
+            if step == 1:  # the variational parameters move
+                for p in params.values():
+                    p.add_(0.05)
+            if step == 2:  # a hyperparameter moves
+                mll.model.covar_module.raw_lengthscale.mul_(1.2)
+        (v, g), (w, h) = ours(), theirs()
+        assert v.item() == pytest.approx(w.item(), rel=1e-9, abs=0.0)
+        for a, b in zip(g, h, strict=True):
+            assert ((a - b).abs().max() <= 1e-9 * b.abs().max()).item()
+
+
+def test_dense_elbo_refuses_other_inducing_points() -> None:
+    mll = _random_elbo(6, 2, 0)
+    strategy = mll.model.variational_strategy
+    strategy.inducing_points = strategy.inducing_points + 0.1
+    with pytest.raises(ValueError, match="inducing points to be the"):
+        whitened_elbo(mll)
+    with pytest.raises(ValueError, match="inducing points to be the"):
+        elbo_closure(mll, {})
+
+
+@pytest.mark.slow
+def test_dense_elbo_fits_and_picks_as_gpytorchs(
+    problem: PCO64, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package's fit (dense ELBO) against the same fit with BoTorch's
+    default closure (GPyTorch's ELBO): parameters equal to the optimiser's
+    tolerance, the same picks over a refit and two updates."""
+    cand = problem.candidates()
+
+    def loop() -> tuple[list[int], dict[str, torch.Tensor]]:
+        rows = list(range(0, 72, 4))
+        state = CrashAwareState()
+        for step in range(3):
+            tried = torch.zeros(72, dtype=torch.bool)
+            tried[rows] = True
+            untried = torch.nonzero(~tried).squeeze(-1)
+            X, y, margin = observed(problem, torch.tensor(rows))
+            ctx = ProposalContext(
+                X, y, problem.bounds, 1, step, cand[untried], margin=margin
+            )
+            rows += untried[propose_censored_logei(ctx, state)].tolist()
+        model = state.crash_model
+        assert model is not None
+        return rows, {k: v.detach().clone() for k, v in model.named_parameters()}
+
+    rows, params = loop()
+    monkeypatch.setattr(feasibility, "elbo_closure", get_loss_closure_with_grads)
+    old_rows, old_params = loop()
+    assert rows == old_rows
+    assert params.keys() == old_params.keys()
+    for k, v in params.items():
+        torch.testing.assert_close(v, old_params[k], rtol=1e-4, atol=1e-4)

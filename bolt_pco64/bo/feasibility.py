@@ -49,6 +49,8 @@ from botorch.exceptions.warnings import (
 from botorch.fit import fit_gpytorch_mll
 from botorch.models import SingleTaskGP, SingleTaskVariationalGP
 from botorch.models.transforms.input import Normalize
+from botorch.optim.fit import fit_gpytorch_mll_scipy
+from botorch.optim.utils import get_parameters
 from botorch.utils.probability.utils import log_ndtr
 from botorch.utils.sampling import manual_seed
 from gpytorch.constraints import GreaterThan
@@ -59,6 +61,7 @@ from gpytorch.mlls import VariationalELBO
 from gpytorch.priors import LogNormalPrior
 from torch import Tensor
 
+from bolt_pco64.bo.elbo import elbo_closure
 from bolt_pco64.bo.gp import FIT_OPTIONS, fit_gp, safe_bounds
 from bolt_pco64.params import OPEN_UNIT, check_param, check_shape
 
@@ -271,8 +274,14 @@ def _fit_variational(
         )
         options = {"ftol": FIT_OPTIONS["ftol"], "maxiter": maxiter}
         mll = VariationalELBO(model.likelihood, model.model, num_data=X.shape[0])
+        closure = elbo_closure(mll, get_parameters(mll, requires_grad=True))
         try:
-            fit_gpytorch_mll(mll, optimizer_kwargs={"options": options})
+            fit_gpytorch_mll(
+                mll,
+                closure=closure,
+                optimizer=fit_gpytorch_mll_scipy,
+                optimizer_kwargs={"options": options},
+            )
         finally:
             for p in frozen:
                 p.requires_grad_(True)
