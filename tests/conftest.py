@@ -1,20 +1,37 @@
 """Shared fixtures: small tables on disk, isolation from the user's environment,
-and what a fresh interpreter loads when it imports the core package."""
+what a fresh interpreter loads when it imports the core package, and one
+thread per test process."""
 
 from __future__ import annotations
 
+import os
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+import botorch.optim.batched_lbfgs_b  # noqa: F401 - loads SciPy's BLAS
 import pandas as pd
 import pytest
+import scipy.linalg  # noqa: F401
+import torch
+from threadpoolctl import threadpool_limits
 
 import bolt_pco64
 from bolt_pco64.instances import INSTANCES
 from bolt_pco64.tables import locations as locations_module
 from tests._tables import small_frame
+
+#: One thread per test process: pytest-xdist runs a process per core, and
+#: torch's and BLAS's pools of one thread per core each would share the cores
+#: (the suite's small GP fits took three to eight times longer on two
+#: threads than on one, on a busy two-core machine). The variables reach the
+#: subprocesses tests start; the calls, this process's pools (as
+#: ``bolt_pco64.bench.run.one_thread_everywhere`` does for a run).
+for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+torch.set_num_threads(1)
+threadpool_limits(limits=1)
 
 
 @pytest.fixture(autouse=True)
