@@ -10,10 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import botorch.optim.batched_lbfgs_b  # noqa: F401 - loads SciPy's BLAS
 import pandas as pd
 import pytest
-import scipy.linalg  # noqa: F401
 import torch
 from threadpoolctl import threadpool_limits
 
@@ -22,16 +20,28 @@ from bolt_pco64.instances import INSTANCES
 from bolt_pco64.tables import locations as locations_module
 from tests._tables import small_frame
 
-#: One thread per test process: pytest-xdist runs a process per core, and
-#: torch's and BLAS's pools of one thread per core each would share the cores
-#: (the suite's small GP fits took three to eight times longer on two
-#: threads than on one, on a busy two-core machine). The variables reach the
-#: subprocesses tests start; the calls, this process's pools (as
-#: ``bolt_pco64.bench.run.one_thread_everywhere`` does for a run).
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+#: The variables that size torch's and the BLAS libraries' thread pools: one
+#: thread each in the subprocesses tests start (see :func:`_one_thread`).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+for _variable in THREAD_VARIABLES:
     os.environ.setdefault(_variable, "1")
-torch.set_num_threads(1)
-threadpool_limits(limits=1)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread() -> None:
+    """One thread per test process, for torch and every BLAS library loaded
+    (as ``bolt_pco64.bench.run.one_thread_everywhere`` does for a run).
+
+    pytest-xdist runs a process per core; pools of a thread per core in each
+    would share the cores (the suite's small GP fits took three to eight
+    times longer on two threads than on one, on a busy two-core machine). A
+    session fixture, so that only processes that run tests import BoTorch.
+    """
+    import botorch.optim.batched_lbfgs_b  # noqa: F401 - loads SciPy's BLAS
+    import scipy.linalg  # noqa: F401
+
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 @pytest.fixture(autouse=True)
