@@ -411,10 +411,17 @@ class Instance:
         In canonical order (ascending lexicographic). pco64's is its card's
         780 rows ("the full candidate set"); the sweeps of pco32 and pco16
         hold fewer rows than their grids (``bolt_pco64.tables.simulate.grid``,
-        ``bolt_pco64.tables.reconstruct.grid``). Computed on each call.
+        ``bolt_pco64.tables.reconstruct.grid``). Computed once per instance
+        (the instance is frozen); each call returns a new list.
         """
-        ranges = [range(spec.low, spec.high + 1) for spec in self.inputs]
-        return [x for x in itertools.product(*ranges) if self.rule_violation(x) is None]
+        grid = self.__dict__.get("_grid")
+        if grid is None:
+            ranges = [range(spec.low, spec.high + 1) for spec in self.inputs]
+            grid = tuple(
+                x for x in itertools.product(*ranges) if self.rule_violation(x) is None
+            )
+            object.__setattr__(self, "_grid", grid)
+        return list(grid)
 
 
 def _log2(name: str, low: int, high: int) -> InputSpec:

@@ -56,6 +56,19 @@ def registry() -> Iterator[Mapping[str, Method]]:
     module._registered.update(before)
 
 
+#: The eight bytes a PNG file starts with.
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """The width and height in pixels of the PNG image ``path``, from its
+    header (IHDR chunk); fails the test if ``path`` is not a PNG file."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == PNG_SIGNATURE, f"Expected a PNG file, got {path}"
+    assert head[12:16] == b"IHDR", f"Expected a PNG header in {path}"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
 def observed(problem: PCO64, rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """``X``, its noiseless throughput (NaN where OOM) and its memory margin."""
     X = problem.candidates()[rows]

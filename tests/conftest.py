@@ -1,8 +1,10 @@
 """Shared fixtures: small tables on disk, isolation from the user's environment,
-and what a fresh interpreter loads when it imports the core package."""
+what a fresh interpreter loads when it imports the core package, and one
+thread per test process."""
 
 from __future__ import annotations
 
+import os
 import pkgutil
 import subprocess
 import sys
@@ -10,11 +12,36 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
+from threadpoolctl import threadpool_limits
 
 import bolt_pco64
 from bolt_pco64.instances import INSTANCES
 from bolt_pco64.tables import locations as locations_module
 from tests._tables import small_frame
+
+#: The variables that size torch's and the BLAS libraries' thread pools: one
+#: thread each in the subprocesses tests start (see :func:`_one_thread`).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+for _variable in THREAD_VARIABLES:
+    os.environ.setdefault(_variable, "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread() -> None:
+    """One thread per test process, for torch and every BLAS library loaded
+    (as ``bolt_pco64.bench.run.one_thread_everywhere`` does for a run).
+
+    pytest-xdist runs a process per core; pools of a thread per core in each
+    would share the cores (the suite's small GP fits took three to eight
+    times longer on two threads than on one, on a busy two-core machine). A
+    session fixture, so that only processes that run tests import BoTorch.
+    """
+    import botorch.optim.batched_lbfgs_b  # noqa: F401 - loads SciPy's BLAS
+    import scipy.linalg  # noqa: F401
+
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 @pytest.fixture(autouse=True)

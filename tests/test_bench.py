@@ -58,14 +58,14 @@ def test_records_files_and_fair_initial_design(tmp_path: Path, table_path: Path)
     rec = res.records
     assert list(rec.columns) == list(record_columns(PCO64_INSTANCE))
     assert len(rec) == 3 * 2 * 8
-    for name in (
-        "runs.parquet",
-        "summary.csv",
-        "summary.md",
-        "regret.png",
-        "meta.json",
-    ):
-        assert (tmp_path / "out" / name).stat().st_size > 0
+    methods = ["random", "qlognei", "naive"]
+    summary = pd.read_csv(tmp_path / "out" / "summary.csv")
+    assert sorted(summary["method"]) == sorted(methods)
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert all(f"| {m} |" in md for m in methods), md
+    assert min(_fixtures.png_size(tmp_path / "out" / "regret.png")) >= 100
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert (meta["problem"], meta["status"]) == ("pco64", "complete")
     on_disk = pd.read_parquet(tmp_path / "out" / "runs.parquet")
     pd.testing.assert_frame_equal(on_disk, rec, check_dtype=False)
 
@@ -212,7 +212,7 @@ def test_a_comparison_whose_every_run_fails_reports_it(
 @pytest.mark.slow
 def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    kw = {"methods": ["random", "qlognei", "ts"], "seeds": [0, 3], "budget": 7}
+    kw = {"methods": ["random", "qlognei"], "seeds": [0, 3], "budget": 7}
     local = _run(tmp_path / "local", table_path, **kw)
     procs = _run(tmp_path / "procs", table_path, jobs=2, **kw)
     with distributed.LocalCluster(
@@ -230,7 +230,7 @@ def test_backends_give_identical_records(tmp_path: Path, table_path: Path) -> No
             **kw,
         )
     expected = local.records.drop(columns=TIMING)
-    assert len(expected) == 3 * 2 * 7
+    assert len(expected) == 2 * 2 * 7
     for other in (procs, dask):
         assert other.errors == {}
         pd.testing.assert_frame_equal(
@@ -657,7 +657,7 @@ def test_the_harness_leaves_pyplot_and_the_backend_alone(
     assert proc.returncode == 0, proc.stderr[-2000:]
     before, after, pyplot = json.loads(proc.stdout.strip().splitlines()[-1])
     assert (before, after, pyplot) == ("svg", "svg", False)
-    assert (tmp_path / "o" / "regret.png").stat().st_size > 0
+    assert min(_fixtures.png_size(tmp_path / "o" / "regret.png")) >= 100
 
 
 def _family_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
@@ -697,7 +697,7 @@ def test_bench_problem_all_writes_each_problem_and_a_combined_summary(
     md = (out / "summary.md").read_text()
     for name in INSTANCES:
         assert f"| {name} | random | 2 |" in md
-    assert (out / "regret.png").stat().st_size > 0
+    assert min(_fixtures.png_size(out / "regret.png")) >= 100
     assert f"plot: {out / 'regret.png'}" in result.output
     # A rerun resumes every problem.
     again = CliRunner().invoke(main, args)

@@ -198,13 +198,13 @@ def test_bench_runs_qlognei_box_and_mixed_from_the_command_line(
 ) -> None:
     out = tmp_path / "out"
     args = ["bench", "--methods", "qlognei,qlognei-box,qlognei-mixed"]
-    args += ["--seeds", "2", "--budget", "9", "--n-init", "4", "--q", "1"]
+    args += ["--seeds", "2", "--budget", "7", "--n-init", "4", "--q", "1"]
     args += ["--table", str(table_path), "--out", str(out)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     rec = pd.read_parquet(out / "runs.parquet")
     assert set(rec["method"]) == {"qlognei", "qlognei-box", "qlognei-mixed"}
-    assert len(rec) == 3 * 2 * 9
+    assert len(rec) == 3 * 2 * 7
     problem = PCO64(table=table_path)
     _check_records(rec, problem)
     assert not rec.loc[rec["method"] == "qlognei", "repeat"].any()
@@ -217,7 +217,7 @@ def test_bench_runs_qlognei_box_and_mixed_from_the_command_line(
         assert summary.loc[m, "repeats_total"] == totals[m]
     # The same seed gives bit-identical records in another process/invocation.
     again = run_one(
-        "qlognei-box", 1, problem.table, BenchConfig(budget=9, n_init=4, q=1)
+        "qlognei-box", 1, problem.table, BenchConfig(budget=7, n_init=4, q=1)
     )
     assert again.ok, again.error
     box = rec[(rec["method"] == "qlognei-box") & (rec["seed"] == 1)]

@@ -123,8 +123,13 @@ def test_workers_and_jobs_give_identical_records_and_resume(
         pd.testing.assert_frame_equal(
             other.records.drop(columns=TIMING), expected, check_exact=True
         )
-    for name in ("cost_summary.md", "cost_ert.csv", "cost.png"):
-        assert (tmp_path / "one" / name).stat().st_size > 0
+    # The cost report: every method's time to target, and its plot.
+    ert = pd.read_csv(tmp_path / "one" / "cost_ert.csv")
+    assert sorted(set(ert["method"])) == ["qlognei", "random"]
+    assert set(ert["runs"]) == {2}
+    summary = (tmp_path / "one" / "cost_summary.md").read_text()
+    assert all(f"| {m} |" in summary for m in ("random", "qlognei")), summary
+    assert min(_fixtures.png_size(tmp_path / "one" / "cost.png")) >= 100
 
 
 def _tree(root: Path) -> list[str]:

@@ -22,7 +22,7 @@ from botorch.utils.testing import (
 
 from bolt_pco64 import PCO64, PCOOutcomeConstraint, load_table
 from bolt_pco64.tables.locations import bundled_table_path
-from bolt_pco64.tables.table import SimulatedTableWarning
+from bolt_pco64.tables.table import SimulatedTableWarning, Table
 from tests._tables import PAD, frame_from, small_frame
 
 INPUT_COLUMNS = PCO64.instance.input_columns
@@ -36,6 +36,14 @@ def _stand_in_available() -> bool:
     return True
 
 
+@functools.cache
+def _stand_in() -> Table:
+    """The shipped stand-in, read from its file once per process."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatedTableWarning)
+        return load_table(bundled_table_path())
+
+
 def _problems() -> list[PCO64]:
     problems = [
         PCO64(table=small_frame(seed=1)),
@@ -43,9 +51,7 @@ def _problems() -> list[PCO64]:
         PCO64(table=small_frame(seed=3), noise_std=0.01),
     ]
     if _stand_in_available():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SimulatedTableWarning)
-            problems.append(PCO64(table=bundled_table_path()))
+        problems.append(PCO64(table=_stand_in()))
     return problems
 
 
@@ -57,7 +63,8 @@ class TestPCO64BoTorchMixins(
 ):
     """BoTorch's own test mixins, on hand-built tables and on the shipped stand-in.
 
-    The problems are built when a test runs (fresh for each), not at collection.
+    The problems are built when a test runs (fresh for each), not at
+    collection; the stand-in's table is read once.
     """
 
     @functools.cached_property

@@ -59,7 +59,7 @@ def _read_csv_exactly(path: Path) -> pd.DataFrame:
 def comparison(tmp_path_factory: pytest.TempPathFactory, table_path: Path) -> Path:
     out = tmp_path_factory.mktemp("cmp") / "out"
     run_comparison(
-        ComparisonSpec(["random", "naive"], seeds=6, budget=8, n_init=4),
+        ComparisonSpec(["random", "naive"], seeds=6, budget=6, n_init=4),
         table_path,
         out=out,
         progress=False,
