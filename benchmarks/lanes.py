@@ -333,7 +333,14 @@ def part_independence(args: argparse.Namespace) -> dict[str, Any]:
     methods = args.methods.split(",")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     tasks = [Task(m, s, table, config, get_method(m)) for m in methods for s in seeds]
-    wide, wall_w, _ = _run(tasks, args.jobs, args.width, f"lanes of {args.width}")
+    if args.wide_records:
+        # The wide layout's records from a comparison already run in lanes
+        # (its runs.parquet): only the seeds alone are run here.
+        wide = pd.read_parquet(args.wide_records)
+        wide = wide[wide["method"].isin(methods) & wide["seed"].isin(seeds)]
+        wall_w = float("nan")
+    else:
+        wide, wall_w, _ = _run(tasks, args.jobs, args.width, f"lanes of {args.width}")
     alone, wall_1, _ = _run(tasks, args.jobs, 1, "lanes of 1")
     out = Path(args.out)
     atomic_write_parquet(out / "records_independence_wide.parquet", wide)
@@ -354,6 +361,7 @@ def part_independence(args: argparse.Namespace) -> dict[str, Any]:
         "seeds": [seeds[0], seeds[-1]],
         "budget": args.budget,
         "width": args.width,
+        "wide_records": args.wide_records,
         "identical_share": n_same / n_all,
         "identical": n_same,
         "runs": n_all,
@@ -398,6 +406,12 @@ def main() -> None:
     parser.add_argument("--baseline-seeds", type=int, default=0)
     parser.add_argument("--table", default=None)
     parser.add_argument("--out", default="docs/results/lanes")
+    parser.add_argument(
+        "--wide-records",
+        default=None,
+        help="independence: the lanes layout's records from a comparison's "
+        "runs.parquet (run in lanes of at most --width) instead of running it",
+    )
     parser.add_argument("--tag", default=None, help="suffix of the JSON file")
     args = parser.parse_args()
     if args.methods is None:
