@@ -245,7 +245,7 @@ def _run(
     t0 = time.perf_counter()
     print(f"-- {label}: {len(tasks)} runs, jobs {jobs}, lane width {width}", flush=True)
     with backend:
-        for outcome in backend.run(tasks, lambda n: None):
+        for outcome in backend.run(tasks, lambda method, n: None):
             frames.append(outcome.records)
             if outcome.error is not None:
                 errors[f"{outcome.method}/{outcome.seed}"] = outcome.error
