@@ -39,7 +39,6 @@ from bolt_pco64.bench.protocol.power import mcnemar_seeds, min_seeds
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "results"
 BOTORCH = ("qlognei", "qlogei", "ts", "naive", "gpc_ei", "tobit_ei", "gpc_pof")
-CRASH_PRONE = {"qlognei", "qlogei", "gpc_ei", "tobit_ei"}
 # Fewer resamples than the design's 9999: the intervals are not under test here.
 FAST = replace(PROTOCOL_DEFAULTS, resamples=499)
 
@@ -65,27 +64,46 @@ def botorch(committed: tuple[pd.DataFrame, dict]):
     )
 
 
-def test_committed_records_do_not_separate_the_botorch_methods(botorch) -> None:
+def _first_hit(records: pd.DataFrame, budget: int) -> pd.Series:
+    """Each run's first evaluation at the optimum (``budget + 1``: never),
+    counted directly from the records."""
+    hit = records[records["regret"] <= 0].groupby(["method", "seed"])["iteration"].min()
+    runs = records.groupby(["method", "seed"])["iteration"].max()
+    return hit.reindex(runs.index).fillna(budget + 1)
+
+
+def test_committed_records_are_the_design_and_its_counts_hold(
+    botorch, committed
+) -> None:
+    """The committed default comparison is the protocol's design, and each
+    pair's seeds first to the optimum are the records' own counts, with every
+    separated pair decided for the method that got there first more often."""
+    records, _meta = committed
     assert not botorch.smoke
-    assert len(botorch.seeds) == 20
-    assert botorch.budget == 40
-    for name in ("evals_to_optimum", "evals_to_1pct", "regret_auc"):
-        pairs = botorch.pairs[botorch.pairs["endpoint"] == name]
-        assert len(pairs) == 21
-        assert (pairs["verdict"] != "separated").all(), name
-        assert [set(g) for g in botorch.groups[name]] == [set(BOTORCH)]
-    md = protocol_markdown(botorch)
-    assert "No pair is separated: all methods form one group." in md
+    assert list(botorch.seeds) == list(PROTOCOL_SEEDS)
+    assert botorch.budget == PROTOCOL_DEFAULTS.budget
+    first = _first_hit(records, botorch.budget)
+    pairs = botorch.pairs[botorch.pairs["endpoint"] == "evals_to_optimum"]
+    assert len(pairs) == 21
+    for row in pairs.itertuples():
+        fa = first.loc[row.a].to_numpy()
+        fb = first.loc[row.b].to_numpy()
+        assert (row.a_better, row.b_better) == (
+            int((fa < fb).sum()),
+            int((fb < fa).sum()),
+        )
+        if row.verdict == "separated":
+            assert row.better == (row.a if row.a_better > row.b_better else row.b)
+    # On 100 seeds some BoTorch pairs separate on this endpoint and others do
+    # not: the page reports both (its groups overlap).
+    assert (pairs["verdict"] == "separated").any()
+    assert (pairs["verdict"] == "inconclusive").any()
+    assert len(botorch.groups["evals_to_optimum"]) > 1
 
 
-def test_committed_crash_counts_separate_two_groups(botorch, committed) -> None:
-    groups = [set(g) for g in botorch.groups["ooms"]]
-    assert CRASH_PRONE in groups  # they cannot be told apart from each other
-    assert all(g <= CRASH_PRONE or not g & CRASH_PRONE for g in groups)
-    pairs = botorch.pairs[botorch.pairs["endpoint"] == "ooms"]
-    across = pairs[pairs["a"].isin(CRASH_PRONE) != pairs["b"].isin(CRASH_PRONE)]
-    assert (across["verdict"] == "separated").all()
-    assert not across["better"].isin(CRASH_PRONE).any()
+def test_committed_crash_counts_separate_in_the_direction_of_the_records(
+    botorch, committed
+) -> None:
     # Crashes after the initial design, counted directly from the records.
     records, meta = committed
     n_init = meta["config"]["n_init"]
@@ -93,6 +111,13 @@ def test_committed_crash_counts_separate_two_groups(botorch, committed) -> None:
     counts = (~own["feasible"]).groupby([own["method"], own["seed"]]).sum()
     runs = botorch.outcomes.set_index(["method", "seed"])["ooms"]
     assert np.array_equal(runs.loc[counts.index].to_numpy(), counts.to_numpy(float))
+    mean = counts.groupby(level="method").mean()
+    pairs = botorch.pairs[botorch.pairs["endpoint"] == "ooms"]
+    separated = pairs[pairs["verdict"] == "separated"]
+    assert len(separated) > 0
+    for row in separated.itertuples():
+        worse = row.b if row.better == row.a else row.a
+        assert mean[row.better] < mean[worse]
 
 
 def test_seeds_whose_initial_design_holds_the_optimum_are_flagged(
@@ -102,11 +127,15 @@ def test_seeds_whose_initial_design_holds_the_optimum_are_flagged(
     records, meta = committed
     at = records[records["iteration"] == meta["config"]["n_init"]]
     expected = sorted(int(s) for s in at.loc[at["regret"] == 0, "seed"].unique())
-    assert expected  # the issue's seed 2
     assert list(botorch.initial_hits) == expected
-    assert "initial design already holds the optimum: " + ", ".join(
-        map(str, expected)
-    ) in protocol_markdown(botorch)
+    md = protocol_markdown(botorch)
+    if expected:
+        assert (
+            "initial design already holds the optimum: " + ", ".join(map(str, expected))
+            in md
+        )
+    else:
+        assert "No seed's initial design holds the optimum." in md
 
 
 def _records(
