@@ -149,7 +149,10 @@ nitpick_ignore_regex = [
     # The same objects by the short name of a module's type-checking-only
     # import (``if TYPE_CHECKING: from torch import Tensor``): autodoc cannot
     # evaluate such an annotation and shows it as written.
-    ("py:class", r"Tensor|SingleTaskGP|Path|PathLike|EntryPoint|Figure|Axes"),
+    (
+        "py:class",
+        r"Tensor|SingleTaskGP|Model|AcquisitionFunction|Path|PathLike|EntryPoint|Figure|Axes",
+    ),
 ]
 
 # -- Tutorials ---------------------------------------------------------------

@@ -199,7 +199,7 @@ def run_comparison(
             run at a time (:func:`~bolt_pco64.bench.run.run_one`). A folder's
             runs of a method that batches are all made one way: resuming it
             the other way is refused
-            (:class:`~bolt_pco64.bench.store.LaneSettingError`).
+            (:class:`~bolt_pco64.bench.lane_record.LaneSettingError`).
 
     Returns:
         The table set's result: a :class:`~bolt_pco64.bench.plan.BenchResult` for

@@ -179,7 +179,7 @@ def make_plan(
             holding runs of another configuration.
         LaneSettingError: If a directory holds runs made another way (in
             lanes or one at a time) than ``lane_width`` makes them
-            (:class:`~bolt_pco64.bench.store.LaneSettingError`).
+            (:class:`~bolt_pco64.bench.lane_record.LaneSettingError`).
     """
     from bolt_pco64.instances import get_instance
     from bolt_pco64.tables.table import load_table

@@ -375,8 +375,8 @@ def _default(name: str) -> Any:
     return found.default
 
 
-#: The default comparison, the protocol's design: 8 methods (random and the
-#: 7 BoTorch model methods) x 100 seeds (1000-1099) x 100 evaluations, in
+#: The default comparison (the protocol's design) runs 8 methods (random and
+#: the 7 BoTorch model methods) x 100 seeds (1000-1099) x 100 evaluations, in
 #: lanes of 32 seeds.
 DEFAULTS = Preset(_default("methods"), _default("seeds"), DEFAULT_BUDGET, DEFAULT_OUT)
 #: ``--quick``: a smoke test, 3 methods x 3 seeds (0-2) x 30 evaluations (too

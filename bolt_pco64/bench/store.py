@@ -20,11 +20,11 @@ Every file is written atomically (``bolt_pco64._io``), so a killed process
 leaves every file valid; temporary files a killed writer left behind are
 removed when the store is opened again. A store opened on a directory that
 holds runs of another configuration is refused before anything is written,
-and so is one whose runs were made another way (:func:`made_by`): a method
+and so is one whose runs were made another way (:func:`~bolt_pco64.bench.lane_record.made_by`): a method
 that batches gives different records in lanes
 (:mod:`bolt_pco64.bench.lanes`) and alone
 (:func:`~bolt_pco64.bench.run.run_one`), so a folder's runs of a method
-asked for are all made one way (:class:`LaneSettingError`; the folder's
+asked for are all made one way (:class:`~bolt_pco64.bench.lane_record.LaneSettingError`; the folder's
 other methods are only reported, as they were made). Lane widths >= 1 give each seed
 the same records (a seed's records do not depend on its lane-mates), and a
 method that cannot batch runs alone in a lane too: both resume freely.

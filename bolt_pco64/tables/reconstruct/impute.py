@@ -199,8 +199,8 @@ def conformal_threshold(scores: np.ndarray, level: float = LEVEL) -> float:
     return float(s[k - 1]) if k <= len(s) else float("inf")
 
 
-#: The threshold of the uncalibrated 95 % prediction set: an outcome is in it
-#: unless the other one has probability ``>= LEVEL``.
+#: The uncalibrated 95 % prediction set's threshold (an outcome is in the set
+#: unless the other one has probability ``>= LEVEL``).
 UNCALIBRATED_SET = float(norm.ppf(LEVEL))
 
 
