@@ -360,6 +360,7 @@ def test_imputed_rows_keep_the_cards_invariants(tiny) -> None:
     assert p[ran].min() >= p[~ran].max()
 
 
+@pytest.mark.filterwarnings("ignore::bolt_pco64.tables.table.ReconstructedTableWarning")
 def test_modelled_columns_read_the_throughput_back(tiny) -> None:
     from bolt_pco64.tables.estimators import (
         estimate_throughput,
