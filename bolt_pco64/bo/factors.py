@@ -90,8 +90,9 @@ class CachedGP:
             plain = type(cm) is RBFKernel and cm.active_dims is None
             self._rbf = cm.lengthscale.detach() if plain else None
             noise = model.likelihood.noise.reshape(-1)[:1]
-            K = self.kernel(self.Xt, self.Xt)
-            K = K + torch.diag_embed(noise.expand(self.Xt.shape[:-1]))
+            #: The noiseless kernel matrix of the training inputs.
+            self.Kxx = self.kernel(self.Xt, self.Xt)
+            K = self.Kxx + torch.diag_embed(noise.expand(self.Xt.shape[:-1]))
             self.L = psd_safe_cholesky(K)
             self.constant = model.mean_module.constant.reshape(())
             self.alpha = torch.cholesky_solve(
@@ -322,5 +323,5 @@ def best_by_posterior_mean(model: SingleTaskGP, X: Tensor, y: Tensor) -> int | N
     idx = torch.nonzero(feasible).squeeze(-1)
     with torch.no_grad():
         gp = CachedGP(model, X[idx], y[idx])
-        values = gp.mean(gp.kernel(gp.Xt, gp.Xt))
+        values = gp.mean(gp.Kxx)
     return int(idx[int(torch.argmax(values))])
