@@ -6,57 +6,28 @@ configuration, with out-of-memory crashes as a hidden constraint. A user's
 own sweep is served the same way: ``PCO(instance=Instance(...), table=path)``
 (or ``read_instance("my_cluster.toml")`` for the instance).
 
-Importing the package does no I/O and loads nothing heavy: each public name
-is imported from its module on first use (PEP 562), so that the command line
-starts without BoTorch. A table is read when a problem is built or
+Importing the package reads no table and loads nothing heavy: it parses its
+``__init__.pyi`` (the public names and their modules, which type checkers
+read) and each public name is imported from its module on first use
+(``lazy_loader``, PEP 562), so that the command line starts without BoTorch.
+A table is read when a problem is built or
 :func:`~bolt_pco64.tables.table.load_table` is called.
 """
 
-from __future__ import annotations
-
-import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
 
-#: Public name -> the module that defines it (the one place each is spelled).
-_EXPORTS: dict[str, str] = {
-    "INSTANCES": "bolt_pco64.instances",
-    "Instance": "bolt_pco64.instances",
-    "get_instance": "bolt_pco64.instances",
-    "read_instance": "bolt_pco64.instance_file",
-    "PCO": "bolt_pco64.problem",
-    "PCO16": "bolt_pco64.problem",
-    "PCO32": "bolt_pco64.problem",
-    "PCO64": "bolt_pco64.problem",
-    "PROBLEMS": "bolt_pco64.problem",
-    "PCOOutcomeConstraint": "bolt_pco64.problem",
-    "problem_class": "bolt_pco64.problem",
-    "ReconstructedTableWarning": "bolt_pco64.tables.table",
-    "SimulatedTableWarning": "bolt_pco64.tables.table",
-    "Table": "bolt_pco64.tables.table",
-    "TableError": "bolt_pco64.tables.table",
-    "TableSource": "bolt_pco64.tables.table",
-    "content_fingerprint": "bolt_pco64.tables.standins",
-    "data_home": "bolt_pco64.tables.locations",
-    "load_table": "bolt_pco64.tables.table",
-}
+import lazy_loader
+
+__getattr__, _lazy_dir, _lazy_all = lazy_loader.attach_stub(__name__, __file__)
 
 try:
     __version__ = version("bolt_pco64")
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
-__all__ = sorted([*_EXPORTS, "__version__"])
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bolt_pco64' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__all__ = sorted([*_lazy_all, "__version__"])
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    """The public names, ``__version__`` included (what ``dir()`` lists)."""
+    return [*_lazy_dir(), "__version__"]

@@ -21,78 +21,11 @@ Writing and registering a method of your own: ``docs/benchmarking.md`` and
 the tutorial ``examples/custom_method.py``; how the parts fit together:
 ``docs/architecture.md``.
 
-The names below are imported from their modules on first use, so that
+The names of ``__all__`` (declared in ``__init__.pyi``, which type checkers
+read) are imported from their modules on first use (``lazy_loader``), so that
 ``import bolt_pco64.bench.spec`` (the command line's ``--help``) stays light.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-import importlib
-from typing import Any
-
-#: Module -> the public names it defines (each spelled once).
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "spec": (
-        "BenchConfig",
-        "ComparisonSpec",
-        "ComparisonSpecError",
-        "DEFAULTS",
-        "Preset",
-        "QUICK",
-        "QUICK_FAMILY",
-    ),
-    "comparison": ("SingleTable", "TableSet", "run_comparison"),
-    "family": ("Family", "FamilyResult"),
-    "variants": ("StandinVariants", "VariantsResult"),
-    "plan": ("BenchPlan", "BenchResult", "execute_plan", "make_plan"),
-    "contract": (
-        "ENTRY_POINT_GROUP",
-        "FunctionMethod",
-        "Method",
-        "MethodFn",
-        "ObjectiveModel",
-        "Prediction",
-        "RunContext",
-        "RunKey",
-    ),
-    "methods.registry": (
-        "METHODS",
-        "MethodRegistry",
-        "get_method",
-        "method_names",
-        "method_registry",
-        "register_method",
-    ),
-    "proposals": ("Proposal", "resolve_proposal"),
-    "run": ("run_one",),
-    "records": ("RunOutcome", "record_columns"),
-    "store": ("LaneSettingError", "OutputDirError", "ResultStore", "check_output_dir"),
-    "backends": (
-        "Backend",
-        "BackendError",
-        "DaskBackend",
-        "InProcessBackend",
-        "ProcessBackend",
-        "make_backend",
-    ),
-    "report.tables": ("checkpoints_for", "summarize"),
-    "report.markdown": ("summary_markdown",),
-    "report.plots": ("plot_regret",),
-    "report.facts": ("cost_label",),
-    "regenerate": ("regenerate",),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -9,40 +9,10 @@ trace visited, their calibration and cross-validation),
 :mod:`~bolt_pco64.tables.reconstruct.timing` (the columns no trace gives),
 :mod:`~bolt_pco64.tables.reconstruct.build` (assembling and writing a table) and
 :mod:`~bolt_pco64.tables.reconstruct.registry` (recognising a reconstruction by its
-content). Names load lazily: importing the package imports no model code.
+content). Names load lazily (``lazy_loader``; ``__init__.pyi`` declares them for
+type checkers): importing the package imports no model code.
 """
 
-from __future__ import annotations
+import lazy_loader
 
-import importlib
-from typing import Any
-
-__all__ = [
-    "GENERATOR_VERSION",
-    "Imputer",
-    "Reconstruction",
-    "cross_validate",
-    "make_reconstruction",
-    "rebuild_shipped",
-    "reconstruction_grid",
-    "score_predictions",
-    "write_reconstructed_table",
-]
-
-_WHERE = {
-    "GENERATOR_VERSION": "build",
-    "Reconstruction": "build",
-    "make_reconstruction": "build",
-    "write_reconstructed_table": "build",
-    "rebuild_shipped": "build",
-    "Imputer": "impute",
-    "cross_validate": "impute",
-    "score_predictions": "impute",
-    "reconstruction_grid": "grid",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
