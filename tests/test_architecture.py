@@ -116,20 +116,31 @@ def _modules(package: Path) -> dict[str, Path]:
     return found
 
 
-def _lazy_exports(init: Path) -> dict[str, str]:
-    """The top-level ``_EXPORTS`` table: public name -> defining module."""
-    for node in ast.walk(ast.parse(init.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == (
-            "_EXPORTS"
-        ):
-            return ast.literal_eval(node.value)
-    return {}
+def lazy_exports(package: str, init: Path) -> dict[str, str]:
+    """A lazily-exporting package's public names -> their defining modules, read
+    from the stub beside its ``__init__.py`` (``__init__.pyi``, which
+    ``lazy_loader.attach_stub`` reads: ``from .module import Name``); empty for
+    a package without one."""
+    stub = init.with_suffix(".pyi")
+    if not stub.is_file():
+        return {}
+    exports = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            for alias in node.names:
+                exports[alias.asname or alias.name] = f"{package}.{node.module}"
+    return exports
 
 
 def import_graph(modules: Mapping[str, Path], root: str) -> dict[str, set[str]]:
     """Module -> the modules of ``root`` it imports, anywhere in its body
-    (``from root import Name`` of a lazy export counts as its module)."""
-    exports = _lazy_exports(modules[root]) if root in modules else {}
+    (``from package import Name`` of a lazy export, declared in the package's
+    ``__init__.pyi``, counts as the module that defines it)."""
+    exports = {
+        package: lazy_exports(package, path)
+        for package, path in modules.items()
+        if path.name == "__init__.py"
+    }
 
     def resolve(name: str) -> str | None:
         while name and name not in modules:
@@ -151,8 +162,8 @@ def import_graph(modules: Mapping[str, Path], root: str) -> dict[str, set[str]]:
                     base = ".".join([*here, *([node.module] if node.module else [])])
                 for alias in node.names:
                     sub = f"{base}.{alias.name}"
-                    if base == root and alias.name in exports:
-                        targets.append(exports[alias.name])
+                    if alias.name in exports.get(base, {}):
+                        targets.append(exports[base][alias.name])
                     else:
                         targets.append(sub if sub in modules else base)
             for target in targets:
@@ -226,13 +237,18 @@ def test_the_graph_reader_sees_imports_inside_functions(tmp_path: Path) -> None:
     _write(
         tmp_path / "pkg",
         {
-            "__init__.py": '_EXPORTS: dict[str, str] = {"Thing": "pkg.c"}\n',
+            "__init__.py": "import lazy_loader\n",
+            "__init__.pyi": "from .c import Thing as Thing\n",
             "a.py": "def f():\n    from pkg import b\n",
             "b.py": "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n    from .a import f\n",
             "c.py": "import pkg.sub.d\n",
             "sub/__init__.py": "",
+            "sub/__init__.pyi": "from .deeper.e import Deep as Deep\n",
             "sub/d.py": "from pkg import Thing\nimport os\n",
+            "sub/deeper/__init__.py": "",
+            "sub/deeper/e.py": "",
+            "f.py": "from .sub import Deep\n",
         },
     )
     graph = import_graph(_modules(tmp_path / "pkg"), "pkg")
@@ -240,6 +256,7 @@ def test_the_graph_reader_sees_imports_inside_functions(tmp_path: Path) -> None:
     assert graph["pkg.b"] == {"pkg.a"}
     assert graph["pkg.c"] == {"pkg.sub.d"}
     assert graph["pkg.sub.d"] == {"pkg.c"}
+    assert graph["pkg.f"] == {"pkg.sub.deeper.e"}
     assert import_circles(graph) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.sub.d"]]
 
 

@@ -91,6 +91,14 @@ def test_wheel_ships_and_serves_the_reconstruction_and_the_stand_in(
         # every file an instance says it ships, stand-in variants included
         for relative in inst.shipped_files:
             assert f"bolt_pco64/data/{relative}" in names, relative
+    # the lazily-exporting packages' stubs, which a type checker of the
+    # installed copy reads (py.typed, PEP 561)
+    assert "bolt_pco64/py.typed" in names
+    stubs = sorted(
+        p.relative_to(ROOT).as_posix() for p in ROOT.glob("bolt_pco64/**/*.pyi")
+    )
+    assert stubs
+    assert not set(stubs) - set(names), set(stubs) - set(names)
     # a measured table installed in the checkout never ships
     measured = {f"bolt_pco64/data/{i.measured_filename}" for i in INSTANCES.values()}
     assert not measured & set(names)

@@ -94,9 +94,11 @@ def shadowed_modules(package: str = "bolt_pco64") -> tuple[str, ...]:
         parent, _, leaf = info.name.rpartition(".")
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
-        # vars, not getattr: a package's lazy __getattr__ (PEP 562) would bind
-        # the name to the object it imports.
-        obj = vars(sys.modules[parent]).get(leaf)
+        # getattr, as autosummary resolves the name: a lazily-exporting
+        # package (lazy_loader.attach_stub) gives the object it exports under
+        # that name even once the module of the same name is imported
+        # (bolt_pco64.bench.regenerate).
+        obj = getattr(sys.modules[parent], leaf, None)
         if obj is not None and not isinstance(obj, types.ModuleType):
             shadowed.append(info.name)
     return tuple(shadowed)
