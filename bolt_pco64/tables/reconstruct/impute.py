@@ -287,7 +287,9 @@ class Imputer:
 
     def fit(self, rows: pd.DataFrame, seed: int = FIT_SEED) -> Imputer:
         """Fit the three models to ``rows`` (under :func:`deterministic`)."""
-        X = torch.from_numpy(encoded(rows, self.instance))
+        X = torch.tensor(
+            encoded(rows, self.instance)
+        )  # a copy: the frame's array is read-only
         ran = rows["ran_successfully"].to_numpy(dtype=bool)
         if ran.sum() < 2 or (~ran).sum() < 1:
             raise ValueError(
