@@ -624,7 +624,7 @@ def test_the_rebuild_check_names_what_moved(tmp_path: Path) -> None:
     far = frame.copy()
     far.loc[i, "throughput_mean"] += 0.2 * far.loc[i, "throughput_se"]
     assert check.differences(written(far, "far.parquet"), shipped) == [
-        "1 imputed rows' throughput_mean beyond tolerance"
+        "1 imputed rows' throughput_mean beyond tolerance (largest move 2.00 of it)"
     ]
     moved = frame.copy()
     moved.loc[measured[0], "peak_mem"] += 1e-9
