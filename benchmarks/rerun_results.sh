@@ -115,8 +115,12 @@ standin3() {  # docs/results/standin3/ (stand-in 3.0 on held-out trace rows)
     python benchmarks/standin_fit.py --readings --out "$OUT/standin3"
 }
 
+grid_proposals() {  # docs/results/grid-proposals/ (BoTorch's proposals on the grid)
+    python benchmarks/grid_proposals.py --seeds 2 --steps 4 --out "$OUT/grid-proposals"
+}
+
 SECTIONS=(default early_stop cost prior standins optuna_crash trace_check standin3
-    reconstruction_cv ax ax_matrix optuna_harness snapping)
+    reconstruction_cv grid_proposals ax ax_matrix optuna_harness snapping)
 for section in "${@:-${SECTIONS[@]}}"; do
     echo "== $section ($(date -u +%H:%M:%S))"
     start=$SECONDS
