@@ -63,6 +63,8 @@ cost() {  # docs/results/cost/ (10 methods, 1 and 4 workers, GPU-hour budget)
     # 240 evaluations per run, hours of GP fits on two cores.
     python benchmarks/cost_comparison.py --seeds "${COST_SEEDS:-20}" \
         --budget-hours "${COST_BUDGET_HOURS:-800}" --jobs "$JOBS" --out "$OUT/cost"
+    # cost/quick-all: the three instances, 3 methods x 3 seeds x 20 evaluations.
+    python benchmarks/cost_comparison.py --quick --jobs "$JOBS" --out "$OUT/cost"
 }
 
 optuna_crash() {  # docs/results/optuna/ (crash representations, off-table)
