@@ -359,13 +359,17 @@ def outcome_matrix(
     missing = {"seed", "iteration", column} - set(records.columns)
     if missing:
         raise ValueError(f"Expected record columns {sorted(missing)}, got none.")
-    seeds = sorted(int(s) for s in records["seed"].unique())
-    mat = np.full((len(seeds), budget), np.nan)
-    for i, s in enumerate(seeds):
-        r = records[records["seed"] == s].sort_values("iteration")
-        vals = r[column].to_numpy(dtype=np.float64)[:budget]
-        mat[i, : len(vals)] = vals
-    return seeds, np.where(np.isnan(mat), fill, mat)
+    seed = records["seed"].to_numpy(dtype=np.int64)
+    # The rows by seed, then by iteration; each row's place in its seed's run.
+    order = np.lexsort((records["iteration"].to_numpy(), seed))
+    first = np.unique(seed)
+    row = np.searchsorted(first, seed[order])
+    place = np.arange(len(order)) - np.searchsorted(seed[order], first)[row]
+    kept = place < budget
+    mat = np.full((len(first), budget), np.nan)
+    vals = records[column].to_numpy(dtype=np.float64)[order]
+    mat[row[kept], place[kept]] = vals[kept]
+    return [int(s) for s in first], np.where(np.isnan(mat), fill, mat)
 
 
 def method_order(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:
