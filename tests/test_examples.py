@@ -195,11 +195,13 @@ def test_custom_method(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_mixed_optimizers(tmp_path: Path) -> None:
-    out = _run("mixed_optimizers.py", "--budget", "10", "--n-init", "8", cwd=tmp_path)
+    # One proposal a loop after the design: the docs build runs three
+    # (docs/sphinxext/gallery.py).
+    out = _run("mixed_optimizers.py", "--budget", "9", "--n-init", "8", cwd=tmp_path)
     proposals = re.findall(
         r"\(configuration: (True|False), repeat: (True|False)\)", out
     )
-    assert len(proposals) == 2 * 2  # two loops, two proposals each
+    assert len(proposals) == 2  # two loops, one proposal each
     assert all(row == "True" for row, _ in proposals)  # the grid's own terms
     assert all(repeat == "False" for _, repeat in proposals)  # exclude=X_tried
     assert re.search(r"snaps: \d+ points evaluated: 0 snapped", out)

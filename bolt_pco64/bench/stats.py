@@ -202,6 +202,7 @@ def median_band(
     level: float = STATS_DEFAULTS.level,
     resamples: int = STATS_DEFAULTS.band_resamples,
     rng: np.random.Generator | None = None,
+    cells: int = 4_000_000,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Column medians of ``matrix`` with pointwise percentile-bootstrap bands.
 
@@ -214,6 +215,9 @@ def median_band(
         level: Confidence level in ``(0, 1)``.
         resamples: Number of bootstrap resamples.
         rng: Source of the resampling; ``None`` is ``STATS_DEFAULTS.seed``.
+        cells: Resampled counts held in memory at once (``resamples x seeds``
+            per column; the columns are taken in chunks of that size, which
+            changes nothing in the result).
 
     Returns:
         ``(median, low, high)``, each ``points``-dim.
@@ -221,11 +225,39 @@ def median_band(
     m = np.asarray(matrix, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] == 0 or not np.isfinite(m).all():
         raise ValueError(f"Expected a finite seeds x points matrix, got {m.shape}.")
-    check_param("level", level, OPEN_UNIT)
+    check_params(
+        {"level": level, "cells": cells}, {"level": OPEN_UNIT, "cells": POSITIVE_INT}
+    )
     gen = rng if rng is not None else keyed_rng(STATS_DEFAULTS.seed)
-    meds = seed_resamples(lambda x: np.median(x, axis=1), [m], resamples, gen)
+    n, points = m.shape
+    idx = seed_resamples(lambda i: i, [np.arange(n)], resamples, gen)
+    # How often each resample draws each seed; a resample's median is where
+    # its cumulative count over a column's seeds in order of value passes the
+    # middle: the median of the resampled values (``np.median`` of
+    # ``m[idx]``, the same floats) without their resamples x seeds x points
+    # copy or its partial sort.
+    flat = (idx + n * np.arange(resamples)[:, None]).ravel()
+    small = np.uint8 if n < 256 else np.uint16 if n < 65536 else np.int64
+    counts = np.bincount(flat, minlength=resamples * n)
+    counts = counts.reshape(resamples, n).T.astype(small)
+    order = np.argsort(m, axis=0, kind="stable")
     tail = 100 * (1 - level) / 2
-    low, high = np.percentile(meds, [tail, 100 - tail], axis=0)
+    low, high = np.empty(points), np.empty(points)
+    width = max(1, cells // (resamples * n))
+    for start in range(0, points, width):
+        cols = np.arange(start, min(start + width, points))
+        # seeds in order of value x columns x resamples, summed over the seeds
+        # row by row (whole rows at once: numpy's cumsum over a small
+        # integer's first axis is several times slower).
+        cum = counts[order[:, cols]]
+        for i in range(1, n):
+            np.add(cum[i], cum[i - 1], out=cum[i])
+        at = cols[:, None]
+        meds = m[order[np.count_nonzero(cum <= (n - 1) // 2, axis=0), at], at]
+        if n % 2 == 0:
+            above = m[order[np.count_nonzero(cum <= n // 2, axis=0), at], at]
+            meds = (meds + above) / 2
+        low[cols], high[cols] = np.percentile(meds, [tail, 100 - tail], axis=1)
     return np.median(m, axis=0), low, high
 
 
@@ -327,13 +359,17 @@ def outcome_matrix(
     missing = {"seed", "iteration", column} - set(records.columns)
     if missing:
         raise ValueError(f"Expected record columns {sorted(missing)}, got none.")
-    seeds = sorted(int(s) for s in records["seed"].unique())
-    mat = np.full((len(seeds), budget), np.nan)
-    for i, s in enumerate(seeds):
-        r = records[records["seed"] == s].sort_values("iteration")
-        vals = r[column].to_numpy(dtype=np.float64)[:budget]
-        mat[i, : len(vals)] = vals
-    return seeds, np.where(np.isnan(mat), fill, mat)
+    seed = records["seed"].to_numpy(dtype=np.int64)
+    # The rows by seed, then by iteration; each row's place in its seed's run.
+    order = np.lexsort((records["iteration"].to_numpy(), seed))
+    first = np.unique(seed)
+    row = np.searchsorted(first, seed[order])
+    place = np.arange(len(order)) - np.searchsorted(seed[order], first)[row]
+    kept = place < budget
+    mat = np.full((len(first), budget), np.nan)
+    vals = records[column].to_numpy(dtype=np.float64)[order]
+    mat[row[kept], place[kept]] = vals[kept]
+    return [int(s) for s in first], np.where(np.isnan(mat), fill, mat)
 
 
 def method_order(records: pd.DataFrame, methods: Sequence[str] | None) -> list[str]:

@@ -73,8 +73,8 @@ class PlotDefaults:
         run_alpha: Opacity of a single run's line (drawn instead of a band
             when there are too few seeds for one).
         run_width: Width of a single run's line.
-        band_cells: Resampled values held in memory at once while a band is
-            computed (the columns are taken in chunks of that size).
+        band_cells: Resampled counts held in memory at once while a band is
+            computed (:func:`~bolt_pco64.bench.stats.median_band`'s ``cells``).
         line_styles: Dash patterns, one per method in turn.
         markers: Marker symbols, one per method in turn.
         marker_step: Distance between a line's markers, as a share of the
@@ -176,30 +176,20 @@ def _band(
     matrix: np.ndarray, *keys: str | int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`~bolt_pco64.bench.stats.median_band` with ``STATS_DEFAULTS``'
-    resamples, in chunks of columns of bounded memory.
-
-    Every chunk draws the same resampled seeds (its generator is seeded by
-    ``keys`` afresh), and a column's band depends only on its values and those
-    draws, so the result equals one call on the whole matrix.
+    resamples, drawn from a generator seeded by ``keys``, in chunks of
+    ``PLOT_DEFAULTS.band_cells``.
     """
-    resamples = STATS_DEFAULTS.resamples
     # Equal columns (a run's regret stays put between improvements) have equal
     # bands: each distinct column is resampled once.
     distinct, back = np.unique(matrix, axis=1, return_inverse=True)
-    n, points = distinct.shape
-    width = max(1, PLOT_DEFAULTS.band_cells // (resamples * max(n, 1)))
-    parts = [
-        median_band(
-            distinct[:, i : i + width],
-            resamples=resamples,
-            rng=keyed_rng(STATS_DEFAULTS.seed, *keys),
-        )
-        for i in range(0, points, width)
-    ]
-    med, low, high = (
-        np.concatenate(part)[back.reshape(-1)] for part in zip(*parts, strict=True)
+    med, low, high = median_band(
+        distinct,
+        resamples=STATS_DEFAULTS.resamples,
+        rng=keyed_rng(STATS_DEFAULTS.seed, *keys),
+        cells=PLOT_DEFAULTS.band_cells,
     )
-    return med, low, high
+    at = back.reshape(-1)
+    return med[at], low[at], high[at]
 
 
 def draw_median(

@@ -96,10 +96,9 @@ def _check_columns(records: pd.DataFrame, columns: Sequence[str]) -> None:
 
 def _runs(records: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
     """One method's runs by seed (ascending), each in the order results came in."""
-    return [
-        (int(s), r.sort_values("iteration"))
-        for s, r in records.groupby("seed", sort=True)
-    ]
+    # Sorted once: a group keeps the order of its rows.
+    ordered = records.sort_values("iteration", kind="stable")
+    return [(int(s), r) for s, r in ordered.groupby("seed", sort=True)]
 
 
 def evaluation_horizon(
