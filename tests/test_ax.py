@@ -14,39 +14,16 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from ax.benchmark.benchmark import benchmark_replication
-from ax.benchmark.benchmark_method import BenchmarkMethod
-from ax.benchmark.benchmark_problem import BenchmarkProblem
-from ax.benchmark.benchmark_result import BenchmarkResult
-from ax.benchmark.noise import GaussianNoise
-from ax.core.outcome_constraint import ComparisonOp
-from ax.core.parameter import (
-    ChoiceParameter,
-    FixedParameter,
-    ParameterType,
-    RangeParameter,
-)
-from botorch.acquisition.logei import qLogNoisyExpectedImprovement
-from botorch.models import SingleTaskGP
 
 from bolt_pco64 import PCO64
 from bolt_pco64.bench.regenerate import REPORT_MARKER
 from bolt_pco64.instances import ZERO_STAGES, get_instance
-from bolt_pco64.integrations.ax import (
-    CONSTRAINT_NAME,
-    DEFAULT_CRASH_REPORT,
-    OBJECTIVE_NAME,
-    CrashObservation,
-    CrashReport,
-    count_trials_with_constraint_data,
-    get_benchmark_problem,
-)
 from bolt_pco64.integrations.common import get_problem
 from bolt_pco64.tables.table import encode_inputs
 from bolt_pco64.tables.time_model import COST_DEFAULTS, TimeModel
@@ -56,6 +33,11 @@ from tests._tables import frame_from, hand_frame
 
 #: The checkout's rewrite of every report, the scripts' files included.
 regenerate_all = load_script("report_results").regenerate_all
+
+if TYPE_CHECKING:
+    from ax.benchmark.benchmark_method import BenchmarkMethod
+    from ax.benchmark.benchmark_problem import BenchmarkProblem
+    from ax.benchmark.benchmark_result import BenchmarkResult
 
 pytestmark = _fixtures.DEFAULT_TABLES
 
@@ -97,6 +79,8 @@ def test_core_package_does_not_import_ax(core_imports: frozenset[str]) -> None:
 
 
 def test_module_resolves_the_ax_package_not_itself() -> None:
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     problem = get_benchmark_problem(table=_hand_frame())
     assert type(problem).__module__ == "ax.benchmark.benchmark_problem"
 
@@ -105,6 +89,15 @@ def test_module_resolves_the_ax_package_not_itself() -> None:
 
 
 def test_parameters_are_the_knobs_typed_by_the_table_levels() -> None:
+    from ax.core.parameter import (
+        ChoiceParameter,
+        FixedParameter,
+        ParameterType,
+        RangeParameter,
+    )
+
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     problem = get_benchmark_problem(table=_hand_frame(), num_trials=7)
     params = problem.search_space.parameters
     assert list(params) == list(INPUT_COLUMNS)
@@ -129,6 +122,10 @@ def test_parameters_are_the_knobs_typed_by_the_table_levels() -> None:
 
 @pytest.mark.parametrize("instance", ["pco16", "pco32", "pco64"])
 def test_standin_levels_and_optimum_are_read_from_the_table(instance: str) -> None:
+    from ax.core.parameter import ChoiceParameter, ParameterType, RangeParameter
+
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     # the stand-in is no longer the default (issue 27): asked for by path
     path = REPO / "data" / f"{instance}_simulated.parquet"
     problem = get_benchmark_problem(instance, table=path)
@@ -152,6 +149,14 @@ def test_standin_levels_and_optimum_are_read_from_the_table(instance: str) -> No
 
 
 def test_objective_constraint_and_reference_values() -> None:
+    from ax.core.outcome_constraint import ComparisonOp
+
+    from bolt_pco64.integrations.ax import (
+        CONSTRAINT_NAME,
+        OBJECTIVE_NAME,
+        get_benchmark_problem,
+    )
+
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     config = problem.optimization_config
@@ -178,6 +183,8 @@ def test_objective_constraint_and_reference_values() -> None:
     ],
 )
 def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     with pytest.raises(ValueError, match=match):
         get_benchmark_problem(**{"table": _hand_frame(), **kwargs})  # type: ignore[arg-type]
 
@@ -187,6 +194,14 @@ def test_bad_arguments_are_named(kwargs: dict[str, object], match: str) -> None:
 
 def _observed(report: str, noise_std: float = 0.0) -> pd.DataFrame:
     """What the best row (arm 0_0) and a crash (arm 1_0) report under ``report``."""
+    from ax.benchmark.noise import GaussianNoise
+
+    from bolt_pco64.integrations.ax import (
+        CONSTRAINT_NAME,
+        OBJECTIVE_NAME,
+        get_benchmark_problem,
+    )
+
     frame = _hand_frame()
     problem = get_benchmark_problem(
         table=frame, crash_report=report, noise=GaussianNoise(noise_std=noise_std)
@@ -211,6 +226,8 @@ def _observed(report: str, noise_std: float = 0.0) -> pd.DataFrame:
 
 
 def test_ground_truth_of_a_run_and_of_a_crash() -> None:
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     best = {name: int(frame.iloc[3][name]) for name in INPUT_COLUMNS}
@@ -225,6 +242,8 @@ def test_ground_truth_of_a_run_and_of_a_crash() -> None:
 
 
 def test_what_a_crash_reports_under_each_representation() -> None:
+    from bolt_pco64.integrations.ax import CONSTRAINT_NAME, OBJECTIVE_NAME
+
     margin = float(_hand_frame().iloc[1]["peak_mem_normalised"])
     missing = _observed("missing")
     assert ("1_0", OBJECTIVE_NAME) not in missing.index
@@ -242,6 +261,11 @@ def test_what_a_crash_reports_under_each_representation() -> None:
 
 def test_the_crash_vocabulary_is_the_one_of_every_adapter() -> None:
     from bolt_pco64.integrations import common
+    from bolt_pco64.integrations.ax import (
+        DEFAULT_CRASH_REPORT,
+        CrashReport,
+        get_benchmark_problem,
+    )
 
     assert CrashReport is common.CrashReport
     assert DEFAULT_CRASH_REPORT == common.DEFAULT_CRASH_REPORT
@@ -250,6 +274,13 @@ def test_the_crash_vocabulary_is_the_one_of_every_adapter() -> None:
 
 
 def test_default_representation_is_documented() -> None:
+    from bolt_pco64.integrations.ax import (
+        DEFAULT_CRASH_REPORT,
+        CrashObservation,
+        CrashReport,
+        get_benchmark_problem,
+    )
+
     assert DEFAULT_CRASH_REPORT in get_args(CrashReport)
     problem = get_benchmark_problem(table=_hand_frame())
     assert isinstance(problem.noise, CrashObservation)
@@ -259,6 +290,8 @@ def test_default_representation_is_documented() -> None:
 
 
 def test_bad_crash_report_is_named() -> None:
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     with pytest.raises(ValueError, match="report"):
         get_benchmark_problem(table=_hand_frame(), crash_report="zero")  # type: ignore[arg-type]
 
@@ -266,6 +299,9 @@ def test_bad_crash_report_is_named() -> None:
 def test_constraint_data_strategy_counts_completed_trials() -> None:
     from ax.benchmark.methods.modular_botorch import get_sobol_mbm_generation_strategy
     from ax.generation_strategy.transition_criterion import TrialBasedCriterion
+    from botorch.models import SingleTaskGP
+
+    from bolt_pco64.integrations.ax import count_trials_with_constraint_data
 
     strategy = get_sobol_mbm_generation_strategy(
         model_cls=SingleTaskGP, num_sobol_trials=3
@@ -287,6 +323,8 @@ def test_constraint_data_strategy_counts_completed_trials() -> None:
 
 
 def test_step_runtime_is_startup_plus_the_loop_and_a_crash_less() -> None:
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     frame = _hand_frame()
     problem = get_benchmark_problem(table=frame)
     runtime = problem.step_runtime_function
@@ -325,6 +363,8 @@ def _short_sobol(num_sobol_trials: int, max_pending_trials: int = 1) -> Benchmar
     from ax.benchmark.methods.modular_botorch import (
         get_sobol_botorch_modular_acquisition,
     )
+    from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+    from botorch.models import SingleTaskGP
 
     method = get_sobol_botorch_modular_acquisition(
         model_cls=SingleTaskGP,
@@ -342,6 +382,8 @@ def _replicate(
     caplog: pytest.LogCaptureFixture,
 ) -> BenchmarkResult:
     """``benchmark_replication`` at Ax's defaults but WARNING logs; nothing at ERROR."""
+    from ax.benchmark.benchmark import benchmark_replication
+
     ax_logger = logging.getLogger("ax")  # it does not propagate to caplog's root
     ax_logger.addHandler(caplog.handler)
     try:
@@ -376,6 +418,8 @@ def _nodes(result: BenchmarkResult) -> list[str]:
 @pytest.mark.filterwarnings("ignore")  # Ax's and BoTorch's advisories; logs are checked
 def test_short_sobol_phase_survives_a_crash(caplog: pytest.LogCaptureFixture) -> None:
     """Ax's helper with 3 Sobol trials, one of them a crash, reaches BoTorch."""
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     problem = get_benchmark_problem(table=_tiny_frame(), num_trials=4)
     result = _replicate(problem, _short_sobol(3), seed=0, caplog=caplog)
     assert result.experiment is not None
@@ -394,7 +438,14 @@ def test_a_missing_objective_needs_the_adapters_criterion(
 ) -> None:
     """Ax 1.3's stock "observed" transition waits for a crash's objective; the
     adapter's :func:`count_trials_with_constraint_data` lets it through."""
+    from ax.benchmark.benchmark import benchmark_replication
+    from ax.benchmark.benchmark_method import BenchmarkMethod
     from ax.orchestration.orchestrator import OrchestratorInternalError
+
+    from bolt_pco64.integrations.ax import (
+        count_trials_with_constraint_data,
+        get_benchmark_problem,
+    )
 
     problem = get_benchmark_problem(
         table=_tiny_frame(), num_trials=4, crash_report="missing"
@@ -422,6 +473,12 @@ def test_the_reported_abort_case_completes_and_agrees_with_the_table(
 ) -> None:
     """Issue 16's case (pco64 stand-in, 5 Sobol trials, seed 1): it completes,
     and the traces, the model's data and the simulated time follow the table."""
+    from bolt_pco64.integrations.ax import (
+        CONSTRAINT_NAME,
+        OBJECTIVE_NAME,
+        get_benchmark_problem,
+    )
+
     n_trials = 7
     problem = get_benchmark_problem(table=STANDIN, num_trials=n_trials)
     result = _replicate(problem, _short_sobol(5), seed=1, caplog=caplog)
@@ -469,6 +526,8 @@ def test_four_concurrent_trials_take_their_step_runtimes(
 ) -> None:
     """Ax's simulated backend, four trials at once: every trial runs its step
     runtime, at most four overlap, and the cost trace is the completion times."""
+    from bolt_pco64.integrations.ax import get_benchmark_problem
+
     problem = get_benchmark_problem("pco32", num_trials=8)
     result = _replicate(problem, _short_sobol(4, max_pending_trials=4), 0, caplog)
     experiment = result.experiment

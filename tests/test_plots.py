@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from matplotlib.collections import PolyCollection
-from matplotlib.figure import Figure
 
 from bolt_pco64.bench import ComparisonSpec, run_comparison
 from bolt_pco64.bench.report import plots
 from bolt_pco64.bench.report.plots import PlotDefaults, band_is_informative
 from bolt_pco64.bench.stats import STATS_DEFAULTS, keyed_rng, median_band
 from tests import _fixtures
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 table_path = _fixtures.table_path
 
@@ -49,6 +51,8 @@ def _drawn(
 ) -> tuple[Figure, str]:
     """Run ``random`` with ``seeds`` seeds; the regret plot and summary.md (the
     regret plot is saved first, the cost report's plot after it)."""
+    from matplotlib.figure import Figure
+
     figures: list[Figure] = []
     save = Figure.savefig
 
@@ -69,6 +73,8 @@ def _drawn(
 def test_few_seeds_draw_single_runs_not_bands(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, table_path: Path
 ) -> None:
+    from matplotlib.collections import PolyCollection
+
     fig, _ = _drawn(monkeypatch, tmp_path, table_path, seeds=3)
     for ax in fig.axes:
         assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
@@ -81,6 +87,8 @@ def test_few_seeds_draw_single_runs_not_bands(
 def test_bands_and_summary_state_the_same_resample_count(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, table_path: Path
 ) -> None:
+    from matplotlib.collections import PolyCollection
+
     fig, summary_md = _drawn(monkeypatch, tmp_path, table_path, seeds=6)
     for ax in fig.axes:
         assert len([c for c in ax.collections if isinstance(c, PolyCollection)]) == 1
