@@ -7,7 +7,9 @@ A test module uses a fixture by binding it to a module name, e.g.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -58,6 +60,34 @@ def registry() -> Iterator[Mapping[str, Method]]:
 
 #: The eight bytes a PNG file starts with.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@contextmanager
+def figures_unrendered() -> Iterator[None]:
+    """Matplotlib figures drawn but neither laid out nor rendered: ``savefig``
+    writes only the eight bytes of :data:`PNG_SIGNATURE` (which
+    :func:`png_size` refuses), ``tight_layout`` does nothing.
+
+    For tests of the text a report writes from its records, where laying out
+    and encoding the report's figures took most of the time (about 0.5 CPU-s
+    a figure). The figures have tests of their own (tests/test_plots.py,
+    test_costmetrics.py, test_report_protocol.py and the reports' PNG checks),
+    which never run under this.
+    """
+    from matplotlib.figure import Figure
+
+    def signature_only(
+        self: Figure, fname: str | Path | IO[bytes], *args: object, **kwargs: object
+    ) -> None:
+        if isinstance(fname, (str, Path)):
+            Path(fname).write_bytes(PNG_SIGNATURE)
+        else:
+            fname.write(PNG_SIGNATURE)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "savefig", signature_only)
+        patch.setattr(Figure, "tight_layout", lambda self, *args, **kwargs: None)
+        yield
 
 
 def png_size(path: Path) -> tuple[int, int]:

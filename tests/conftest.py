@@ -8,6 +8,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,7 @@ from threadpoolctl import threadpool_limits
 import bolt_pco64
 from bolt_pco64.instances import INSTANCES
 from bolt_pco64.tables import locations as locations_module
+from tests._fixtures import figures_unrendered
 from tests._tables import small_frame
 
 #: The variables that size torch's and the BLAS libraries' thread pools: one
@@ -54,6 +56,15 @@ def _isolated_sources(
     monkeypatch.setenv(
         locations_module.ENV_HOME, str(tmp_path_factory.mktemp("data_home"))
     )
+
+
+@pytest.fixture
+def unrendered_figures() -> Iterator[None]:
+    """The test's figures drawn but not rendered
+    (:func:`tests._fixtures.figures_unrendered`): for a test of what a report
+    writes, not of its figures."""
+    with figures_unrendered():
+        yield
 
 
 @pytest.fixture

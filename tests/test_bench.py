@@ -332,7 +332,13 @@ def _kill_during_a_write(cmd: list[str], env: dict[str, str], out: Path) -> bool
     return bool(_temporaries(out))
 
 
+#: Seeds of the interrupted benchmark: enough runs left after the third for
+#: the kill to land during a write.
+KILLED_SEEDS = 12
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")  # the uninterrupted run's report
 def test_sigkill_during_a_write_leaves_valid_files_and_rerun_completes(
     tmp_path: Path, table_path: Path
 ) -> None:
@@ -340,7 +346,7 @@ def test_sigkill_during_a_write_leaves_valid_files_and_rerun_completes(
     # until it lands during one, which a leftover temporary file proves.
     for attempt in range(6):
         out = tmp_path / f"out{attempt}"
-        cmd, env = _bench_subprocess("random", 40, table_path, out)
+        cmd, env = _bench_subprocess("random", KILLED_SEEDS, table_path, out)
         if _kill_during_a_write(cmd, env, out):
             break
     else:
@@ -348,7 +354,7 @@ def test_sigkill_during_a_write_leaves_valid_files_and_rerun_completes(
 
     # Everything that exists under its final name is complete and readable.
     finished = sorted((out / "runs").glob("*.parquet"))
-    assert 3 <= len(finished) < 40
+    assert 3 <= len(finished) < KILLED_SEEDS
     for p in finished:
         t = pq.read_table(p)
         assert t.num_rows == 30
@@ -360,19 +366,25 @@ def test_sigkill_during_a_write_leaves_valid_files_and_rerun_completes(
     mtimes = {p.name: p.stat().st_mtime_ns for p in finished}
     rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
-    assert f"{40 - len(finished)} run(s) done, {len(finished)} resumed" in rerun.stdout
+    done = KILLED_SEEDS - len(finished)
+    assert f"{done} run(s) done, {len(finished)} resumed" in rerun.stdout
     for name, ns in mtimes.items():
         assert (out / "runs" / name).stat().st_mtime_ns == ns
     assert not list(out.glob(".*.tmp"))
     assert not list((out / "runs").glob(".*.tmp"))
     rec = pd.read_parquet(out / "runs.parquet")
-    assert len(rec) == 40 * 30
+    assert len(rec) == KILLED_SEEDS * 30
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "complete"
-    assert len(meta["runs"]["complete"]) == 40
+    assert len(meta["runs"]["complete"]) == KILLED_SEEDS
     # The resumed result equals an uninterrupted one.
     ref = _run(
-        tmp_path / "ref", table_path, methods=["random"], seeds=40, budget=30, n_init=5
+        tmp_path / "ref",
+        table_path,
+        methods=["random"],
+        seeds=KILLED_SEEDS,
+        budget=30,
+        n_init=5,
     )
     pd.testing.assert_frame_equal(
         rec.drop(columns=TIMING),

@@ -127,6 +127,7 @@ def test_one_spec_runs_on_each_table_set(tmp_path: Path, table_path: Path) -> No
     assert len(one.records) == len(spec.methods) * len(spec.seeds) * 4
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_the_cli_goes_through_the_entry_point_without_a_deprecation(
     tmp_path: Path, table_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

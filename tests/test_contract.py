@@ -440,6 +440,7 @@ def test_an_entry_point_method_is_listed_without_being_imported(plugin: str) -> 
     assert get_method(plugin).n_init == 2
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_an_entry_point_method_appears_in_bench_help_and_runs(
     plugin: str, tmp_path: Path, table_path: Path
 ) -> None:

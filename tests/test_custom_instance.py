@@ -248,6 +248,7 @@ def test_loaders_serve_the_made_up_instance(sweep: Path, monkeypatch) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_harness_runs_on_the_made_up_instance(sweep: Path, tmp_path: Path) -> None:
     from bolt_pco64.bench import ComparisonSpec, SingleTable, run_comparison
 
@@ -265,6 +266,7 @@ def test_harness_runs_on_the_made_up_instance(sweep: Path, tmp_path: Path) -> No
     assert meta["arguments"]["problem"] == MY8.name
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_cli_benches_and_inspects_the_made_up_instance(
     sweep: Path, toml_file: Path, tmp_path: Path
 ) -> None:

@@ -40,6 +40,7 @@ def test_stand_in_warning_names_the_instances_fetch_and_the_callers_line(
 
 
 @pytest.mark.usefixtures("fresh_warnings")
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_bare_method_name_is_one_method_and_warnings_name_the_callers_line(
     tmp_path: Path,
 ) -> None:

@@ -22,6 +22,7 @@ from bolt_pco64.problem import PCO16, PCO32, PCO64
 from bolt_pco64.tables import locations as locations_module
 from bolt_pco64.tables import table as table_module
 from bolt_pco64.tables.reconstruct.build import (
+    Reconstruction,
     feasible_choice,
     make_reconstruction,
     replay_traces,
@@ -98,9 +99,18 @@ def _tiny_trace(path: Path, slack_of_first: float = 0.25) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+def tiny_reconstruction(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Reconstruction]:
+    """The tiny trace and its reconstruction (built once for the module)."""
     trace = _tiny_trace(tmp_path_factory.mktemp("traces") / "t.json")
-    return trace, make_reconstruction("pco64", [trace]).frame
+    return trace, make_reconstruction("pco64", [trace])
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_reconstruction: tuple[Path, Reconstruction]) -> tuple[Path, pd.DataFrame]:
+    trace, reconstruction = tiny_reconstruction
+    return trace, reconstruction.frame
 
 
 # -- the grid --------------------------------------------------------------------
@@ -326,8 +336,10 @@ def test_tiny_reconstruction_keeps_the_traces_values(tiny) -> None:
     assert not table.frame["inferred"].any()  # pco64's rows are the card's
 
 
-def test_too_few_visited_rows_give_a_prediction_set_of_both_outcomes(tiny) -> None:
-    trace, _ = tiny
+def test_too_few_visited_rows_give_a_prediction_set_of_both_outcomes(
+    tiny_reconstruction: tuple[Path, Reconstruction],
+) -> None:
+    trace, reconstruction = tiny_reconstruction
     rows = visited_rows("pco64", [trace])
     assert len(rows) < 19  # ceil((n + 1) 0.95) > n: no threshold at 95 %
     imputer = Imputer(PCO64_INSTANCE).fit(rows)
@@ -335,7 +347,7 @@ def test_too_few_visited_rows_give_a_prediction_set_of_both_outcomes(tiny) -> No
     out = imputer.predict(full_grid(PCO64_INSTANCE)[:40])
     assert out.set_runs.all()
     assert out.set_fails.all()
-    meta = make_reconstruction("pco64", [trace]).metadata
+    meta = reconstruction.metadata
     assert "both outcomes everywhere" in meta["prediction_set"]
     assert "feasibility_set inf" in meta["calibration"]
 

@@ -57,13 +57,16 @@ def _read_csv_exactly(path: Path) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory: pytest.TempPathFactory, table_path: Path) -> Path:
+    """Random and naive, six seeds of six evaluations; its figures unrendered
+    (the tests below rewrite the report, and read its text)."""
     out = tmp_path_factory.mktemp("cmp") / "out"
-    run_comparison(
-        ComparisonSpec(["random", "naive"], seeds=6, budget=6, n_init=4),
-        table_path,
-        out=out,
-        progress=False,
-    )
+    with _fixtures.figures_unrendered():
+        run_comparison(
+            ComparisonSpec(["random", "naive"], seeds=6, budget=6, n_init=4),
+            table_path,
+            out=out,
+            progress=False,
+        )
     return out
 
 
@@ -85,6 +88,7 @@ def test_report_rewrites_every_text_file_bit_for_bit(
         assert (copy / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_collection_is_rewritten_folder_by_folder(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -134,6 +138,7 @@ def test_a_script_marker_naming_no_script_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_the_package_leaves_a_script_s_files_to_the_checkout(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -167,6 +172,7 @@ def test_the_package_leaves_a_script_s_files_to_the_checkout(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_the_committed_default_comparison_regenerates_from_its_records(
     tmp_path: Path,
 ) -> None:
@@ -200,6 +206,7 @@ def _texts(folder: Path) -> dict[str, bytes]:
     ("option", "combined"),
     [(["--problem", "all"], "summary.md"), (["--standin", "all"], "robustness.md")],
 )
+@pytest.mark.usefixtures("unrendered_figures")
 def test_combined_roots_are_rewritten_bit_for_bit(
     tmp_path: Path, option: list[str], combined: str
 ) -> None:
@@ -293,6 +300,7 @@ def test_the_committed_optuna_crash_results_are_rewritten_from_their_records(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_comparison_folder_holding_other_results_rewrites_them_too(
     comparison: Path, tmp_path: Path
 ) -> None:
@@ -308,6 +316,7 @@ def test_a_comparison_folder_holding_other_results_rewrites_them_too(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_family_marker_naming_a_script_runs_it_after_the_family_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -521,6 +530,7 @@ def test_a_script_marker_is_read_only_for_its_own_script(tmp_path: Path) -> None
         read_script_marker(marker, "trace_check")
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_report_section_added_to_the_list_is_written_from_the_records(
     comparison: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

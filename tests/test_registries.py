@@ -59,6 +59,7 @@ def test_get_instance_looks_names_up_in_the_registry_given() -> None:
     assert get_instance("pco64") is INSTANCES["pco64"]
 
 
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_comparison_runs_the_methods_of_the_registry_it_is_given(
     tmp_path: Path, table_path: Path
 ) -> None:
