@@ -136,6 +136,7 @@ def _check_records(rec: pd.DataFrame, problem: PCO64) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_point_methods_are_snapped_with_repeats_charged_and_counted(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -178,6 +179,7 @@ def test_point_methods_are_snapped_with_repeats_charged_and_counted(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_point_outside_the_box_ends_only_that_run(
     tmp_path: Path, table_path: Path, registry
 ) -> None:
@@ -193,6 +195,7 @@ def test_a_point_outside_the_box_ends_only_that_run(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_bench_runs_qlognei_box_and_mixed_from_the_command_line(
     tmp_path: Path, table_path: Path
 ) -> None:

@@ -105,6 +105,7 @@ def _seconds(summary: pd.DataFrame) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_one_spec_runs_on_each_table_set(tmp_path: Path, table_path: Path) -> None:
     spec = ComparisonSpec(["random", "ts"], seeds=2, budget=4, n_init=3)
     one = run_comparison(spec, SingleTable(table_path), out=tmp_path / "one")

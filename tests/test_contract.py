@@ -524,6 +524,7 @@ def test_a_comparison_validates_the_table_by_the_named_problem(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("unrendered_figures")
 def test_a_comparison_runs_the_named_problem(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

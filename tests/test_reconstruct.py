@@ -48,6 +48,7 @@ from bolt_pco64.tables.reconstruct.replay import (
     harness_trial,
     replay,
 )
+from bolt_pco64.tables.simulate.grid import DRAWN_ROWS
 from bolt_pco64.tables.table import (
     ReconstructedTableWarning,
     SimulatedTableWarning,
@@ -787,15 +788,27 @@ def test_cli_problem_all_rebuilds_every_shipped_reconstruction(
     assert "--from-traces shipped" in res.output
 
 
-@pytest.mark.parametrize("name", sorted(INSTANCES))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                raises=AssertionError,
+                strict=True,
+                reason=f"{name}'s stand-in still drops its missing runs at random",
+            ),
+        )
+        if name in DRAWN_ROWS
+        else name
+        for name in sorted(INSTANCES)
+    ],
+)
 def test_stand_in_rows_are_the_reconstructions(name: str) -> None:
     """Every shipped stand-in of an instance whose rows are not drawn holds the
     reconstruction's configurations, so it serves every configuration a
-    published trace evaluates."""
-    from bolt_pco64.tables.simulate.grid import DRAWN_ROWS
-
-    if name in DRAWN_ROWS:
-        pytest.skip(f"{name}'s stand-in still drops its missing runs at random")
+    published trace evaluates; one whose rows are drawn does not yet (strict
+    xfail: it fails the suite once it does, and its mark must go)."""
     inst = INSTANCES[name]
     names = [spec.name for spec in inst.inputs]
     recon = pd.read_parquet(locations_module.reconstructed_table_path(name))[names]
