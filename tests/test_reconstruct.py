@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from bolt_pco64._io import atomic_write_parquet
 from bolt_pco64.cli import main
 from bolt_pco64.instances import INSTANCES, PCO32_INSTANCE, PCO64_INSTANCE
 from bolt_pco64.problem import PCO16, PCO32, PCO64
@@ -403,14 +404,23 @@ def test_regeneration_is_bit_for_bit(tiny, tmp_path: Path) -> None:
     assert meta[b"counts.imputed"] == b"774"
 
 
-def test_the_label_travels_in_every_form(tiny, tmp_path: Path) -> None:
-    trace, _ = tiny
-    path = write_reconstructed_table(tmp_path / "r.parquet", "pco64", [trace])
+def test_the_label_travels_in_every_form(
+    tiny_reconstruction: tuple[Path, Reconstruction], tmp_path: Path
+) -> None:
+    # The module's reconstruction, written as write_reconstructed_table writes
+    # it (which test_cli_generate_from_traces and the slow
+    # test_regeneration_is_bit_for_bit run).
+    _, reconstruction = tiny_reconstruction
+    path = atomic_write_parquet(
+        tmp_path / "r.parquet", reconstruction.frame, reconstruction.metadata
+    )
     label = (
         "reconstructed from published traces of the measured table; "
         "3 exact, 3 observed, 774 imputed"
     )
-    frame = load_table(path).frame
+    table_module.reset_simulated_warnings()
+    with pytest.warns(ReconstructedTableWarning, match="reconstructed from"):
+        frame = load_table(path).frame
     csv = tmp_path / "r.csv"
     frame.to_csv(csv, index=False)
     bare = tmp_path / "bare.parquet"  # no metadata, columns kept
