@@ -260,10 +260,11 @@ def q1_values(acqf: qLogNoisyExpectedImprovement, choices: Tensor) -> Tensor:
     if acqf.X_pending is not None:
         raise ValueError("Expected no pending points for q = 1 values, got some.")
     with torch.no_grad():
-        # One BoTorch evaluation fixes the base samples for (baseline, 1 point).
-        acqf(choices[:1].unsqueeze(-2))
+        # The base samples for (baseline, 1 point), as BoTorch's evaluation at
+        # one point sets them (its first step, without the rest of it).
         Xb = acqf.X_baseline
         post1 = model.posterior(torch.cat([Xb, choices[:1]], dim=-2).unsqueeze(0))
+        acqf._set_sampler(q_in=1, posterior=post1)
         base = _reshape_base_samples(
             acqf.sampler.base_samples, acqf.sampler.sample_shape, post1
         )
