@@ -10,6 +10,9 @@ Three parts, each writing JSON (and records) under ``--out``:
   and variance) over all candidates at ``n`` from the training Cholesky
   factored once (BoTorch's ``posterior`` of the same model is reported
   beside it); the ratios are the lane's and today's step over the floor.
+  Each step's CPU seconds (the process runs one thread) are reported beside
+  its wall time, with the floor's: on a machine loaded by other work only
+  they compare.
 - ``matrix``: a comparison's runs (``--methods``, ``--seeds``, ``--budget``)
   with ``--jobs`` worker processes and lanes of ``--width``, timed; with
   ``--baseline-seeds S`` also the first ``S`` seeds of each method one run at
@@ -134,19 +137,22 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
 
             cached = CachedGP(gp)
             Z = cached.transform(cand)
-            floor_c = []
+            floor_c, floor_cpu = [], []
             for _ in range(args.repeats * 5):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 with torch.no_grad():
                     Kxz, V = cached.cross(Z)
                     mean = cached.mean(Kxz)
                     var = (cached.kernel_diag(Z) - V.pow(2).sum(0)) * cached.sd**2
                 floor_c.append(time.perf_counter() - t0)
+                floor_cpu.append(time.process_time() - c0)
             del mean, var
             botorch_s = statistics.median(floor)
             floor_s = statistics.median(floor_c)
+            floor_cpu_s = statistics.median(floor_cpu)
             row: dict[str, Any] = {
                 "floor_ms": 1e3 * floor_s,
+                "floor_cpu_ms": 1e3 * floor_cpu_s,
                 "floor_botorch_posterior_ms": 1e3 * botorch_s,
                 "methods": {},
             }
@@ -156,7 +162,7 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
                 if adapter is None:
                     row["methods"][name] = {"lane": None, "why": lane_support(fn)}
                     continue
-                lane, today = [], []
+                lane, today, lane_cpu, today_cpu = [], [], [], []
                 for rep in range(args.repeats):
                     off = 10_000 * rep
                     # Lane: warm up at n - 1, time the step at n.
@@ -164,11 +170,12 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
                     adapter.propose_lane(warm)
                     ctxs = _contexts(problem, cand, [s + off for s in seeds], n)
                     _advance(warm, ctxs)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     adapter.propose_lane(ctxs)
                     for c in ctxs:
                         lane_recommend(fn, c)
                     lane.append((time.perf_counter() - t0) / len(ctxs))
+                    lane_cpu.append((time.process_time() - c0) / len(ctxs))
                     # Today: one seed at a time, same warm start.
                     k = min(args.today_seeds, len(seeds))
                     warm1 = _contexts(
@@ -178,23 +185,34 @@ def part_iteration(args: argparse.Namespace) -> dict[str, Any]:
                         fn.propose(c)
                     ctx1 = _contexts(problem, cand, [s + off for s in seeds[:k]], n)
                     _advance(warm1, ctx1)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     for c in ctx1:
                         fn.propose(c)
                         fn.recommend(c)
                     today.append((time.perf_counter() - t0) / k)
+                    today_cpu.append((time.process_time() - c0) / k)
                 lane_s, today_s = statistics.median(lane), statistics.median(today)
+                lane_c, today_c = (
+                    statistics.median(lane_cpu),
+                    statistics.median(today_cpu),
+                )
                 row["methods"][name] = {
                     "lane_ms_per_seed": 1e3 * lane_s,
                     "today_ms_per_seed": 1e3 * today_s,
                     "lane_over_floor": lane_s / floor_s,
                     "today_over_floor": today_s / floor_s,
                     "speedup": today_s / lane_s,
+                    # CPU seconds of the (one-thread) process: comparable on
+                    # a machine loaded by other work, where wall times are not.
+                    "lane_cpu_ms_per_seed": 1e3 * lane_c,
+                    "lane_cpu_over_floor_cpu": lane_c / floor_cpu_s,
+                    "today_cpu_ms_per_seed": 1e3 * today_c,
                 }
                 print(
                     f"n={n} {name}: lane {1e3 * lane_s:.1f} ms/seed "
                     f"({lane_s / floor_s:.0f}x floor), today {1e3 * today_s:.1f} ms "
-                    f"({today_s / floor_s:.0f}x), floor {1e3 * floor_s:.2f} ms",
+                    f"({today_s / floor_s:.0f}x), floor {1e3 * floor_s:.2f} ms; "
+                    f"CPU: lane {1e3 * lane_c:.1f} ms/seed, today {1e3 * today_c:.1f} ms",
                     flush=True,
                 )
             results["sizes"][str(n)] = row

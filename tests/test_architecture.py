@@ -318,3 +318,43 @@ def test_the_package_neither_imports_nor_runs_the_checkouts_benchmarks(
     assert not scripts & set(imported)
     named = [s.value for s in _code_strings(tree) if "benchmarks" in s.value]
     assert not named, f"{path.relative_to(ROOT)} names benchmarks/ in code: {named}"
+
+
+#: The longest function the package holds (issue: no function over 80 lines).
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(source: str, limit: int) -> list[tuple[str, int]]:
+    """``(name, lines)`` of each function in ``source`` longer than ``limit``
+    lines, its decorators and docstring included."""
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_the_length_reader_counts_nested_and_async_functions() -> None:
+    def body(indent: int) -> str:
+        return "\n".join(" " * indent + f"x{i} = {i}" for i in range(5))
+
+    source = (
+        f"def short():\n{body(4)}\n\n"
+        f"async def outer():\n    def inner():\n{body(8)}\n{body(8)}\n{body(4)}\n"
+    )
+    # short: 6 lines; inner: 11; outer: 17 (its own line, inner's 11, 5 more).
+    assert long_functions(source, 10) == [("outer", 17), ("inner", 11)]
+    assert long_functions(source, 17) == []
+
+
+def test_no_function_is_longer_than_eighty_lines() -> None:
+    found = {
+        f"{path.relative_to(PACKAGE).as_posix()}:{name}": lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name, lines in long_functions(
+            path.read_text(encoding="utf-8"), MAX_FUNCTION_LINES
+        )
+    }
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines: {found}"

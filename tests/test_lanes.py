@@ -80,6 +80,29 @@ def test_batched_loss_is_botorch_mll(data) -> None:  # type: ignore[no-untyped-d
         np.testing.assert_allclose(g, gref.numpy(), atol=1e-6)
 
 
+def test_batched_loss_keeps_each_row_sets_values(data) -> None:  # type: ignore[no-untyped-def]
+    """The loss keeps the data of the seeds being optimised between calls:
+    every call, whichever seeds it asks for and in whatever order the row
+    sets change, gives the values of a fresh loss asked for those seeds
+    alone (bit for bit)."""
+    from bolt_pco64.bo.batched import _batched_model, _BatchedLoss
+
+    bounds = data[3]
+    fits = [f for f in _fits(data, 13, range(4)) if f.X.shape[0] == 13]
+    assert len(fits) >= 3
+
+    def fresh() -> _BatchedLoss:
+        return _BatchedLoss([_batched_model(fits, bounds)], fits[0].padded)
+
+    loss = fresh()
+    x = loss.x0 * 1.1
+    for rows in ([0, 1, 2], [1, 2], [1, 2], [0, 2], list(range(len(fits))), [2]):
+        f, g = loss(x[rows], rows)
+        f_ref, g_ref = fresh()(x[rows], rows)
+        assert np.array_equal(f, f_ref)
+        assert np.array_equal(g, g_ref)
+
+
 @pytest.mark.slow
 def test_fit_gps_seed_does_not_depend_on_batch(data) -> None:  # type: ignore[no-untyped-def]
     """A seed's fitted hyperparameters are bitwise the same alone and in a
@@ -163,6 +186,49 @@ def test_q1_values_are_botorchs(data, naive: bool) -> None:  # type: ignore[no-u
     assert fast.shape == ref.shape
     assert float((fast - ref).abs().max()) <= 1e-6
     assert int(fast.argmax()) == int(ref.argmax())
+
+
+def test_q1_values_use_the_base_samples_of_botorchs_evaluation(data) -> None:  # type: ignore[no-untyped-def]
+    """q1_values sets the sampler's base samples for (baseline, one point)
+    without evaluating qLogNEI at a point: they are the ones BoTorch's own
+    evaluation at one point sets, bit for bit."""
+    import copy
+
+    from bolt_pco64.bo import acquisition_function, fit_constrained_models
+    from bolt_pco64.bo.factors import factor_model, q1_values
+
+    cand, y, margin, bounds = data
+    rows = torch.randperm(len(cand), generator=torch.Generator().manual_seed(6))
+    tr, rest = rows[:14], rows[14:]
+    models = fit_constrained_models(cand[tr], y[tr], margin[tr], bounds, 5)
+    fm = factor_model(models.model_list())
+    acqf = acquisition_function("qlognei", models, cand[tr], y[tr], 5, model=fm)
+    botorchs = copy.deepcopy(acqf)
+    with torch.no_grad():
+        botorchs(cand[rest][:1].unsqueeze(-2))
+    q1_values(acqf, cand[rest])
+    assert acqf.sampler.base_samples is not None
+    assert torch.equal(acqf.sampler.base_samples, botorchs.sampler.base_samples)
+
+
+@pytest.mark.parametrize(("a", "b", "d"), [(1, 1, 1), (37, 5, 3), (300, 41, 8)])
+def test_squared_distances_in_blocks_are_the_whole(monkeypatch, a, b, d) -> None:  # type: ignore[no-untyped-def]
+    """The RBF kernel's squared distances, computed in blocks of rows (any
+    block size, a last block shorter), are the unblocked computation's bit
+    for bit."""
+    import bolt_pco64.bo.factors as factors
+
+    gen = torch.Generator().manual_seed(a * b * d)
+    A = torch.rand(a, d, generator=gen, dtype=torch.double) * 7
+    B = torch.rand(b, d, generator=gen, dtype=torch.double) * 7
+    whole = (A.unsqueeze(-2) - B.unsqueeze(-3)).pow(2).sum(-1)
+    for block in (1, 2 * b * d, 3 * b * d + 1, factors._DISTANCE_BLOCK):
+        monkeypatch.setattr(factors, "_DISTANCE_BLOCK", block)
+        got = factors._squared_distances(A, B)
+        assert got.shape == whole.shape
+        assert torch.equal(got, whole)
+    batched = A.expand(2, a, d)  # not blocked: the unblocked computation itself
+    assert torch.equal(factors._squared_distances(batched, B)[1], whole)
 
 
 def test_factor_model_posterior_is_the_gps(data) -> None:  # type: ignore[no-untyped-def]

@@ -319,7 +319,7 @@ FOLDER_KINDS: dict[FolderKind, Callable[[Path], list[Path]]] = {
 def regenerate(out: str | os.PathLike[str]) -> list[Path]:
     """Rewrite every summary, table and plot under ``out`` from its records,
     with the package's code alone (the files of ``benchmarks/`` scripts are
-    left as they are: :func:`script_folders`).
+    left as they are: :func:`~bolt_pco64.bench.regenerate.script_folders`).
 
     Returns:
         The files written.

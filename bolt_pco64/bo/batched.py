@@ -296,6 +296,8 @@ class _BatchedLoss:
         self.noise_prior = (
             model.likelihood.noise_covar.noise_prior if _NOISE in params else None
         )
+        #: The seeds' rows of the last call (:meth:`_rows`).
+        self._picked: tuple[tuple[int, ...], dict[str, Tensor]] | None = None
         smallest = min(int(self.n.min()) ** 2, *(s for s in self.sizes))
         #: Padding seeds per evaluation (see __call__).
         self.pad = max(2, -(-_VECTOR_TAIL // max(smallest, 1)))
@@ -309,6 +311,32 @@ class _BatchedLoss:
         self.real, self.pair, self.D = self.real[idx], self.pair[idx], self.D[idx]
         if self.fixed_noise is not None:
             self.fixed_noise = self.fixed_noise[idx]
+        self._picked = None
+
+    def _rows(self, rows: Tensor | None) -> dict[str, Tensor]:
+        """The data of the seeds ``rows`` (all of them if ``None``), kept
+        while the same seeds are being optimised: L-BFGS-B evaluates the same
+        set many times between two seeds' convergence, and the copy of their
+        ``A x d x N x N`` distances was most of a call's memory traffic."""
+        key = () if rows is None else tuple(rows.tolist())
+        if self._picked is not None and self._picked[0] == key:
+            return self._picked[1]
+
+        def pick(t: Tensor) -> Tensor:
+            return t if rows is None else t[rows]
+
+        data = {
+            "X": pick(self.X),
+            "Y": pick(self.Y),
+            "n": pick(self.n),
+            "real": pick(self.real),
+            "pair": pick(self.pair),
+            "D": pick(self.D),
+        }
+        if self.fixed_noise is not None:
+            data["fixed_noise"] = self.fixed_noise[rows]
+        self._picked = (key, data)
+        return data
 
     def __call__(self, x: np.ndarray, batch_indices: list[int]) -> tuple[Any, Any]:
         """Losses (``A``) and gradients (``A x P``) of the seeds ``batch_indices``
@@ -349,17 +377,14 @@ class _BatchedLoss:
         matrix products whose last bits depend on the batch size.
         """
         ls = parts[_LENGTHSCALE]  # A x [m] x 1 x d
-
-        def pick(t: Tensor) -> Tensor:
-            return t if rows is None else t[rows]
-
-        X = pick(self.X)  # A x N x d (N = n_pad)
-        Y = pick(self.Y)  # A x [m] x N
-        n = pick(self.n)  # A
+        data = self._rows(rows)
+        X = data["X"]  # A x N x d (N = n_pad)
+        Y = data["Y"]  # A x [m] x N
+        n = data["n"]  # A
         N = self.n_pad
-        real = pick(self.real)  # A x N
-        pair = pick(self.pair)  # A x N x N
-        D = pick(self.D)  # A x d x N x N
+        real = data["real"]  # A x N
+        pair = data["pair"]  # A x N x N
+        D = data["D"]  # A x d x N x N
         d = D.shape[1]
         if ls.dim() == 4:
             X = X.unsqueeze(1)
@@ -378,8 +403,7 @@ class _BatchedLoss:
             noise = parts[_NOISE]  # A x [m] x 1
             diag = noise * real + (1.0 - real)
         else:
-            assert self.fixed_noise is not None
-            diag = self.fixed_noise[rows]
+            diag = data["fixed_noise"]
         K = Kf + torch.diag_embed(diag)
         L = _cholesky_rows(K)
         r = (Y - parts[_MEAN].unsqueeze(-1)) * real

@@ -115,8 +115,7 @@ class CachedGP:
         if self._rbf is None:
             return self.model.covar_module(A, B).to_dense()
         a, b = A / self._rbf, B / self._rbf
-        sq = (a.unsqueeze(-2) - b.unsqueeze(-3)).pow(2).sum(-1)
-        return sq.mul(-0.5).exp()
+        return _squared_distances(a, b).mul(-0.5).exp()
 
     def kernel_diag(self, Z: Tensor) -> Tensor:
         """``... x k``-dim prior variances at normalised ``Z``."""
@@ -144,6 +143,29 @@ class CachedGP:
         # A linear operator, as GPyTorch's own posteriors give: a dense
         # tensor would be Cholesky-factored at once, without jitter.
         return MultivariateNormal(self.mean(Kxz), DenseLinearOperator(cov))
+
+
+#: Elements of the ``rows x b x d`` differences :func:`_squared_distances`
+#: holds at once (2 MiB of doubles): small enough to stay in cache and off
+#: ``mmap`` (a 780 x 780 x 8 tensor, 39 MB, was paged in afresh per call).
+_DISTANCE_BLOCK = 1 << 18
+
+
+def _squared_distances(a: Tensor, b: Tensor) -> Tensor:
+    """``((a_i - b_j) ** 2).sum(-1)`` for ``... x a x d``-dim ``a`` and
+    ``... x b x d``-dim ``b``, in blocks of ``a``'s rows when both are
+    matrices: each block runs the same elementwise ops and the same
+    reduction of each row's ``d`` contiguous elements as the whole, so its
+    values are the whole's, bit for bit (``tests/test_lanes.py``)."""
+    rows = max(1, _DISTANCE_BLOCK // max(1, b.shape[-2] * b.shape[-1]))
+    if a.dim() != 2 or b.dim() != 2 or a.shape[0] <= rows:
+        return (a.unsqueeze(-2) - b.unsqueeze(-3)).pow(2).sum(-1)
+    out = a.new_empty(a.shape[0], b.shape[0])
+    bb = b.unsqueeze(-3)
+    for start in range(0, a.shape[0], rows):
+        block = a[start : start + rows].unsqueeze(-2)
+        torch.sum((block - bb).pow(2), dim=-1, out=out[start : start + rows])
+    return out
 
 
 class FactorModel(GPyTorchModel):
@@ -238,10 +260,11 @@ def q1_values(acqf: qLogNoisyExpectedImprovement, choices: Tensor) -> Tensor:
     if acqf.X_pending is not None:
         raise ValueError("Expected no pending points for q = 1 values, got some.")
     with torch.no_grad():
-        # One BoTorch evaluation fixes the base samples for (baseline, 1 point).
-        acqf(choices[:1].unsqueeze(-2))
+        # The base samples for (baseline, 1 point), as BoTorch's evaluation at
+        # one point sets them (its first step, without the rest of it).
         Xb = acqf.X_baseline
         post1 = model.posterior(torch.cat([Xb, choices[:1]], dim=-2).unsqueeze(0))
+        acqf._set_sampler(q_in=1, posterior=post1)
         base = _reshape_base_samples(
             acqf.sampler.base_samples, acqf.sampler.sample_shape, post1
         )
