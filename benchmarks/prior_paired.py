@@ -65,6 +65,9 @@ from bolt_pco64.bench.stats import (
 from bolt_pco64.bo.prior import STANDIN_CAVEAT
 
 #: The references every method is paired with, in report order.
+#: The name a family marker gives this script (``{"script": SCRIPT}``).
+SCRIPT = "prior_paired"
+
 REFERENCES = ("qlognei_init3", "qlognei", "prior_ei")
 #: The misspecified prior and what it is checked against.
 BAD, BAD_AGAINST = "prior_ei_bad", ("qlognei_init3", "prior_ei")
@@ -170,6 +173,23 @@ def markdown(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
+def name_in_family_marker(root: Path) -> bool:
+    """Name this script in ``root``'s family marker (``report.json`` of a
+    ``bench --problem all`` folder), so that ``benchmarks/report_results.py``
+    rewrites ``paired.md`` and ``paired.csv`` with the family's report; returns
+    whether the marker changed. A folder without a family marker is left alone.
+    """
+    marker = root / "report.json"
+    if not marker.exists():
+        return False
+    data = json.loads(marker.read_text(encoding="utf-8"))
+    if data.get("combined") != "family" or data.get("script") == SCRIPT:
+        return False
+    data["script"] = SCRIPT
+    atomic_write_text(marker, json.dumps(data, indent=2) + "\n")
+    return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=None)
@@ -206,6 +226,8 @@ def main() -> None:
         head = [STANDIN_CAVEAT, ""] if frame["simulated"].any() else []
         atomic_write_text(out, "\n".join(head) + "\n" + text)
         atomic_write_text(out.with_suffix(".csv"), frame.to_csv(index=False))
+        if out.resolve().parent == root.resolve():
+            name_in_family_marker(root)
         if args.report is not None:
             print(out)
             print(out.with_suffix(".csv"))
