@@ -64,10 +64,9 @@ from bolt_pco64.bench.stats import (
 )
 from bolt_pco64.bo.prior import STANDIN_CAVEAT
 
-#: The references every method is paired with, in report order.
 #: The name a family marker gives this script (``{"script": SCRIPT}``).
 SCRIPT = "prior_paired"
-
+#: The references every method is paired with, in report order.
 REFERENCES = ("qlognei_init3", "qlognei", "prior_ei")
 #: The misspecified prior and what it is checked against.
 BAD, BAD_AGAINST = "prior_ei_bad", ("qlognei_init3", "prior_ei")
